@@ -1,0 +1,154 @@
+// The wire protocol, in one place for the gateway, the browser client, the
+// load generator and the tests. Plain JavaScript with no imports, so the
+// browser can load it as it is.
+
+/** Error codes carried by `{"type":"error"}` frames. */
+export const ErrorCode = Object.freeze({
+  BAD_REQUEST: 'bad_request',
+  INVALID_CHANNEL: 'invalid_channel',
+  TOO_MANY_SUBSCRIPTIONS: 'too_many_subscriptions',
+  RATE_LIMITED: 'rate_limited',
+  FORBIDDEN: 'forbidden',
+  PAYLOAD_TOO_LARGE: 'payload_too_large'
+});
+
+/** WebSocket close codes the gateway uses. */
+export const CloseCode = Object.freeze({
+  GOING_AWAY: 1001, // drain: reconnect elsewhere
+  POLICY: 1008,
+  TOO_BIG: 1009,
+  INTERNAL: 1011,
+  RESTART: 1012,
+  TRY_AGAIN: 1013 // slow consumer, over capacity
+});
+
+export const MAX_DATA_DEPTH = 64;
+export const MAX_ID_LENGTH = 128;
+const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
+
+export class ProtocolError extends Error {
+  constructor(code, message, id) {
+    super(message);
+    this.code = code;
+    this.id = id;
+  }
+}
+
+export function isValidChannel(name) {
+  return typeof name === 'string' && CHANNEL.test(name);
+}
+
+/**
+ * Parses and validates one client text frame.
+ * @returns {{type: string, id?: string|number, channel?: string, data?: *}}
+ * @throws {ProtocolError} with the code to answer
+ */
+export function parseClientFrame(text) {
+  let frame;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'frame is not valid JSON');
+  }
+  if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'frame must be a JSON object');
+  }
+  const { type, id } = frame;
+  if (id !== undefined && !isValidId(id)) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, `id must be a number or a string of at most ${MAX_ID_LENGTH} characters`);
+  }
+  switch (type) {
+    case 'ping':
+      return { type, id };
+    case 'subscribe':
+    case 'unsubscribe':
+      return { type, id, channel: checkChannel(frame.channel, id) };
+    case 'publish': {
+      const channel = checkChannel(frame.channel, id);
+      if (!('data' in frame)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'publish needs a data field', id);
+      checkDepth(frame.data, id);
+      return { type, id, channel, data: frame.data };
+    }
+    default:
+      throw new ProtocolError(
+        ErrorCode.BAD_REQUEST,
+        type === undefined ? 'frame needs a type' : `unknown type ${JSON.stringify(String(type)).slice(0, 64)}`,
+        id
+      );
+  }
+}
+
+/**
+ * Validates the body of an HTTP publish (`{"channel":"c","data":<JSON>}`).
+ * @returns {{channel: string, data: *}}
+ * @throws {ProtocolError}
+ */
+export function parsePublishBody(text) {
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
+  }
+  const channel = checkChannel(body.channel);
+  if (!('data' in body)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body needs a data field');
+  checkDepth(body.data);
+  return { channel, data: body.data };
+}
+
+// Server frames. `message` frames are built from already-serialised data so a
+// publish is serialised once, however many workers and subscribers it reaches.
+
+export function welcomeFrame(connectionId, worker, pingInterval) {
+  return JSON.stringify({ type: 'welcome', connectionId, worker, pingInterval });
+}
+
+export function ackFrame(id) {
+  return id === undefined ? '{"type":"ack"}' : JSON.stringify({ type: 'ack', id });
+}
+
+export function pongFrame(id) {
+  return id === undefined ? '{"type":"pong"}' : JSON.stringify({ type: 'pong', id });
+}
+
+export function errorFrame(code, message, id) {
+  return JSON.stringify({ type: 'error', id, code, message });
+}
+
+export function messageFrame(channel, seq, dataJson) {
+  // Channel names are validated to need no escaping.
+  return `{"type":"message","channel":"${channel}","seq":${seq},"data":${dataJson}}`;
+}
+
+function isValidId(id) {
+  return (typeof id === 'number' && Number.isFinite(id)) || (typeof id === 'string' && id.length <= MAX_ID_LENGTH);
+}
+
+function checkChannel(channel, id) {
+  if (channel === undefined) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'channel is missing', id);
+  if (!isValidChannel(channel)) {
+    throw new ProtocolError(ErrorCode.INVALID_CHANNEL, 'channel must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ / -', id);
+  }
+  return channel;
+}
+
+// Iterative, so hostile nesting cannot overflow the stack here; refusing it
+// keeps JSON.stringify (which recurses) safe later.
+function checkDepth(data, id) {
+  if (data === null || typeof data !== 'object') return;
+  const stack = [data, 1];
+  while (stack.length > 0) {
+    const depth = stack.pop();
+    const value = stack.pop();
+    if (depth > MAX_DATA_DEPTH) {
+      throw new ProtocolError(ErrorCode.BAD_REQUEST, `data is nested deeper than ${MAX_DATA_DEPTH} levels`, id);
+    }
+    for (const key in value) {
+      const child = value[key];
+      if (child !== null && typeof child === 'object') stack.push(child, depth + 1);
+    }
+  }
+}
