@@ -1,0 +1,82 @@
+// A real `ws` client that records every frame it gets, so tests can wait for
+// the one they expect.
+import WebSocket from 'ws';
+
+export class TestClient {
+  /**
+   * @param {string} url
+   * @param {object} [options] ws options, e.g. { localAddress: '127.0.0.5' }
+   * @returns {Promise<TestClient>} once the welcome frame arrived
+   */
+  static async connect(url, options = {}) {
+    const client = new TestClient(new WebSocket(url, options));
+    client.welcome = await client.next((f) => f.type === 'welcome');
+    return client;
+  }
+
+  constructor(ws) {
+    this.ws = ws;
+    this.frames = [];
+    this.waiters = new Set();
+    this.nextId = 1;
+    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+    this.opened = new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+      ws.once('unexpected-response', (req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
+    });
+    ws.on('error', () => {});
+    ws.on('message', (data, isBinary) => {
+      const frame = isBinary ? { binary: data } : JSON.parse(data);
+      this.frames.push(frame);
+      for (const w of this.waiters) if (w.predicate(frame)) w.resolve(frame);
+    });
+  }
+
+  /** Resolves with the first frame (received or to come) matching predicate. */
+  next(predicate, timeout = 10000) {
+    const seen = this.frames.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const waiter = { predicate };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`no matching frame within ${timeout} ms; got ${JSON.stringify(this.frames).slice(-500)}`));
+      }, timeout);
+      waiter.resolve = (frame) => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        resolve(frame);
+      };
+      this.opened.catch(reject);
+      this.waiters.add(waiter);
+    });
+  }
+
+  send(frame) {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /** Sends a request frame with a fresh id; resolves with its ack, pong or error. */
+  request(frame) {
+    const id = this.nextId++;
+    this.send({ ...frame, id });
+    return this.next((f) => f.id === id && f.type !== 'message');
+  }
+
+  subscribe(channel) {
+    return this.request({ type: 'subscribe', channel });
+  }
+
+  publish(channel, data) {
+    return this.request({ type: 'publish', channel, data });
+  }
+
+  messages(channel) {
+    return this.frames.filter((f) => f.type === 'message' && f.channel === channel);
+  }
+
+  close() {
+    this.ws.terminate();
+  }
+}

@@ -1,0 +1,131 @@
+// Starts the real gateway (bin/gateway.js) as a child process on an ephemeral
+// port and reads its JSON log lines, so tests can wait for what it says.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+import readline from 'node:readline';
+
+const GATEWAY = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
+
+/**
+ * @param {string[]} args extra flags; --port 0 and --metrics-port 0 are implied
+ * @returns {Promise<Gateway>} once the primary logs `gateway ready`
+ */
+export async function startGateway(args = [], { env = {}, timeout = 20000 } = {}) {
+  const proc = spawn(process.execPath, [GATEWAY, '--port', '0', '--metrics-port', '0', '--workers', '2', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  });
+  const gateway = new Gateway(proc);
+  const ready = await gateway.waitForLog((l) => l.msg === 'gateway ready', timeout);
+  gateway.port = ready.port;
+  gateway.metricsPort = ready.metricsPort;
+  gateway.url = `ws://127.0.0.1:${ready.port}${ready.path}`;
+  gateway.http = `http://127.0.0.1:${ready.port}`;
+  return gateway;
+}
+
+export class Gateway {
+  constructor(proc) {
+    this.proc = proc;
+    this.logs = [];
+    this.stderr = '';
+    this.waiters = new Set();
+    this.exited = once(proc, 'exit').then(([code, signal]) => ({ code, signal }));
+    proc.stderr.on('data', (d) => (this.stderr += d));
+    readline.createInterface({ input: proc.stdout }).on('line', (line) => {
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        entry = { msg: line };
+      }
+      this.logs.push(entry);
+      for (const w of this.waiters) if (w.predicate(entry)) w.resolve(entry);
+    });
+  }
+
+  /** Resolves with the first log line (past or future) matching predicate. */
+  waitForLog(predicate, timeout = 10000) {
+    const seen = this.logs.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const waiter = { predicate };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`no matching log line within ${timeout} ms; stderr: ${this.stderr.slice(-2000)}`));
+      }, timeout);
+      waiter.resolve = (entry) => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        resolve(entry);
+      };
+      this.exited.then(({ code, signal }) =>
+        reject(new Error(`gateway exited (${code ?? signal}) while waiting; stderr: ${this.stderr.slice(-2000)}`))
+      );
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** GET or POST on the public port; resolves {status, headers, body (parsed JSON when possible)}. */
+  async request(path, { method = 'GET', headers = {}, body, port = this.port } = {}) {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed };
+  }
+
+  /** The primary's Prometheus text. */
+  async metrics() {
+    const res = await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`);
+    return res.text();
+  }
+
+  /** Value of one sample in the Prometheus text (labels as written, e.g. '{reason="x"}'). */
+  async metric(name, labels = '') {
+    const text = await this.metrics();
+    const line = text.split('\n').find((l) => l.startsWith(name + labels + ' '));
+    return line === undefined ? undefined : Number(line.split(' ')[1]);
+  }
+
+  signal(sig) {
+    this.proc.kill(sig);
+  }
+
+  /** SIGKILLs the gateway and its workers if still running. */
+  async stop() {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    const pids = workerPids(this.logs);
+    this.proc.kill('SIGKILL');
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {}
+    }
+    await this.exited;
+  }
+}
+
+function workerPids(logs) {
+  return logs.filter((l) => l.msg === 'worker ready').map((l) => l.pid);
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes. */
+export async function eventually(check, { timeout = 10000, interval = 50, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+      last = value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeout} ms (last: ${last?.message ?? last})`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
