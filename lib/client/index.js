@@ -1,0 +1,304 @@
+// The gateway's client, for browsers and Node: one WebSocket that comes back
+// by itself (capped exponential backoff, full jitter), resubscribes, notices
+// dead connections and lost messages, and holds publishes while it is away.
+//
+// Browsers load this file as /client.js and its siblings as /client/*.js, so
+// it imports them as '../client/x.js': the same file in Node (lib/client/x.js)
+// and in the browser (/client/x.js). '../protocol.js' is /protocol.js there.
+import { ErrorCode, ProtocolError, isValidChannel } from '../protocol.js';
+import { backoffDelay } from '../client/backoff.js';
+import { closePolicy } from '../client/close-policy.js';
+import { Emitter } from '../client/emitter.js';
+import { ClientError, ClientErrorCode } from '../client/errors.js';
+import { Heartbeat } from '../client/heartbeat.js';
+import { PublishQueue } from '../client/queue.js';
+import { Subscription } from '../client/subscription.js';
+
+export { ErrorCode, CloseCode, ProtocolError } from '../protocol.js';
+export { ClientError, ClientErrorCode } from '../client/errors.js';
+
+export const State = Object.freeze({
+  CONNECTING: 'connecting', // the first connection, until its welcome
+  OPEN: 'open',
+  RECONNECTING: 'reconnecting', // waiting out a backoff delay, or dialling again
+  CLOSED: 'closed' // close() was called, or the gateway refused us for good
+});
+
+// Close code reported for a socket the client gave up on itself (it may never
+// see the real close of a half-open connection).
+const ABANDONED = 1006;
+
+const DEFAULTS = {
+  WebSocket: globalThis.WebSocket,
+  backoffBase: 1000,
+  backoffCap: 30000,
+  maxQueued: 100,
+  connectTimeout: 10000
+};
+
+/** Opens a client; see Client. */
+export function connect(url, options) {
+  return new Client(url, options);
+}
+
+/**
+ * Events: 'state' (state, detail), 'gap' ({channel, expected, got}),
+ * 'error' (Error with .code: a server error no request was waiting for, or
+ * the reason the client closed for good).
+ */
+export class Client extends Emitter {
+  #state = State.CONNECTING;
+  #options;
+  #socket;
+  #welcome;
+  #timer; // the backoff delay, or the connect timeout
+  #attempt = 0;
+  #nextId = 1;
+  #pending = new Map(); // request id -> {frame, resolve, reject}
+  #channels = new Map(); // channel -> Subscription
+  #queue;
+  #heartbeat;
+
+  /**
+   * @param {string|URL} url ws:// or wss://; in a browser also http(s):// or a path such as '/ws'
+   * @param {object} [options]
+   * @param {Function} [options.WebSocket=globalThis.WebSocket] constructor; pass `ws`'s on Node 20, which has none
+   * @param {number} [options.backoffBase=1000] ms, window of the random delay before the first reconnect; it doubles per failed attempt
+   * @param {number} [options.backoffCap=30000] ms, the largest window
+   * @param {number} [options.maxQueued=100] publishes held while disconnected; more are rejected with queue_full
+   * @param {number} [options.connectTimeout=10000] ms from dialling to the welcome frame before giving up on that attempt
+   */
+  constructor(url, options = {}) {
+    super();
+    const opts = { ...DEFAULTS, ...options };
+    if (typeof opts.WebSocket !== 'function') {
+      throw new TypeError('no WebSocket constructor: pass options.WebSocket (on Node 20: the ws package)');
+    }
+    if (!(opts.backoffBase > 0 && opts.backoffCap >= opts.backoffBase)) {
+      throw new RangeError(`need 0 < backoffBase <= backoffCap, got ${opts.backoffBase} and ${opts.backoffCap}`);
+    }
+    if (!(Number.isInteger(opts.maxQueued) && opts.maxQueued >= 0)) {
+      throw new RangeError(`maxQueued must be a whole number >= 0, got ${opts.maxQueued}`);
+    }
+    this.#options = opts;
+    this.url = resolveUrl(url);
+    this.#queue = new PublishQueue(opts.maxQueued);
+    this.#heartbeat = new Heartbeat(
+      () => this.#send({ type: 'ping' }),
+      () => this.#abandon('no pong within the ping interval')
+    );
+    this.#dial();
+  }
+
+  /** One of State. */
+  get state() {
+    return this.#state;
+  }
+
+  /** The current connection's welcome frame ({connectionId, worker, pingInterval}), if open. */
+  get welcome() {
+    return this.#state === State.OPEN ? this.#welcome : undefined;
+  }
+
+  /**
+   * Calls handler(data, {channel, seq}) for every message on `channel`, now
+   * and after every reconnect.
+   * @returns {Promise<void>} resolved once the gateway accepted the first subscribe
+   */
+  subscribe(channel, handler) {
+    if (!isValidChannel(channel)) return Promise.reject(invalidChannel(channel));
+    if (this.#state === State.CLOSED) return Promise.reject(closedError());
+    let sub = this.#channels.get(channel);
+    if (sub === undefined) {
+      sub = new Subscription();
+      this.#channels.set(channel, sub);
+      if (this.#state === State.OPEN) this.#subscribe(channel, sub);
+    }
+    sub.handlers.add(handler);
+    return sub.ready;
+  }
+
+  /** Removes `handler` (or every handler) from `channel`; unsubscribes when none is left. */
+  unsubscribe(channel, handler) {
+    const sub = this.#channels.get(channel);
+    if (sub === undefined) return Promise.resolve();
+    if (handler !== undefined) {
+      sub.handlers.delete(handler);
+      if (sub.handlers.size > 0) return Promise.resolve();
+    }
+    this.#channels.delete(channel);
+    return this.#state === State.OPEN ? this.#request({ type: 'unsubscribe', channel }) : Promise.resolve();
+  }
+
+  /**
+   * Publishes `data` (any JSON) on `channel`; while disconnected it waits in
+   * a bounded queue.
+   * @returns {Promise<void>} resolved on the gateway's ack; rejected with an
+   *   error whose .code is an ErrorCode or a ClientErrorCode
+   */
+  publish(channel, data) {
+    if (!isValidChannel(channel)) return Promise.reject(invalidChannel(channel));
+    if (this.#state === State.CLOSED) return Promise.reject(closedError());
+    const frame = { type: 'publish', channel, data };
+    return this.#state === State.OPEN ? this.#request(frame) : this.#queue.add(frame);
+  }
+
+  /** Closes for good: no reconnect; queued publishes are rejected with `closed`. */
+  close() {
+    if (this.#state === State.CLOSED) return;
+    this.#drop(ClientErrorCode.DISCONNECTED);
+    this.#finish({ code: 1000, reason: 'closed by the application' });
+  }
+
+  #dial() {
+    const socket = new this.#options.WebSocket(this.url);
+    this.#socket = socket;
+    socket.onmessage = (event) => this.#receive(event.data);
+    socket.onclose = (event) => this.#closed(event.code, event.reason);
+    socket.onerror = noop; // a close event follows, with all there is to know
+    this.#timer = setTimeout(() => this.#abandon('no welcome within connectTimeout'), this.#options.connectTimeout);
+  }
+
+  #receive(text) {
+    let frame;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return; // the gateway sends JSON text only
+    }
+    switch (frame.type) {
+      case 'message':
+        return this.#deliver(frame);
+      case 'ack':
+        return this.#settle(frame.id);
+      case 'error':
+        return this.#settle(frame.id, new ProtocolError(frame.code, frame.message, frame.id));
+      case 'pong':
+        return this.#heartbeat.pong();
+      case 'welcome':
+        return this.#opened(frame);
+    }
+  }
+
+  #opened(welcome) {
+    clearTimeout(this.#timer);
+    this.#welcome = welcome;
+    this.#attempt = 0;
+    this.#state = State.OPEN;
+    for (const [channel, sub] of this.#channels) this.#subscribe(channel, sub);
+    // Queued publishes go before anything a 'state' listener may publish.
+    for (const entry of this.#queue.take()) this.#request(entry.frame).then(entry.resolve, entry.reject);
+    if (welcome.pingInterval > 0) this.#heartbeat.start(welcome.pingInterval);
+    this.emit('state', State.OPEN, welcome);
+  }
+
+  #deliver(frame) {
+    const sub = this.#channels.get(frame.channel);
+    if (sub === undefined) return; // unsubscribed while it was on its way
+    const expected = sub.advance(frame.seq);
+    if (expected !== undefined) this.emit('gap', { channel: frame.channel, expected, got: frame.seq });
+    for (const handler of sub.handlers) handler(frame.data, frame);
+  }
+
+  #subscribe(channel, sub) {
+    this.#request({ type: 'subscribe', channel }).then(
+      () => sub.accepted(),
+      (err) => {
+        if (this.#channels.get(channel) === sub) this.#channels.delete(channel);
+        // The caller of subscribe() hears of a first refusal; a refused
+        // resubscribe has no caller left to hear it.
+        if (sub.acked) this.emit('error', err);
+        else sub.rejectReady(err);
+      }
+    );
+  }
+
+  #request(frame) {
+    frame.id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#send(frame); // throws (so rejects) on data JSON cannot hold
+      this.#pending.set(frame.id, { frame, resolve, reject });
+    });
+  }
+
+  #settle(id, err) {
+    const request = this.#pending.get(id);
+    if (request === undefined) {
+      if (err !== undefined) this.emit('error', err);
+      return;
+    }
+    this.#pending.delete(id);
+    if (err === undefined) request.resolve();
+    else request.reject(err);
+  }
+
+  #send(frame) {
+    this.#socket.send(JSON.stringify(frame));
+  }
+
+  /** The socket closed under us: reconnect, unless its close code says not to. */
+  #closed(code, reason) {
+    const policy = closePolicy(code);
+    this.#drop(policy.inFlight);
+    if (!policy.retry) {
+      const err = new ClientError(ClientErrorCode.CLOSED, `the gateway closed the connection for good (${code} ${reason})`);
+      err.closeCode = code;
+      this.#finish({ code, reason });
+      this.emit('error', err);
+      return;
+    }
+    const attempt = Math.max(this.#attempt, policy.minAttempt);
+    this.#attempt = attempt + 1;
+    const delay = backoffDelay(attempt, { base: this.#options.backoffBase, cap: this.#options.backoffCap });
+    this.#timer = setTimeout(() => this.#dial(), delay);
+    this.#state = State.RECONNECTING;
+    this.emit('state', State.RECONNECTING, { code, reason, delay });
+  }
+
+  /** Gives up on a socket that stopped answering; its own close may never come. */
+  #abandon(reason) {
+    this.#closed(ABANDONED, reason);
+  }
+
+  /** Lets go of the current socket and of the requests that were waiting on it. */
+  #drop(inFlightCode) {
+    clearTimeout(this.#timer);
+    this.#heartbeat.stop();
+    const socket = this.#socket;
+    socket.onmessage = socket.onclose = socket.onerror = noop;
+    // terminate() is ws's immediate close; a browser's close() cannot wait on us.
+    if (socket.terminate) socket.terminate();
+    else socket.close(1000);
+    const pending = this.#pending;
+    this.#pending = new Map();
+    for (const { frame, resolve, reject } of pending.values()) {
+      if (frame.type === 'publish') reject(new ClientError(inFlightCode, `connection lost before the ack of publish ${frame.id}`));
+      else if (frame.type === 'unsubscribe') resolve(); // nothing to undo: it is not resubscribed
+      // A subscribe is sent again with every reconnect.
+    }
+  }
+
+  #finish(detail) {
+    this.#state = State.CLOSED;
+    this.#queue.rejectAll(closedError());
+    this.emit('state', State.CLOSED, detail);
+  }
+}
+
+function noop() {}
+
+function invalidChannel(channel) {
+  return new ProtocolError(ErrorCode.INVALID_CHANNEL, `invalid channel name ${JSON.stringify(String(channel)).slice(0, 140)}`);
+}
+
+function closedError() {
+  return new ClientError(ClientErrorCode.CLOSED, 'the client is closed');
+}
+
+// Accepts what a page naturally has at hand: '/ws', or its own http(s) URL.
+function resolveUrl(url) {
+  const resolved = new URL(url, globalThis.location?.href);
+  if (resolved.protocol === 'http:') resolved.protocol = 'ws:';
+  if (resolved.protocol === 'https:') resolved.protocol = 'wss:';
+  return resolved.href;
+}
