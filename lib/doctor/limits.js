@@ -1,0 +1,230 @@
+// The machine limits that stop a gateway from holding its connections, each
+// checked against a target of N connections over W workers. The same checks
+// serve `gateway doctor` (./cli.js) and the warnings the primary logs at start
+// (capacityWarnings below), so the two never disagree.
+import { readSnapshot, sysctlFile } from './proc.js';
+import { Status } from './status.js';
+import { count, bytes, show } from './format.js';
+
+/**
+ * Memory one idle connection costs: ~6 KiB of user RSS across the gateway's
+ * processes (the ws socket and its buffers, the connection's state and
+ * subscriptions) plus ~3 KiB of kernel socket memory (sock, tcp_sock, file,
+ * dentry). A first estimate from the seeds' reports; the benchmark issue
+ * measures it on a real run and updates this figure.
+ */
+export const BYTES_PER_CONNECTION = (6 + 3) * 1024;
+
+/** What one Node process holds before its first client (V8 heap, code, libuv). */
+export const BYTES_PER_PROCESS = 64 * 1024 ** 2;
+
+/**
+ * Descriptors a Node process holds besides its clients: stdio, epoll and
+ * eventfds, IPC channels to the primary, log files, and on the primary the
+ * sockets in flight between accept and the hand-over to a worker.
+ */
+export const FD_HEADROOM = 1024;
+
+/** Bytes in the pages net.ipv4.tcp_mem counts. */
+const PAGE_SIZE = 4096;
+
+/**
+ * Connections per worker the start-up warnings check against when
+ * --max-connections is 0 (no cap): a conservative reading of the seeds (600k
+ * idle connections on 4 cores, ~150k per Node process). A limit below it is
+ * the gateway's real cap, so it deserves a warning.
+ */
+export const UNCAPPED_PER_WORKER = 100_000;
+
+/**
+ * @typedef {object} Target
+ * @property {number} connections in all
+ * @property {number} workers
+ * @property {number} backlog the listen backlog the gateway asks for
+ *
+ * @typedef {object} Result
+ * @property {string} id
+ * @property {string} label
+ * @property {string} source the /proc file read
+ * @property {string} [sysctl] the key, when a sysctl fixes it (scripts/tune.sh)
+ * @property {string} status one of Status
+ * @property {number|number[]|string} [current]
+ * @property {number} [needed]
+ * @property {string} [unit] 'bytes' or 'pages'
+ * @property {string} detail what the current value means for the target
+ * @property {string} [fix] the command or setting that lifts it
+ */
+
+/**
+ * Checks every limit of a machine snapshot (./proc.js) against a target.
+ * @param {ReturnType<typeof readSnapshot>} snapshot
+ * @param {Target} target
+ * @returns {Result[]} one per limit, in the order the seeds hit them
+ */
+export function checkLimits(snapshot, target) {
+  return CHECKS.map(({ id, label, source, sysctl, unit, read, evaluate, missing }) => {
+    const current = read(snapshot);
+    const base = { id, label, source: `/proc/${source}`, sysctl, unit, current };
+    if (current === undefined) {
+      return { ...base, status: Status.UNKNOWN, detail: `cannot read /proc/${source}`, ...missing?.() };
+    }
+    return { ...base, ...evaluate(current, target, snapshot) };
+  });
+}
+
+/**
+ * The warnings the gateway logs at start: one sentence per limit that caps it
+ * below its configured capacity, --max-connections × --workers, or
+ * UNCAPPED_PER_WORKER × --workers when --max-connections is 0.
+ * @param {{workers: number, maxConnections: number, backlog: number}} config as resolveConfig() returns it
+ * @param {{root?: string}} [options] root: the folder holding proc/ ('/')
+ * @returns {string[]} empty when nothing caps the gateway
+ */
+export function capacityWarnings(config, { root = '/' } = {}) {
+  const { workers, maxConnections, backlog } = config;
+  const perWorker = maxConnections || UNCAPPED_PER_WORKER;
+  const basis = maxConnections
+    ? `--max-connections ${perWorker} × ${workers} workers`
+    : `${count(perWorker)} connections per worker × ${workers} workers (checked when --max-connections is 0)`;
+  return checkLimits(readSnapshot(root), { connections: perWorker * workers, workers, backlog })
+    .filter((r) => r.status === Status.WARN || r.status === Status.FAIL)
+    .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${basis}: ${r.detail}. Fix: ${r.fix}`);
+}
+
+const CHECKS = [
+  {
+    id: 'open-files',
+    label: 'open files per process',
+    source: 'self/limits',
+    // Node raises its soft limit to the hard one at start-up, so the hard
+    // limit is what every gateway process gets.
+    read: (s) => s.openFiles?.hard,
+    evaluate(current, target) {
+      const needed = filesPerProcess(target);
+      const perWorker = Math.max(0, current - FD_HEADROOM);
+      return {
+        needed,
+        status: atLeast(current, needed),
+        detail: `each worker can hold about ${count(perWorker)} connections, ${count(perWorker * target.workers)} in all`,
+        fix: `LimitNOFILE=${needed} in the systemd unit (sysctl/ws-gateway.service), or \`ulimit -Hn ${needed} && ulimit -n ${needed}\` as root in the shell that starts the gateway`
+      };
+    }
+  },
+  sysctlCheck('fs.nr_open', (current, target) => {
+    const needed = filesPerProcess(target);
+    return {
+      needed,
+      status: atLeast(current, needed),
+      detail: `no process can raise its open-files limit above ${count(current)}`,
+      fix: `sudo sysctl -w fs.nr_open=${needed}`
+    };
+  }),
+  sysctlCheck('fs.file-max', (current, { connections, workers }, snapshot) => {
+    const inUse = snapshot.sysctl('fs.file-nr')?.[0] ?? 0;
+    const reserved = inUse + (workers + 1) * FD_HEADROOM;
+    const needed = connections + reserved;
+    return {
+      needed,
+      status: atLeast(current, needed),
+      detail: `the whole system can open ${count(current)} files and has ${count(inUse)} open: room for about ${count(Math.max(0, current - reserved))} connections`,
+      fix: `sudo sysctl -w fs.file-max=${needed}`
+    };
+  }),
+  sysctlCheck('net.core.somaxconn', (current, { backlog }) => ({
+    needed: backlog,
+    status: atLeast(current, backlog, Status.WARN),
+    detail: `the kernel silently caps the listen backlog (--backlog ${backlog}) at ${count(current)}: in a burst, connections beyond it wait a second or more for a SYN retry`,
+    fix: `sudo sysctl -w net.core.somaxconn=${backlog}`
+  })),
+  sysctlCheck('net.ipv4.tcp_max_syn_backlog', (current, { backlog }) => ({
+    needed: backlog,
+    status: atLeast(current, backlog, Status.WARN),
+    detail: `about ${count(current)} handshakes can wait for their last ACK; in a reconnect storm the rest get SYN cookies or are dropped`,
+    fix: `sudo sysctl -w net.ipv4.tcp_max_syn_backlog=${backlog}`
+  })),
+  sysctlCheck(
+    'net.ipv4.ip_local_port_range',
+    ([low, high], { connections }) => {
+      const ports = high - low + 1;
+      const addresses = Math.ceil(connections / ports);
+      return {
+        status: Status.INFO,
+        detail: `${count(ports)} ephemeral ports per source address. A server only accepts, so it uses none; a load generator opening ${count(connections)} connections to one address and port needs ${count(addresses)} source address${addresses === 1 ? '' : 'es'} (--local-address)`,
+        fix: 'on the load generator: sudo sysctl -w net.ipv4.ip_local_port_range="1024 65535"'
+      };
+    },
+    (values) => values
+  ),
+  {
+    ...sysctlCheck('net.netfilter.nf_conntrack_max', (current, { connections }, snapshot) => {
+      const inUse = snapshot.sysctl('net.netfilter.nf_conntrack_count')?.[0] ?? 0;
+      const needed = connections + inUse;
+      return {
+        needed,
+        status: atLeast(current, needed),
+        detail: `a full table drops new connections' packets ("nf_conntrack: table full, dropping packet" in dmesg); ${count(inUse)} entries in use leave room for ${count(Math.max(0, current - inUse))}`,
+        fix: `sudo sysctl -w net.netfilter.nf_conntrack_max=${needed}`
+      };
+    }),
+    missing: () => ({ status: Status.OK, current: 'not loaded', detail: 'nf_conntrack is not loaded: there is no table to fill' })
+  },
+  {
+    ...sysctlCheck(
+      'net.ipv4.tcp_mem',
+      ([min, pressure, max], { connections }) => {
+        // A socket with queued data holds at least one page, and a broadcast
+        // queues a frame on every socket at once.
+        const needed = connections;
+        return {
+          needed,
+          status: max < needed ? Status.FAIL : atLeast(pressure, needed, Status.WARN),
+          detail: `TCP buffers need about one page per socket when a broadcast reaches all ${count(connections)} at once (${bytes(needed * PAGE_SIZE)}); above ${count(pressure)} pages TCP trims buffers, above ${count(max)} sockets stall and new connections fail`,
+          fix: `sudo sysctl -w net.ipv4.tcp_mem="${min} ${Math.max(pressure, needed)} ${Math.max(max, Math.ceil(needed * 1.5))}"`
+        };
+      },
+      (values) => values
+    ),
+    unit: 'pages'
+  },
+  {
+    id: 'memory',
+    label: 'memory available',
+    source: 'meminfo',
+    unit: 'bytes',
+    read: (s) => s.memory?.available,
+    evaluate(current, { connections, workers }, snapshot) {
+      const reserved = (workers + 1) * BYTES_PER_PROCESS;
+      const needed = connections * BYTES_PER_CONNECTION + reserved;
+      const total = snapshot.memory.total;
+      return {
+        needed,
+        status: needed > total ? Status.FAIL : atLeast(current, needed, Status.WARN),
+        detail: `at ~${BYTES_PER_CONNECTION / 1024} KiB per connection and ${bytes(BYTES_PER_PROCESS)} per process, ${bytes(total)} of RAM (${bytes(current)} available) holds about ${count(Math.max(0, Math.floor((current - reserved) / BYTES_PER_CONNECTION)))} connections`,
+        fix: `an instance with more than ${bytes(needed)} of RAM free for the gateway, or fewer connections per instance (--max-connections)`
+      };
+    }
+  }
+];
+
+/** A check of the sysctl `key`; `pick` takes the value compared from the file's numbers. */
+function sysctlCheck(key, evaluate, pick = (values) => values[0]) {
+  return {
+    id: key,
+    label: key,
+    source: sysctlFile(key),
+    sysctl: key,
+    read: (s) => {
+      const values = s.sysctl(key);
+      return values && pick(values);
+    },
+    evaluate
+  };
+}
+
+function filesPerProcess({ connections, workers }) {
+  return Math.ceil(connections / workers) + FD_HEADROOM;
+}
+
+function atLeast(current, needed, short = Status.FAIL) {
+  return current >= needed ? Status.OK : short;
+}
