@@ -1,6 +1,7 @@
 // Starts the real gateway (bin/gateway.js) as a child process on an ephemeral
 // port and reads its JSON log lines, so tests can wait for what it says.
 import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import readline from 'node:readline';
@@ -8,11 +9,12 @@ import readline from 'node:readline';
 const GATEWAY = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
 
 /**
- * @param {string[]} args extra flags; --port 0 and --metrics-port 0 are implied
+ * @param {string[]} args extra flags; --port 0, a free --metrics-port and --workers 2 are implied
  * @returns {Promise<Gateway>} once the primary logs `gateway ready`
  */
 export async function startGateway(args = [], { env = {}, timeout = 20000 } = {}) {
-  const proc = spawn(process.execPath, [GATEWAY, '--port', '0', '--metrics-port', '0', '--workers', '2', ...args], {
+  const metricsPort = String(await freePort());
+  const proc = spawn(process.execPath, [GATEWAY, '--port', '0', '--metrics-port', metricsPort, '--workers', '2', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   });
@@ -107,6 +109,17 @@ export class Gateway {
     }
     await this.exited;
   }
+}
+
+/** A port that was free a moment ago (--metrics-port 0 means disabled). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
 }
 
 function workerPids(logs) {

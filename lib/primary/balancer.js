@@ -1,0 +1,69 @@
+// Which worker gets a new connection.
+//
+// ip:   sticky by client IP, like sticky-session, but by rendezvous hashing
+//       over the live workers: each (IP, worker) pair gets a score and the
+//       highest wins. When a worker dies only its own IPs move, and they move
+//       back when it returns; every other IP keeps its worker.
+// even: least connections, whatever the source address, for a load balancer
+//       in front without PROXY protocol (all connections from a few IPs).
+//       A worker's load is its last reported connection count plus what was
+//       handed to it since; ties go round robin.
+
+/**
+ * @typedef {object} Slot a worker position, see ./supervisor.js
+ * @property {number} number 1..N, stable across restarts
+ * @property {number} reported connections the worker last reported
+ * @property {number} handed sockets handed over since that report
+ */
+
+export class Balancer {
+  /** @param {'ip'|'even'} mode */
+  constructor(mode) {
+    this.pick = mode === 'ip' ? pickByIp : pickLeastLoaded;
+    this.turn = 0;
+  }
+}
+
+/**
+ * @param {string} ip
+ * @param {Slot[]} slots workers able to take a connection
+ * @returns {Slot|undefined}
+ */
+function pickByIp(ip, slots) {
+  const key = hashString(ip);
+  let best;
+  let bestScore = -1;
+  for (const slot of slots) {
+    const score = mix(key ^ Math.imul(slot.number, 0x9e3779b1));
+    if (score > bestScore) {
+      best = slot;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+function pickLeastLoaded(ip, slots) {
+  const n = slots.length;
+  let best;
+  for (let i = 0; i < n; i++) {
+    const slot = slots[(this.turn + i) % n];
+    if (best === undefined || slot.reported + slot.handed < best.reported + best.handed) best = slot;
+  }
+  this.turn = (this.turn + 1) % Math.max(1, n);
+  return best;
+}
+
+// FNV-1a over the address text: '10.0.0.1' and '::1' alike, no parsing needed.
+function hashString(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+// murmur3's finaliser: spreads every input bit over the whole score.
+function mix(h) {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}

@@ -1,0 +1,30 @@
+// Merges the figures each worker reports every second into the cluster view
+// behind GET /stats, and sends it to every worker to serve.
+import { STATS_INTERVAL_MS } from '../ipc.js';
+
+const TOTALS = ['connections', 'subscriptions', 'published', 'delivered'];
+
+/**
+ * @param {import('./relay.js').PrimaryRelay} relay
+ * @returns {() => void} stops the broadcasts
+ */
+export function startClusterStats(relay) {
+  const started = Date.now();
+  let previous = null;
+  const timer = setInterval(() => {
+    const workers = [...relay.figures.values()].sort((a, b) => a.worker - b.worker);
+    const totals = Object.fromEntries(TOTALS.map((k) => [k, workers.reduce((sum, w) => sum + w[k], 0)]));
+    const now = Date.now();
+    const perSec = (k) => (previous ? Math.max(0, ((totals[k] - previous.totals[k]) * 1000) / (now - previous.at)) : 0);
+    const stats = {
+      uptimeS: Math.round((now - started) / 100) / 10,
+      workers,
+      totals,
+      rates: { publishedPerSec: Math.round(perSec('published')), deliveredPerSec: Math.round(perSec('delivered')) }
+    };
+    previous = { at: now, totals };
+    relay.broadcast(['stats', stats]);
+  }, STATS_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,76 @@
+// The primary process: the public listener, the workers, the publish relay and
+// the metrics endpoint; and the signals: SIGTERM/SIGINT drain, SIGHUP rolls.
+import { once } from 'node:events';
+import { createLogger } from '../logger.js';
+import { GatewayMaster } from './master.js';
+import { Balancer } from './balancer.js';
+import { Supervisor } from './supervisor.js';
+import { PrimaryRelay } from './relay.js';
+import { startClusterStats } from './cluster-stats.js';
+import { createPrimaryMetrics, serveMetrics } from './metrics.js';
+
+/** @param {object} config resolved gateway configuration (lib/config.js) */
+export async function startPrimary(config) {
+  const log = createLogger(config.logLevel, { role: 'primary' });
+  const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length });
+  const relay = new PrimaryRelay({ onPublish: (n) => metrics.relayed.inc(n) });
+  const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
+  const master = new GatewayMaster({
+    supervisor,
+    balancer: new Balancer(config.balance),
+    refused: (reason) => metrics.refused.inc({ reason })
+  });
+
+  master.on('error', (err) => {
+    log.fatal({ err: err.message, code: err.code }, 'public listener failed');
+    process.exit(1);
+  });
+  master.listen({ port: config.port, host: config.host, backlog: config.backlog });
+  await once(master, 'listening');
+  const { address, port } = master.address();
+  log.info({ address, port, backlog: config.backlog }, 'listening');
+
+  let metricsServer;
+  if (config.metricsPort !== 0) {
+    metricsServer = await serveMetrics({ host: config.metricsHost, port: config.metricsPort, registry: metrics.registry, log });
+  }
+  const stopStats = startClusterStats(relay);
+
+  supervisor.start();
+  await readyAll(supervisor, config.workers);
+  log.info(
+    { port, path: config.path, workers: config.workers, metricsPort: metricsServer?.address().port ?? 0 },
+    'gateway ready'
+  );
+
+  process.on('SIGHUP', () => supervisor.rollingRestart());
+  let stopping = false;
+  const stop = async (signal) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      supervisor.kill();
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal, drainTimeout: config.drainTimeout }, 'draining');
+    master.close(); // no new connections; the load balancer sees the port closed
+    await supervisor.drain();
+    stopStats();
+    metricsServer?.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+function readyAll(supervisor, count) {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (supervisor.live().length < count) return;
+      supervisor.off('ready', check);
+      resolve();
+    };
+    supervisor.on('ready', check);
+  });
+}

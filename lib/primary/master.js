@@ -1,0 +1,56 @@
+// The public listener. sticky-session's Master accepts every connection paused
+// and hands the socket to a worker over IPC; this subclass picks the worker
+// (see ./balancer.js), optionally reads a PROXY protocol header first, and
+// closes the connection when no worker is alive instead of throwing.
+import sticky from 'sticky-session';
+import { Message } from '../ipc.js';
+import { normalizeIp } from '../worker/client-ip.js';
+
+export class GatewayMaster extends sticky.Master {
+  /**
+   * @param {object} options
+   * @param {import('./supervisor.js').Supervisor} options.supervisor
+   * @param {import('./balancer.js').Balancer} options.balancer
+   * @param {(socket) => Promise<{ip: string, head: Buffer}>} [options.readProxyHeader]
+   * @param {(reason: string) => void} options.refused counts a connection closed here
+   */
+  constructor({ supervisor, balancer, readProxyHeader, refused }) {
+    super(0); // no workers of Master's own: the supervisor keeps them
+    this.supervisor = supervisor;
+    this.balancer = balancer;
+    this.readProxyHeader = readProxyHeader;
+    this.refused = refused;
+  }
+
+  /** Connection listener (Master passes it to net.Server). */
+  balance(socket) {
+    socket.on('error', ignore);
+    if (this.readProxyHeader === undefined) {
+      this.handOver(socket, normalizeIp(socket.remoteAddress), undefined);
+      return;
+    }
+    this.readProxyHeader(socket).then(
+      ({ ip, head }) => this.handOver(socket, ip ?? normalizeIp(socket.remoteAddress), head),
+      (err) => {
+        this.refused(err.code ?? 'proxy_header');
+        socket.destroy();
+      }
+    );
+  }
+
+  handOver(socket, ip, head) {
+    const slot = this.balancer.pick(ip, this.supervisor.live());
+    if (slot === undefined) {
+      this.refused('no_worker');
+      socket.destroy();
+      return;
+    }
+    slot.handed++;
+    const message = { type: Message.SOCKET, ip, head: head?.length ? head.toString('base64') : undefined };
+    slot.worker.send(message, socket, { keepOpen: false }, (err) => {
+      if (err) socket.destroy();
+    });
+  }
+}
+
+function ignore() {}

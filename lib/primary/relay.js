@@ -1,0 +1,85 @@
+// The primary's side of the publish path: it gives every publish its channel's
+// next seq and forwards it to the workers that have subscribers on the channel.
+// A single process assigning seqs is what makes one order for all subscribers;
+// batching (lib/ipc.js) is what makes it fast.
+//
+// The operations are listed in lib/worker/relay.js.
+import { IpcBatch } from '../ipc.js';
+
+export class PrimaryRelay {
+  constructor({ onPublish }) {
+    this.seqs = new Map(); // channel -> last seq given
+    this.routes = new Map(); // channel -> Set of links with subscribers
+    this.links = new Map(); // cluster worker id -> link
+    this.figures = new Map(); // cluster worker id -> last stats the worker reported
+    this.onPublish = onPublish;
+  }
+
+  /** Starts relaying for a worker that has just come up. */
+  attach(worker) {
+    this.links.set(worker.id, { batch: new IpcBatch(worker), channels: new Set() });
+  }
+
+  /** Forgets a worker that is gone: no more routing to it. */
+  detach(worker) {
+    const link = this.links.get(worker.id);
+    if (link === undefined) return;
+    for (const channel of link.channels) this.unroute(channel, link);
+    this.links.delete(worker.id);
+    this.figures.delete(worker.id);
+  }
+
+  receive(worker, ops) {
+    const link = this.links.get(worker.id);
+    if (link === undefined) return;
+    let published = 0;
+    for (const op of ops) {
+      switch (op[0]) {
+        case 'pub': {
+          const channel = op[1];
+          const seq = (this.seqs.get(channel) ?? 0) + 1;
+          this.seqs.set(channel, seq);
+          const routes = this.routes.get(channel);
+          if (routes !== undefined) {
+            const msg = ['msg', channel, seq, op[2]];
+            for (const target of routes) target.batch.push(msg);
+          }
+          if (op[3] !== 0) link.batch.push(['seq', op[3], seq]);
+          published++;
+          break;
+        }
+        case 'sub':
+          this.route(op[1], link);
+          link.batch.push(['subok', op[2]]);
+          break;
+        case 'unsub':
+          this.unroute(op[1], link);
+          break;
+        case 'stats':
+          this.figures.set(worker.id, op[1]);
+          break;
+      }
+    }
+    if (published > 0) this.onPublish(published);
+  }
+
+  /** Sends an operation to every attached worker. */
+  broadcast(op) {
+    for (const link of this.links.values()) link.batch.push(op);
+  }
+
+  route(channel, link) {
+    link.channels.add(channel);
+    let routes = this.routes.get(channel);
+    if (routes === undefined) this.routes.set(channel, (routes = new Set()));
+    routes.add(link);
+  }
+
+  unroute(channel, link) {
+    link.channels.delete(channel);
+    const routes = this.routes.get(channel);
+    if (routes === undefined) return;
+    routes.delete(link);
+    if (routes.size === 0) this.routes.delete(channel);
+  }
+}

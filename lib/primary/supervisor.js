@@ -1,0 +1,157 @@
+// Keeps one worker process in each of N slots: forks them, restarts a dead one
+// with exponential backoff (a worker that dies on start must not become a fork
+// storm), replaces them one at a time on SIGHUP, and drains them on shutdown.
+import cluster from 'node:cluster';
+import { EventEmitter, once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { Message } from '../ipc.js';
+
+const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
+const HEALTHY_UPTIME_MS = 10000; // a worker that lived this long resets the backoff
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 30000;
+const EXIT_GRACE_MS = 10000; // past drain-timeout, stragglers are killed
+
+export class Supervisor extends EventEmitter {
+  /**
+   * @param {object} options
+   * @param {object} options.config resolved gateway configuration
+   * @param {import('./relay.js').PrimaryRelay} options.relay
+   * @param {import('pino').Logger} options.log
+   * @param {() => void} options.restarted counts a restart
+   */
+  constructor({ config, relay, log, restarted }) {
+    super();
+    this.config = config;
+    this.relay = relay;
+    this.log = log;
+    this.restarted = restarted;
+    this.stopping = false;
+    this.slots = Array.from({ length: config.workers }, (_, i) => ({
+      number: i + 1,
+      worker: null, // the ready worker serving this slot
+      failures: 0,
+      reported: 0,
+      handed: 0,
+      retry: null
+    }));
+    cluster.setupPrimary({ exec: WORKER_ENTRY, execArgv: workerExecArgv(config) });
+  }
+
+  start() {
+    for (const slot of this.slots) this.fork(slot);
+  }
+
+  /** Slots whose worker can take a connection now. */
+  live() {
+    return this.slots.filter((slot) => slot.worker !== null);
+  }
+
+  fork(slot) {
+    slot.retry = null;
+    const worker = cluster.fork({
+      GATEWAY_WORKER_CONFIG: JSON.stringify(this.config),
+      GATEWAY_WORKER_NUMBER: String(slot.number)
+    });
+    const startedAt = Date.now();
+    worker.on('message', (msg) => {
+      if (msg?.type === Message.BATCH) {
+        this.relay.receive(worker, msg.ops);
+        const figures = this.relay.figures.get(worker.id);
+        if (figures !== undefined && figures !== slot.figures && slot.worker === worker) {
+          slot.figures = figures;
+          slot.reported = figures.connections;
+          slot.handed = 0;
+        }
+      } else if (msg?.type === Message.READY) {
+        this.ready(slot, worker);
+      }
+    });
+    worker.on('error', (err) => this.log.warn({ err: err.message, worker: slot.number }, 'worker IPC error'));
+    worker.once('exit', (code, signal) => this.exited(slot, worker, { code, signal, uptimeMs: Date.now() - startedAt }));
+    return worker;
+  }
+
+  ready(slot, worker) {
+    const previous = slot.worker;
+    this.relay.attach(worker);
+    slot.worker = worker;
+    slot.reported = 0;
+    slot.handed = 0;
+    this.log.info({ worker: slot.number, pid: worker.process.pid }, 'worker ready');
+    this.emit('ready', slot, previous);
+  }
+
+  exited(slot, worker, { code, signal, uptimeMs }) {
+    this.relay.detach(worker);
+    if (slot.worker !== worker) return; // a replaced worker finishing its drain
+    slot.worker = null;
+    this.emit('exit', slot);
+    if (this.stopping) return;
+    slot.failures = uptimeMs >= HEALTHY_UPTIME_MS ? 0 : slot.failures + 1;
+    const delay = slot.failures === 0 ? 0 : Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (slot.failures - 1));
+    this.log.error({ worker: slot.number, pid: worker.process.pid, code, signal, uptimeMs, retryInMs: delay }, 'worker died');
+    this.restarted();
+    slot.retry = setTimeout(() => this.fork(slot), delay);
+  }
+
+  /** SIGHUP: a fresh worker for each slot, one at a time; the old one drains. */
+  async rollingRestart() {
+    if (this.restarting || this.stopping) return;
+    this.restarting = true;
+    this.log.info('rolling restart');
+    for (const slot of this.slots) {
+      if (this.stopping) break;
+      const old = slot.worker;
+      const fresh = this.fork(slot);
+      if (!(await startedOf(fresh)) || old === null) continue;
+      old.send({ type: Message.DRAIN, spreadMs: this.config.drainTimeout });
+      await exitOf(old, this.config.drainTimeout + EXIT_GRACE_MS);
+    }
+    this.restarting = false;
+    this.log.info('rolling restart done');
+  }
+
+  /** Shutdown: every worker closes its clients over drain-timeout, then exits. */
+  async drain() {
+    this.stopping = true;
+    for (const slot of this.slots) clearTimeout(slot.retry);
+    const workers = Object.values(cluster.workers);
+    for (const worker of workers) worker.send({ type: Message.DRAIN, spreadMs: this.config.drainTimeout });
+    await Promise.all(workers.map((w) => exitOf(w, this.config.drainTimeout + EXIT_GRACE_MS)));
+  }
+
+  /** Second signal: no more waiting. */
+  kill() {
+    for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGKILL');
+  }
+}
+
+/** Resolves true once the worker is ready, false if it dies first. */
+function startedOf(worker) {
+  return new Promise((resolve) => {
+    const done = (started) => {
+      worker.off('message', onMessage);
+      worker.off('exit', onExit);
+      resolve(started);
+    };
+    const onMessage = (msg) => msg?.type === Message.READY && done(true);
+    const onExit = () => done(false);
+    worker.on('message', onMessage);
+    worker.on('exit', onExit);
+  });
+}
+
+/** Resolves when the worker has exited, killing it if it takes longer than `ms`. */
+function exitOf(worker, ms) {
+  if (worker.isDead()) return Promise.resolve();
+  const timer = setTimeout(() => worker.process.kill('SIGKILL'), ms);
+  return once(worker, 'exit').finally(() => clearTimeout(timer));
+}
+
+function workerExecArgv(config) {
+  const argv = [...process.execArgv, '--expose-gc'];
+  if (config.maxOldSpaceSize) argv.push(`--max-old-space-size=${config.maxOldSpaceSize}`);
+  if (config.maxSemiSpaceSize) argv.push(`--max-semi-space-size=${config.maxSemiSpaceSize}`);
+  return argv;
+}

@@ -1,0 +1,126 @@
+// Plain HTTP on the public port: health, HTTP publish, the browser client and
+// the status page. Upgrades are handled in ./upgrade.js.
+import { readFileSync } from 'node:fs';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ErrorCode, ProtocolError, parsePublishBody } from '../protocol.js';
+
+const STATIC = {
+  '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
+  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8'],
+  '/': ['status/index.html', 'text/html; charset=utf-8']
+};
+
+const STATUS_FOR = {
+  [ErrorCode.BAD_REQUEST]: 400,
+  [ErrorCode.INVALID_CHANNEL]: 400,
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 413
+};
+
+/**
+ * @param {object} options
+ * @param {object} options.config resolved gateway configuration
+ * @param {import('./relay.js').WorkerRelay} options.relay
+ * @param {() => boolean} options.draining
+ * @returns {(req, res) => void} the request listener
+ */
+export function createRequestHandler({ config, relay, draining }) {
+  const apiKeyHash = config.apiKey === undefined ? undefined : sha256(config.apiKey);
+  const files = new Map();
+
+  return function handleRequest(req, res) {
+    const path = req.url.split('?', 1)[0];
+    if (draining()) res.setHeader('Connection', 'close');
+    if (path === '/publish') {
+      if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'POST' });
+      return publish(req, res);
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 404, { error: 'not_found' });
+    if (path === '/health') {
+      return draining() ? reply(res, 503, { status: 'draining' }) : reply(res, 200, { status: 'ok' });
+    }
+    if (path === '/stats') {
+      return relay.clusterStats ? reply(res, 200, relay.clusterStats) : reply(res, 503, { error: 'starting' });
+    }
+    if (Object.hasOwn(STATIC, path)) return serveFile(res, path);
+    reply(res, 404, { error: 'not_found' });
+  };
+
+  function publish(req, res) {
+    if (apiKeyHash === undefined) {
+      return reply(res, 403, { error: ErrorCode.FORBIDDEN, message: 'HTTP publish is disabled: start the gateway with --api-key' });
+    }
+    const auth = req.headers.authorization;
+    if (auth === undefined || !auth.startsWith('Bearer ')) {
+      return reply(res, 401, { error: ErrorCode.FORBIDDEN, message: 'Authorization: Bearer <api key> is required' }, { 'WWW-Authenticate': 'Bearer' });
+    }
+    if (!timingSafeEqual(sha256(auth.slice(7)), apiKeyHash)) {
+      return reply(res, 403, { error: ErrorCode.FORBIDDEN, message: 'wrong api key' });
+    }
+    readBody(req, config.maxPayload)
+      .then((text) => {
+        const { channel, data } = parsePublishBody(text);
+        return relay.publishForSeq(channel, JSON.stringify(data));
+      })
+      .then(
+        (seq) => reply(res, 202, { seq }),
+        (err) => {
+          if (!(err instanceof ProtocolError)) throw err;
+          reply(res, STATUS_FOR[err.code], { error: err.code, message: err.message });
+        }
+      )
+      .catch(() => res.destroy());
+  }
+
+  function serveFile(res, path) {
+    const [file, type] = STATIC[path];
+    let body = files.get(file);
+    if (body === undefined) {
+      try {
+        body = readFileSync(new URL(`../${file}`, import.meta.url));
+      } catch {
+        return reply(res, 404, { error: 'not_found' });
+      }
+      files.set(file, body);
+    }
+    res.writeHead(200, {
+      'Content-Type': type,
+      'Content-Length': body.length,
+      'Access-Control-Allow-Origin': '*',
+      'Cache-Control': 'no-cache'
+    });
+    res.end(body);
+  }
+}
+
+/** Reads a request body of at most `limit` bytes; larger is payload_too_large. */
+function readBody(req, limit) {
+  return new Promise((resolve, reject) => {
+    const tooLarge = () => new ProtocolError(ErrorCode.PAYLOAD_TOO_LARGE, `body is over ${limit} bytes`);
+    if (Number(req.headers['content-length']) > limit) {
+      req.resume();
+      return reject(tooLarge());
+    }
+    const chunks = [];
+    let size = 0;
+    req.on('data', (chunk) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(tooLarge());
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    req.on('error', reject);
+  });
+}
+
+export function reply(res, status, body, headers = {}) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sha256(text) {
+  return createHash('sha256').update(text).digest();
+}

@@ -1,0 +1,97 @@
+// A worker: one HTTP server fed with sockets by the primary, ws in noServer
+// mode for the upgrades, and the pieces that keep connections healthy.
+import http from 'node:http';
+import { WebSocketServer } from 'ws';
+import { createLogger } from '../logger.js';
+import { Message } from '../ipc.js';
+import { Subscriptions } from './subscriptions.js';
+import { WorkerRelay } from './relay.js';
+import { Connections } from './connections.js';
+import { Keepalive } from './keepalive.js';
+import { PeriodicGc } from './gc.js';
+import { createRequestHandler } from './http.js';
+import { createUpgradeHandler } from './upgrade.js';
+import { kClientIp } from './client-ip.js';
+import { startStatsReporter } from './stats.js';
+import { metrics } from './metrics.js';
+
+const RUNNING = 0;
+const DRAINING = 1;
+
+/**
+ * @param {object} config resolved gateway configuration
+ * @param {number} worker this worker's number, 1..config.workers
+ */
+export function startWorker(config, worker) {
+  const log = createLogger(config.logLevel, { role: 'worker', worker });
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception; exiting so the primary starts a fresh worker');
+    process.exit(1);
+  });
+
+  let state = RUNNING;
+  const draining = () => state === DRAINING;
+  const subscriptions = new Subscriptions({
+    first: (channel) => relay.channelOpened(channel),
+    last: (channel) => relay.channelClosed(channel)
+  });
+  const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
+  const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
+  const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
+  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, log });
+  const wss = new WebSocketServer({
+    noServer: true,
+    clientTracking: true,
+    perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
+    maxPayload: config.maxPayload
+  });
+  const server = http.createServer(createRequestHandler({ config, relay, draining }));
+  server.on(
+    'upgrade',
+    createUpgradeHandler({ config, wss, connections, draining, rejected: (reason) => metrics.rejected.inc({ reason }) })
+  );
+  server.on('clientError', (err, socket) => {
+    if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  const stopStats = startStatsReporter({ worker, relay, gc });
+
+  process.on('message', (msg, socket) => {
+    switch (msg?.type) {
+      case Message.SOCKET:
+        if (socket) adopt(socket, msg);
+        break;
+      case Message.BATCH:
+        relay.receive(msg.ops);
+        break;
+      case Message.DRAIN:
+        drain(msg.spreadMs);
+        break;
+    }
+  });
+
+  function adopt(socket, { ip, head }) {
+    socket[kClientIp] = ip;
+    // Bytes the primary read while looking for a PROXY header go back in front.
+    if (head) socket.unshift(Buffer.from(head, 'base64'));
+    server.emit('connection', socket);
+  }
+
+  async function drain(spreadMs) {
+    if (state === DRAINING) return;
+    state = DRAINING;
+    log.info({ connections: wss.clients.size, spreadMs }, 'draining');
+    await connections.closeAll(wss.clients, spreadMs);
+    keepalive.stop();
+    gc.stop();
+    stopStats();
+    server.closeAllConnections();
+    log.info('drained');
+    relay.batch.flush();
+    process.disconnect();
+    setTimeout(() => process.exit(0), 1000).unref(); // in case anything still holds the loop
+  }
+
+  process.send({ type: Message.READY });
+  log.debug('worker started');
+}

@@ -1,0 +1,57 @@
+// Once a second each worker reports its figures to the primary, which merges
+// them into the cluster view served at GET /stats.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { STATS_INTERVAL_MS } from '../ipc.js';
+import { metrics } from './metrics.js';
+
+// The histogram times a timer of this period, so each sample includes the
+// period itself; it is subtracted to report the delay alone.
+const RESOLUTION_MS = 10;
+
+/**
+ * @param {object} options
+ * @param {number} options.worker
+ * @param {import('./relay.js').WorkerRelay} options.relay
+ * @param {import('./gc.js').PeriodicGc} options.gc
+ * @returns {() => void} stops reporting
+ */
+export function startStatsReporter({ worker, relay, gc }) {
+  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  delay.enable();
+  let worstMs = 0;
+  const timer = setInterval(async () => {
+    const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
+    const max = ms(delay.max);
+    worstMs = Math.max(worstMs, max);
+    const memory = process.memoryUsage();
+    const figures = {
+      worker,
+      pid: process.pid,
+      connections: await value(metrics.connections),
+      subscriptions: await value(metrics.subscriptions),
+      published: await value(metrics.published),
+      delivered: await value(metrics.delivered),
+      gcRuns: await value(metrics.gcRuns),
+      gcPauseMs: { last: round(gc.lastPauseMs), max: round(gc.maxPauseMs) },
+      eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max, worst: worstMs },
+      rssBytes: memory.rss,
+      heapUsedBytes: memory.heapUsed
+    };
+    delay.reset();
+    relay.reportStats(figures);
+  }, STATS_INTERVAL_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    delay.disable();
+  };
+}
+
+async function value(metric) {
+  const { values } = await metric.get();
+  return values.reduce((sum, v) => sum + v.value, 0);
+}
+
+function round(x) {
+  return Math.round(x * 100) / 100;
+}

@@ -1,0 +1,70 @@
+// The worker's subscription table: channel -> local subscribers, and per
+// connection the channels it holds. Channel names are only ever Map keys, so a
+// name like "__proto__" is just a name.
+import { metrics } from './metrics.js';
+
+const kChannels = Symbol('channels');
+
+export class Subscriptions {
+  /**
+   * @param {object} hooks
+   * @param {(channel: string) => void} hooks.first a channel gained its first local subscriber
+   * @param {(channel: string) => void} hooks.last a channel lost its last local subscriber
+   */
+  constructor({ first, last }) {
+    this.channels = new Map();
+    this.first = first;
+    this.last = last;
+  }
+
+  /** Channels held by one connection. */
+  count(ws) {
+    return ws[kChannels]?.size ?? 0;
+  }
+
+  has(ws, channel) {
+    return ws[kChannels]?.has(channel) === true;
+  }
+
+  add(ws, channel) {
+    const mine = (ws[kChannels] ??= new Set());
+    if (mine.has(channel)) return;
+    mine.add(channel);
+    let subscribers = this.channels.get(channel);
+    if (subscribers === undefined) {
+      subscribers = new Set();
+      this.channels.set(channel, subscribers);
+      this.first(channel);
+    }
+    subscribers.add(ws);
+    metrics.subscriptions.inc();
+  }
+
+  remove(ws, channel) {
+    if (ws[kChannels]?.delete(channel) !== true) return;
+    this.detach(ws, channel);
+  }
+
+  /** Drops every subscription of a connection that is closing. */
+  removeAll(ws) {
+    const mine = ws[kChannels];
+    if (mine === undefined) return;
+    ws[kChannels] = undefined;
+    for (const channel of mine) this.detach(ws, channel);
+  }
+
+  /** @returns {Set<WebSocket>|undefined} */
+  subscribers(channel) {
+    return this.channels.get(channel);
+  }
+
+  detach(ws, channel) {
+    const subscribers = this.channels.get(channel);
+    subscribers.delete(ws);
+    metrics.subscriptions.dec();
+    if (subscribers.size === 0) {
+      this.channels.delete(channel);
+      this.last(channel);
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// The gate in front of the WebSocket upgrade: path, draining, capacity, Origin
+// and per-IP cap are checked before ws does the handshake.
+import { STATUS_CODES } from 'node:http';
+import { clientIp } from './client-ip.js';
+
+/**
+ * @param {object} options
+ * @param {object} options.config resolved gateway configuration
+ * @param {import('ws').WebSocketServer} options.wss in noServer mode, with client tracking
+ * @param {import('./connections.js').Connections} options.connections
+ * @param {() => boolean} options.draining
+ * @param {(reason: string) => void} options.rejected counts a refused upgrade
+ * @returns {(req, socket, head) => void} the server's 'upgrade' listener
+ */
+export function createUpgradeHandler({ config, wss, connections, draining, rejected }) {
+  const origins = config.allowedOrigins && new Set(config.allowedOrigins);
+
+  return function handleUpgrade(req, socket, head) {
+    socket.on('error', ignore);
+    const refuse = (status, reason) => {
+      rejected(reason);
+      refuseUpgrade(socket, status, reason);
+    };
+    if (req.url.split('?', 1)[0] !== config.path) return refuse(404, 'not_found');
+    if (draining()) return refuse(503, 'draining');
+    if (config.maxConnections > 0 && wss.clients.size >= config.maxConnections) return refuse(503, 'over_capacity');
+    if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
+    const ip = clientIp(req, config.trustForwarded);
+    if (!connections.allowsIp(ip)) return refuse(429, 'ip_cap');
+    wss.handleUpgrade(req, socket, head, (ws) => connections.accept(ws, ip));
+  };
+}
+
+function refuseUpgrade(socket, status, reason) {
+  const body = JSON.stringify({ error: reason });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  );
+}
+
+function ignore() {}
