@@ -1,0 +1,79 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { options, resolveConfig } from '../lib/config.js';
+
+const GATEWAY = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
+const run = (args, env = {}) =>
+  spawnSync(process.execPath, [GATEWAY, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10000 });
+
+describe('options table', () => {
+  it('has help text for every option and the defaults of DESIGN.md', () => {
+    for (const [name, spec] of Object.entries(options)) expect(spec.describe, name).to.be.a('string').and.not.empty;
+    const config = resolveConfig({});
+    expect(config).to.include({
+      port: 8080,
+      host: '0.0.0.0',
+      backlog: 65535,
+      balance: 'ip',
+      path: '/ws',
+      pingInterval: 25000,
+      gcInterval: 30000,
+      maxConnections: 0,
+      maxPayload: 65536,
+      maxSubscriptions: 100,
+      maxPublishRate: 100,
+      maxBuffered: 1048576,
+      drainTimeout: 30000,
+      metricsPort: 9091,
+      metricsHost: '127.0.0.1',
+      logLevel: 'info'
+    });
+    expect(config.workers).to.be.at.least(1);
+    expect(config.apiKey).to.equal(undefined);
+  });
+
+  it('refuses values out of range with a message naming the flag', () => {
+    expect(() => resolveConfig({ port: 70000 })).to.throw('--port must be at most 65535');
+    expect(() => resolveConfig({ workers: 0 })).to.throw('--workers must be at least 1');
+    expect(() => resolveConfig({ pingInterval: 1.5 })).to.throw('--ping-interval must be an integer');
+    expect(() => resolveConfig({ balance: 'random' })).to.throw('--balance must be one of ip, even');
+    expect(() => resolveConfig({ path: 'ws' })).to.throw('--path must start with /');
+  });
+
+  it('splits --allowed-origins into a list', () => {
+    expect(resolveConfig({ allowedOrigins: 'https://a.example, https://b.example' }).allowedOrigins).to.deep.equal([
+      'https://a.example',
+      'https://b.example'
+    ]);
+  });
+});
+
+describe('gateway command line', () => {
+  for (const [args, message] of [
+    [['--port', 'abc'], '--port must be a number'],
+    [['--port', '-1'], '--port must be at least 0'],
+    [['--balance', 'nope'], 'balance'],
+    [['--no-such-flag'], 'Unknown argument'],
+    [['--max-payload'], 'max-payload']
+  ]) {
+    it(`exits 2 with a message for ${args.join(' ')}`, () => {
+      const result = run(args);
+      expect(result.status).to.equal(2);
+      expect(result.stderr).to.include(message);
+      expect(result.stderr).not.to.match(/\n\s+at /); // no stack trace
+    });
+  }
+
+  it('reads GATEWAY_* environment variables, checked like flags', () => {
+    const result = run([], { GATEWAY_MAX_PAYLOAD: '3' });
+    expect(result.status).to.equal(2);
+    expect(result.stderr).to.include('--max-payload must be at least 16');
+  });
+
+  it('prints help with every option', () => {
+    const result = run(['--help']);
+    expect(result.status).to.equal(0);
+    for (const name of Object.keys(options)) expect(result.stdout).to.include(`--${name}`);
+  });
+});
