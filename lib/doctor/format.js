@@ -34,9 +34,10 @@ export function formatReport(results, { connections, workers, backlog }) {
     ''
   ];
   const labelWidth = Math.max(...results.map((r) => r.label.length));
+  const currentWidth = Math.max(...results.map((r) => show(r.current, r.unit).length));
   for (const r of results) {
     const needed = r.needed === undefined ? '' : `needed ${show(r.needed, r.unit)}`;
-    lines.push(`${r.status.toUpperCase().padEnd(7)} ${r.label.padEnd(labelWidth)}  ${show(r.current, r.unit).padEnd(26)} ${needed}`.trimEnd());
+    lines.push(`${r.status.toUpperCase().padEnd(7)} ${r.label.padEnd(labelWidth)}  ${show(r.current, r.unit).padEnd(currentWidth)}  ${needed}`.trimEnd());
     if (r.status !== Status.OK) lines.push(`        ${r.detail}`);
     if (r.status === Status.WARN || r.status === Status.FAIL) lines.push(`        fix: ${r.fix}`);
   }
