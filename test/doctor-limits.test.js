@@ -114,7 +114,7 @@ describe('doctor limits', () => {
       const warnings = capacityWarnings(config({ maxConnections: 50000 }), { root: STOCK });
       expect(warnings).to.have.length(4);
       expect(warnings[0]).to.match(/^open files per process is 4,096, 51,024 needed for --max-connections 50000 × 2 workers: .*Fix: LimitNOFILE=51024/);
-      expect(warnings[1]).to.match(/^net\.core\.somaxconn is 4,096.*Fix: sudo sysctl -w net\.core\.somaxconn=65535$/);
+      expect(warnings[1]).to.match(/^net\.core\.somaxconn is 4,096, 65,535 needed for --backlog 65535: .*Fix: sudo sysctl -w net\.core\.somaxconn=65535$/);
       expect(warnings[2]).to.match(/^net\.ipv4\.tcp_max_syn_backlog is 512/);
       expect(warnings[3]).to.match(/^net\.netfilter\.nf_conntrack_max is 65,536, 100,037 needed/);
     });

@@ -50,6 +50,7 @@ export const UNCAPPED_PER_WORKER = 100_000;
  * @property {string} status one of Status
  * @property {number|number[]|string} [current]
  * @property {number} [needed]
+ * @property {string} [neededFor] what the need comes from, when not the connections
  * @property {string} [unit] 'bytes' or 'pages'
  * @property {string} detail what the current value means for the target
  * @property {string} [fix] the command or setting that lifts it
@@ -88,7 +89,7 @@ export function capacityWarnings(config, { root = '/' } = {}) {
     : `${count(perWorker)} connections per worker × ${workers} workers (checked when --max-connections is 0)`;
   return checkLimits(readSnapshot(root), { connections: perWorker * workers, workers, backlog })
     .filter((r) => r.status === Status.WARN || r.status === Status.FAIL)
-    .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${basis}: ${r.detail}. Fix: ${r.fix}`);
+    .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${r.neededFor ?? basis}: ${r.detail}. Fix: ${r.fix}`);
 }
 
 const CHECKS = [
@@ -132,12 +133,14 @@ const CHECKS = [
   }),
   sysctlCheck('net.core.somaxconn', (current, { backlog }) => ({
     needed: backlog,
+    neededFor: `--backlog ${backlog}`,
     status: atLeast(current, backlog, Status.WARN),
-    detail: `the kernel silently caps the listen backlog (--backlog ${backlog}) at ${count(current)}: in a burst, connections beyond it wait a second or more for a SYN retry`,
+    detail: `the kernel silently caps the listen backlog at ${count(current)}; in a burst, connections beyond it wait a second or more for a SYN retry`,
     fix: `sudo sysctl -w net.core.somaxconn=${backlog}`
   })),
   sysctlCheck('net.ipv4.tcp_max_syn_backlog', (current, { backlog }) => ({
     needed: backlog,
+    neededFor: `--backlog ${backlog}`,
     status: atLeast(current, backlog, Status.WARN),
     detail: `about ${count(current)} handshakes can wait for their last ACK; in a reconnect storm the rest get SYN cookies or are dropped`,
     fix: `sudo sysctl -w net.ipv4.tcp_max_syn_backlog=${backlog}`
