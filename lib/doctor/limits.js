@@ -156,7 +156,7 @@ const CHECKS = [
         fix: 'on the load generator: sudo sysctl -w net.ipv4.ip_local_port_range="1024 65535"'
       };
     },
-    (values) => values
+    allValues
   ),
   {
     ...sysctlCheck('net.netfilter.nf_conntrack_max', (current, { connections }, snapshot) => {
@@ -185,7 +185,7 @@ const CHECKS = [
           fix: `sudo sysctl -w net.ipv4.tcp_mem="${min} ${Math.max(pressure, needed)} ${Math.max(max, Math.ceil(needed * 1.5))}"`
         };
       },
-      (values) => values
+      allValues
     ),
     unit: 'pages'
   },
@@ -222,6 +222,10 @@ function sysctlCheck(key, evaluate, pick = (values) => values[0]) {
     },
     evaluate
   };
+}
+
+function allValues(values) {
+  return values;
 }
 
 function filesPerProcess({ connections, workers }) {
