@@ -8,6 +8,7 @@ import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
+import { readProxyHeader } from './proxy-protocol.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
@@ -18,6 +19,7 @@ export async function startPrimary(config) {
   const master = new GatewayMaster({
     supervisor,
     balancer: new Balancer(config.balance),
+    readProxyHeader: config.proxyProtocol ? (socket) => readProxyHeader(socket, config.proxyTimeout) : undefined,
     refused: (reason) => metrics.refused.inc({ reason })
   });
 

@@ -14,7 +14,9 @@ const GATEWAY = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
  */
 export async function startGateway(args = [], { env = {}, timeout = 20000 } = {}) {
   const metricsPort = String(await freePort());
-  const proc = spawn(process.execPath, [GATEWAY, '--port', '0', '--metrics-port', metricsPort, '--workers', '2', ...args], {
+  const defaults = ['--port', '0', '--metrics-port', metricsPort, '--workers', '2'];
+  for (let i = 0; i < defaults.length; i += 2) if (!args.includes(defaults[i])) args = [...args, defaults[i], defaults[i + 1]];
+  const proc = spawn(process.execPath, [GATEWAY, ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   });
