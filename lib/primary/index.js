@@ -9,6 +9,7 @@ import { PrimaryRelay } from './relay.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from './proxy-protocol.js';
+import { capacityWarnings } from '../doctor/limits.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
@@ -31,6 +32,7 @@ export async function startPrimary(config) {
   await once(master, 'listening');
   const { address, port } = master.address();
   log.info({ address, port, backlog: config.backlog }, 'listening');
+  for (const warning of capacityWarnings(config)) log.warn(warning);
 
   let metricsServer;
   if (config.metricsPort !== 0) {
