@@ -1,0 +1,122 @@
+// The client and the status page in a real headless Chromium (Debian's
+// package, driven by playwright-core), served by the real gateway.
+import { expect } from 'chai';
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startGateway, eventually } from './helpers/gateway.js';
+import { API_KEY, workerPid, httpPublish, nodeClient, whenOpen } from './client-helpers.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'
+];
+const SCREENSHOT = fileURLToPath(new URL('./artifacts/status.png', import.meta.url));
+
+describe('browser: client and status page in Chromium', function () {
+  this.timeout(90000);
+  let gw;
+  let profile;
+  let context;
+  let page;
+  const pageErrors = [];
+  const loaded = [];
+  const nodeClients = [];
+
+  before(async () => {
+    gw = await startGateway(['--api-key', API_KEY]);
+    profile = await mkdtemp(join(tmpdir(), 'gateway-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 860 }
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('pageerror', (err) => pageErrors.push(err));
+    page.on('response', (res) => loaded.push([new URL(res.url()).pathname, res.status()]));
+    await page.goto(`${gw.http}/`);
+    await page.waitForFunction(() => window.gatewayClient?.state === 'open');
+  });
+
+  after(async () => {
+    for (const client of nodeClients) client.close();
+    await context?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+    await gw?.stop();
+  });
+
+  afterEach(() => expect(pageErrors.map(String)).to.deep.equal([]));
+
+  const log = () => page.locator('#log').textContent();
+
+  it('loads /client.js, subscribes from the page and receives an HTTP publish and its own', async () => {
+    expect(loaded).to.deep.include(['/client.js', 200]);
+    await page.fill('#subscribe [name=channel]', 'browser');
+    await page.click('#subscribe button');
+    await eventually(async () => (await log()).includes('subscribed to browser'), { what: 'subscribed' });
+
+    await httpPublish(gw, 'browser', { from: 'http' });
+    await eventually(async () => (await log()).includes('browser #1  {"from":"http"}'), { what: 'HTTP publish in the page' });
+
+    await page.fill('#publish [name=channel]', 'browser');
+    await page.fill('#publish [name=data]', '{"from":"page"}');
+    await page.click('#publish button');
+    await eventually(async () => (await log()).includes('browser #2  {"from":"page"}'), { what: 'page publish in the page' });
+  });
+
+  it('reconnects after its worker is SIGKILLed, resubscribes and receives again', async () => {
+    const worker = await page.evaluate(() => {
+      window.reopened = 0;
+      window.gatewayClient.on('state', (state) => state === 'open' && window.reopened++);
+      return window.gatewayClient.welcome.worker;
+    });
+    process.kill(workerPid(gw, worker), 'SIGKILL');
+    await page.waitForFunction(() => window.reopened > 0, null, { timeout: 20000 });
+    // The resubscribe goes out with the welcome; publish until it has taken.
+    await eventually(
+      async () => {
+        await httpPublish(gw, 'browser', { after: 'kill' });
+        return (await log()).includes('{"after":"kill"}');
+      },
+      { what: 'message after the reconnect', timeout: 15000, interval: 250 }
+    );
+  });
+
+  it('renders figures that match /metrics, and saves a screenshot', async () => {
+    // Some load worth showing: three more connections, two channels each, a fan-out.
+    for (let i = 0; i < 3; i++) {
+      const client = nodeClient(gw.url);
+      nodeClients.push(client);
+      await Promise.all([client.subscribe('browser', () => {}), client.subscribe(`own-${i}`, () => {})]);
+    }
+    await httpPublish(gw, 'browser', { fanout: true });
+
+    const shown = (name) => page.locator(`tfoot [data-total=${name}]`).textContent().then((t) => Number(t.replace(/,/g, '')));
+    const pairs = [
+      ['connections', 'gateway_connections'],
+      ['subscriptions', 'gateway_subscriptions'],
+      ['published', 'gateway_messages_published_total'],
+      ['delivered', 'gateway_messages_delivered_total']
+    ];
+    let last;
+    await eventually(
+      async () => {
+        last = await Promise.all(pairs.map(async ([field, metric]) => [field, await shown(field), await gw.metric(metric)]));
+        return last.every(([, page, metric]) => page === metric) && last[0][1] === 4;
+      },
+      { what: `status page = /metrics (last: ${JSON.stringify(last)})`, timeout: 20000, interval: 250 }
+    );
+
+    const rows = await page.locator('#workers tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+    expect(rows.map(([worker, pid]) => [Number(worker), Number(pid)])).to.deep.equal([
+      [1, workerPid(gw, 1)],
+      [2, workerPid(gw, 2)]
+    ]);
+
+    await mkdir(new URL('./artifacts/', import.meta.url), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+});
