@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startGateway, eventually } from './helpers/gateway.js';
@@ -15,8 +16,16 @@ const CHROMIUM_ARGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync'
 ];
 const SCREENSHOT = fileURLToPath(new URL('./artifacts/status.png', import.meta.url));
+const DASHBOARD = new URL('../scripts/grafana-dashboard.json', import.meta.url);
+// The metric names DESIGN.md promises.
+const DESIGN_METRICS = [
+  'gateway_connections', 'gateway_connections_opened_total', 'gateway_connections_closed_total', 'gateway_subscriptions',
+  'gateway_messages_published_total', 'gateway_messages_delivered_total', 'gateway_messages_dropped_total',
+  'gateway_pings_sent_total', 'gateway_peers_terminated_total', 'gateway_gc_runs_total', 'gateway_gc_pause_seconds',
+  'gateway_workers', 'gateway_worker_restarts_total'
+];
 
-describe('browser: client and status page in Chromium', function () {
+describe('browser: client and status page in Chromium, Grafana dashboard', function () {
   this.timeout(90000);
   let gw;
   let profile;
@@ -118,5 +127,19 @@ describe('browser: client and status page in Chromium', function () {
 
     await mkdir(new URL('./artifacts/', import.meta.url), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  });
+
+  it('has a Grafana dashboard that charts every DESIGN metric, with names /metrics really exposes', async () => {
+    const dashboard = JSON.parse(await readFile(DASHBOARD, 'utf8'));
+    const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr));
+    const used = new Set(exprs.flatMap((expr) => expr.match(/\b(gateway|nodejs|process)_[a-z0-9_]+/g)));
+    const exposed = new Set(
+      (await gw.metrics()).split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2])
+    );
+    const histogramPart = /_(bucket|sum|count)$/;
+    const missing = [...used].filter((name) => !exposed.has(name) && !exposed.has(name.replace(histogramPart, '')));
+    expect(missing, 'charted but not exposed').to.deep.equal([]);
+    const base = new Set([...used].map((name) => name.replace(histogramPart, '')));
+    expect(DESIGN_METRICS.filter((name) => !base.has(name)), 'promised by DESIGN.md but not charted').to.deep.equal([]);
   });
 });
