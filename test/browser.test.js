@@ -47,7 +47,10 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
     page.on('pageerror', (err) => pageErrors.push(err));
     page.on('response', (res) => loaded.push([new URL(res.url()).pathname, res.status()]));
     await page.goto(`${gw.http}/`);
-    await page.waitForFunction(() => window.gatewayClient?.state === 'open');
+    await page.waitForFunction(() => window.gatewayClient?.state === 'open', null, { timeout: 15000 }).catch((err) => {
+      const failed = loaded.filter(([, status]) => status >= 400);
+      throw new Error(`the page's client did not open (failed loads ${JSON.stringify(failed)}, page errors ${pageErrors}): ${err.message}`);
+    });
   });
 
   after(async () => {
@@ -74,6 +77,29 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
     await page.fill('#publish [name=data]', '{"from":"page"}');
     await page.click('#publish button');
     await eventually(async () => (await log()).includes('browser #2  {"from":"page"}'), { what: 'page publish in the page' });
+  });
+
+  it('imports /client.js from a page on another origin (CORS) and connects', async () => {
+    const other = await context.newPage();
+    try {
+      await other.goto(`http://localhost:${gw.port}/health`);
+      const welcome = await other.evaluate(
+        async ({ http, ws }) => {
+          const { connect } = await import(`${http}/client.js`);
+          const client = connect(ws);
+          await new Promise((resolve) => client.on('state', (state) => state === 'open' && resolve()));
+          await client.subscribe('cors', () => {});
+          const { worker } = client.welcome;
+          client.close();
+          return { origin: location.origin, worker };
+        },
+        { http: gw.http, ws: gw.url }
+      );
+      expect(welcome.origin).to.not.equal(new URL(gw.http).origin);
+      expect(welcome.worker).to.be.oneOf([1, 2]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('reconnects after its worker is SIGKILLed, resubscribes and receives again', async () => {
