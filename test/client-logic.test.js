@@ -74,10 +74,10 @@ describe('client close policy', () => {
     }
   });
 
-  it('backs off wider on 1013 and blames in-flight publishes on 1009', () => {
+  it('backs off wider on 1013 and blames the largest publish in flight on 1009', () => {
     expect(closePolicy(CloseCode.TRY_AGAIN).minAttempt).to.be.above(closePolicy(1006).minAttempt);
-    expect(closePolicy(CloseCode.TOO_BIG).inFlight).to.equal(ErrorCode.PAYLOAD_TOO_LARGE);
-    expect(closePolicy(1006).inFlight).to.equal(ClientErrorCode.DISCONNECTED);
+    expect(closePolicy(CloseCode.TOO_BIG).largest).to.equal(ErrorCode.PAYLOAD_TOO_LARGE);
+    expect(closePolicy(1006).largest).to.equal(undefined);
   });
 });
 

@@ -1,27 +1,28 @@
 // What each close code asks of the client. Retrying is the default: a worker
 // crash (1006), a drain (1001) or a restart (1012) all mean "come back".
 import { CloseCode, ErrorCode } from '../protocol.js';
-import { ClientErrorCode } from '../client/errors.js';
 
 /**
  * @typedef {object} ClosePolicy
  * @property {boolean} retry reconnect at all
  * @property {number} minAttempt backoff attempt to start from at least (a wider first window)
- * @property {string} inFlight code for publishes sent but not acked when the connection closed
+ * @property {string} [largest] code for the largest publish sent but not acked when the
+ *   connection closed, when the close blames it; the others are `disconnected`
  */
 
-const RETRY = Object.freeze({ retry: true, minAttempt: 0, inFlight: ClientErrorCode.DISCONNECTED });
+const RETRY = Object.freeze({ retry: true, minAttempt: 0 });
 
 const POLICIES = new Map([
   // Refused by policy (origin, per-IP cap): the same request would be refused
   // again, so reconnecting in a loop would only add load. The client stops.
-  [CloseCode.POLICY, { retry: false, minAttempt: 0, inFlight: ClientErrorCode.DISCONNECTED }],
-  // One of our frames was too big, and only publishes can be: those in flight
-  // are rejected and never resent, so reconnecting does not repeat the cause.
-  [CloseCode.TOO_BIG, { retry: true, minAttempt: 0, inFlight: ErrorCode.PAYLOAD_TOO_LARGE }],
+  [CloseCode.POLICY, { retry: false, minAttempt: 0 }],
+  // One of our frames was too big, and only a publish can be: the largest in
+  // flight takes the blame. None is resent, so reconnecting does not repeat
+  // the cause.
+  [CloseCode.TOO_BIG, { retry: true, minAttempt: 0, largest: ErrorCode.PAYLOAD_TOO_LARGE }],
   // Slow consumer or over capacity: the gateway asks for room, so the first
   // window is 8x wider than after a crash.
-  [CloseCode.TRY_AGAIN, { retry: true, minAttempt: 3, inFlight: ClientErrorCode.DISCONNECTED }]
+  [CloseCode.TRY_AGAIN, { retry: true, minAttempt: 3 }]
 ]);
 
 /** @returns {ClosePolicy} */

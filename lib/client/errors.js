@@ -5,8 +5,7 @@
 export const ClientErrorCode = Object.freeze({
   QUEUE_FULL: 'queue_full', // publish while disconnected, with maxQueued already waiting
   DISCONNECTED: 'disconnected', // sent, but the connection died before the ack: may or may not be published
-  CLOSED: 'closed', // close() was called, or the gateway refused us for good (1008)
-  TIMEOUT: 'timeout' // no welcome within connectTimeout
+  CLOSED: 'closed' // close() was called, or the gateway refused us for good (1008)
 });
 
 export class ClientError extends Error {

@@ -54,7 +54,7 @@ export class Client extends Emitter {
   #timer; // the backoff delay, or the connect timeout
   #attempt = 0;
   #nextId = 1;
-  #pending = new Map(); // request id -> {frame, resolve, reject}
+  #pending = new Map(); // request id -> {frame, size, resolve, reject}
   #channels = new Map(); // channel -> Subscription
   #queue;
   #heartbeat;
@@ -216,8 +216,8 @@ export class Client extends Emitter {
   #request(frame) {
     frame.id = this.#nextId++;
     return new Promise((resolve, reject) => {
-      this.#send(frame); // throws (so rejects) on data JSON cannot hold
-      this.#pending.set(frame.id, { frame, resolve, reject });
+      const size = this.#send(frame); // throws (so rejects) on data JSON cannot hold
+      this.#pending.set(frame.id, { frame, size, resolve, reject });
     });
   }
 
@@ -232,14 +232,17 @@ export class Client extends Emitter {
     else request.reject(err);
   }
 
+  /** @returns {number} the frame's length in characters */
   #send(frame) {
-    this.#socket.send(JSON.stringify(frame));
+    const text = JSON.stringify(frame);
+    this.#socket.send(text);
+    return text.length;
   }
 
   /** The socket closed under us: reconnect, unless its close code says not to. */
   #closed(code, reason) {
     const policy = closePolicy(code);
-    this.#drop(policy.inFlight);
+    this.#drop(policy.largest);
     if (!policy.retry) {
       const err = new ClientError(ClientErrorCode.CLOSED, `the gateway closed the connection for good (${code} ${reason})`);
       err.closeCode = code;
@@ -260,8 +263,11 @@ export class Client extends Emitter {
     this.#closed(ABANDONED, reason);
   }
 
-  /** Lets go of the current socket and of the requests that were waiting on it. */
-  #drop(inFlightCode) {
+  /**
+   * Lets go of the current socket and of the requests that were waiting on it.
+   * @param {string} [largestCode] code for the largest publish in flight, when the close blames it
+   */
+  #drop(largestCode) {
     clearTimeout(this.#timer);
     this.#heartbeat.stop();
     const socket = this.#socket;
@@ -269,13 +275,17 @@ export class Client extends Emitter {
     // terminate() is ws's immediate close; a browser's close() cannot wait on us.
     if (socket.terminate) socket.terminate();
     else socket.close(1000);
-    const pending = this.#pending;
+    const pending = [...this.#pending.values()];
     this.#pending = new Map();
-    for (const { frame, resolve, reject } of pending.values()) {
-      if (frame.type === 'publish') reject(new ClientError(inFlightCode, `connection lost before the ack of publish ${frame.id}`));
-      else if (frame.type === 'unsubscribe') resolve(); // nothing to undo: it is not resubscribed
-      // A subscribe is sent again with every reconnect.
+    const publishes = pending.filter((request) => request.frame.type === 'publish');
+    const largest = largestCode && publishes.reduce((a, b) => (b.size > a.size ? b : a), publishes[0]);
+    for (const request of publishes) {
+      const code = request === largest ? largestCode : ClientErrorCode.DISCONNECTED;
+      request.reject(new ClientError(code, `connection lost before the ack of publish ${request.frame.id}`));
     }
+    // Nothing to undo for an unsubscribe (it is not resubscribed); a
+    // subscribe is sent again with every reconnect.
+    for (const request of pending) if (request.frame.type === 'unsubscribe') request.resolve();
   }
 
   #finish(detail) {
