@@ -1,0 +1,72 @@
+// The load generator's side of the wire protocol (lib/protocol.js): the
+// frames it sends, and a reader for the one frame that is on the hot path.
+// Every published `data` object is {"t":<send time, µs since the epoch>,
+// "p":<publisher>,"n":<publisher's counter>,"x":"<padding>"}; the gateway
+// serialises it once and passes it through unchanged, so receivers can read
+// the send time back without parsing the whole frame.
+import { performance } from 'node:perf_hooks';
+
+/** Ids that tell which request an ack or error answers. */
+export const SUBSCRIBE_ID = 1;
+export const PUBLISH_ID = 2;
+
+const MESSAGE = Buffer.from('{"type":"message",');
+const SEQ = Buffer.from('"seq":');
+const SENT = Buffer.from('"data":{"t":');
+
+/** Microseconds since the epoch, comparable across this machine's processes. */
+export function nowUs() {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+export function channelName(index) {
+  return `c${index}`;
+}
+
+/** The padding that brings a data object to about `size` bytes. */
+export function padding(size) {
+  return 'x'.repeat(Math.max(0, size - dataJson(nowUs(), 0, 0, '').length));
+}
+
+export function dataJson(sentUs, publisher, counter, pad) {
+  return `{"t":${sentUs},"p":${publisher},"n":${counter},"x":"${pad}"}`;
+}
+
+export function subscribeFrame(channel) {
+  return `{"type":"subscribe","channel":"${channel}","id":${SUBSCRIBE_ID}}`;
+}
+
+export function publishFrame(channel, data) {
+  return `{"type":"publish","channel":"${channel}","id":${PUBLISH_ID},"data":${data}}`;
+}
+
+export function publishBody(channel, data) {
+  return `{"channel":"${channel}","data":${data}}`;
+}
+
+/**
+ * Reads `seq` and the send time of a message frame into `out` ({seq, sentUs};
+ * sentUs is -1 when the data is not ours) without allocating.
+ * @returns {boolean} false when `buf` is not a message frame
+ */
+export function readMessage(buf, out) {
+  if (buf.length < MESSAGE.length || buf.compare(MESSAGE, 0, MESSAGE.length, 0, MESSAGE.length) !== 0) return false;
+  const seqAt = buf.indexOf(SEQ, MESSAGE.length);
+  if (seqAt === -1) return false;
+  out.seq = readInteger(buf, seqAt + SEQ.length);
+  const sentAt = buf.indexOf(SENT, seqAt);
+  out.sentUs = sentAt === -1 ? -1 : readInteger(buf, sentAt + SENT.length);
+  return out.seq >= 0;
+}
+
+/** The non-negative decimal integer at `at`, or -1. */
+function readInteger(buf, at) {
+  let value = 0;
+  let i = at;
+  for (; i < buf.length; i++) {
+    const digit = buf[i] - 48;
+    if (digit < 0 || digit > 9) break;
+    value = value * 10 + digit;
+  }
+  return i === at ? -1 : value;
+}

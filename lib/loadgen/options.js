@@ -1,0 +1,50 @@
+// Every loadgen option in one table (the shape lib/cli.js reads): the CLI, the
+// LOADGEN_* environment variables, the checks and the README come from here.
+// Checks that involve two flags, and the defaults that depend on the machine,
+// are in plan.js.
+import { commaList } from '../cli.js';
+import { expandAddresses, isLoopback } from './addresses.js';
+
+const int = (min, max) => ({ type: 'number', integer: true, min, max });
+const ms = (min) => int(min, 3600 * 1000);
+
+export const options = {
+  url: { type: 'string', default: 'ws://127.0.0.1:8080/ws', check: checkUrl, describe: 'target (loopback only: 127.0.0.0/8, ::1, localhost)' },
+  connections: { ...int(1, 10_000_000), default: 1000, describe: 'connections to open and hold' },
+  rate: { type: 'number', min: 0.1, default: 1000, describe: 'new connections per second, all processes together' },
+  processes: {
+    ...int(1, 1024),
+    defaultDescription: 'enough to stay under the open-files limit',
+    describe: 'agent processes'
+  },
+  'local-address': {
+    type: 'string',
+    array: true,
+    default: [],
+    coerce: (values) => expandAddresses(commaList(values)),
+    defaultDescription: "kernel's choice",
+    describe: 'source address, repeatable, or a range 127.0.0.1-127.0.0.32; used round-robin'
+  },
+  'max-handshakes': { ...int(1, 1e6), default: 1000, describe: 'handshakes in flight at most, all processes together' },
+  'handshake-timeout': { ...ms(1), default: 10000, describe: 'ms before a handshake (or a subscribe) counts as failed' },
+  channels: { ...int(0, 1e7), default: 0, describe: 'connection i subscribes to channel c<i mod channels> (0 = no subscribe)' },
+  'publish-rate': { type: 'number', min: 0, default: 0, describe: 'messages per second in all, published while holding' },
+  'publish-via': { type: 'string', choices: ['ws', 'http'], default: 'ws', describe: 'ws: from the held connections; http: POST /publish driven by autocannon' },
+  'api-key': { type: 'string', describe: 'bearer token for --publish-via http' },
+  'message-size': { ...int(64, 1 << 20), default: 128, describe: 'bytes of data per published message (about)' },
+  duration: { type: 'number', min: 0, default: 30, describe: 'seconds to hold after the ramp, then close and report' },
+  'drain-timeout': { ...ms(0), default: 5000, describe: 'ms to wait for messages still in flight once publishing stops' },
+  json: { type: 'string', describe: 'write the report as JSON to this file (- = stdout)' }
+};
+
+function checkUrl(value) {
+  let url;
+  try {
+    url = new URL(value);
+  } catch {
+    return `--url ${value} is not a URL`;
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') return `--url must be ws:// or wss://, got ${value}`;
+  if (!isLoopback(url.hostname)) return `--url must point at this machine (127.0.0.0/8, ::1, localhost), got ${url.hostname}`;
+  return undefined;
+}

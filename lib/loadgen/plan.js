@@ -1,0 +1,46 @@
+// Splits a run among agent processes: how many (from the open-files limit),
+// which connections each opens, and its share of the rates. Also the checks
+// that involve more than one flag.
+import { UsageError } from '../cli.js';
+import { readSnapshot } from '../doctor/proc.js';
+
+/** Sockets one agent may hold: 90 % of its open-files limit, less what Node itself keeps open. */
+export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? Infinity) {
+  return Math.max(1, Math.floor(limit * 0.9) - 64);
+}
+
+/**
+ * @param {object} o resolved options (lib/loadgen/options.js)
+ * @returns {{processes: number, agents: object[]}} one entry per agent, in the shape Pool takes
+ * @throws {UsageError}
+ */
+export function planRun(o, perProcess = connectionsPerProcess()) {
+  if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
+  if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey) throw new UsageError('--publish-via http needs --api-key');
+  const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
+  const largest = Math.ceil(o.connections / processes);
+  if (largest > perProcess) {
+    throw new UsageError(
+      `--processes ${processes} means ${largest} connections per process, over the ${perProcess} ` +
+        `that the open-files limit allows; use at least ${Math.ceil(o.connections / perProcess)}`
+    );
+  }
+  const agents = [];
+  for (let a = 0, first = 0; a < processes; a++) {
+    const count = Math.floor(o.connections / processes) + (a < o.connections % processes ? 1 : 0);
+    agents.push({
+      agent: a,
+      first,
+      count,
+      rate: o.rate / processes,
+      maxHandshakes: Math.max(1, Math.ceil(o.maxHandshakes / processes)),
+      handshakeTimeout: o.handshakeTimeout,
+      url: o.url,
+      addresses: o.localAddress,
+      channels: o.channels,
+      messageSize: o.messageSize
+    });
+    first += count;
+  }
+  return { processes, agents };
+}

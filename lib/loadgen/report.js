@@ -1,0 +1,111 @@
+// The run's report: the JSON object (field names fixed by DESIGN.md), the
+// human summary, the progress line, and whether the run fell short.
+import { Histogram } from './histogram.js';
+import { countOf } from './totals.js';
+
+/**
+ * @param {object} run
+ * @param {object} run.options resolved options
+ * @param {number} run.processes
+ * @param {object} run.totals the agents' final figures, combined
+ * @param {number} run.heldAtClose connections open when closing began
+ * @param {object} run.publishing {published, errors, unacked} (zeros without publishing)
+ * @param {number} run.expected messages the subscribers should have received
+ * @param {number} run.durationS
+ * @param {number} run.rampS
+ * @param {string} [run.aborted] why the run stopped early
+ */
+export function buildReport({ options, processes, totals: t, heldAtClose, publishing, expected, durationS, rampS, aborted }) {
+  const latency = t.latencyUs ?? new Histogram();
+  const handshake = t.handshakeUs ?? new Histogram();
+  const connectS = (t.lastOpenAt - t.firstAttemptAt) / 1000;
+  const rss = t.rss ?? {};
+  const report = {
+    target: options.connections,
+    open: t.peakOpen ?? 0,
+    heldAtClose,
+    failed: t.failed ?? {},
+    dropped: t.dropped ?? {},
+    connectRate: connectS > 0 ? round(t.opened / connectS) : 0,
+    rampS: round(rampS),
+    handshakeMs: ms(handshake, ['min', 'mean', 'p50', 'p90', 'p99', 'max']),
+    subscribed: t.subscribed ?? 0,
+    subscribeErrors: t.subscribeErrors ?? {},
+    published: publishing.published,
+    publishErrors: publishing.errors,
+    publishUnacked: publishing.unacked,
+    received: t.received ?? 0,
+    expected,
+    lost: Math.max(0, expected - (t.received ?? 0)),
+    extra: Math.max(0, (t.received ?? 0) - expected),
+    outOfOrder: t.outOfOrder ?? 0,
+    seqGaps: t.gaps ?? 0,
+    latencyMs: ms(latency, ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'max']),
+    durationS: round(durationS),
+    processes,
+    localAddresses: options.localAddress.length,
+    agentRssBytes: rss.peak ?? 0,
+    rssPerConnectionBytes: rss.heldConnections > 0 ? Math.round((rss.held - rss.baseline) / rss.heldConnections) : 0
+  };
+  if (aborted) report.aborted = aborted;
+  report.shortfalls = shortfalls(report);
+  return report;
+}
+
+/** What makes the run a failure (exit code 1); empty when it did what was asked. */
+function shortfalls(r) {
+  const out = [];
+  if (r.aborted) out.push(`aborted: ${r.aborted}`);
+  if (r.open < r.target) out.push(`open ${r.open} < target ${r.target}`);
+  if (r.lost > 0) out.push(`lost ${r.lost}`);
+  if (r.outOfOrder > 0) out.push(`out of order ${r.outOfOrder}`);
+  return out;
+}
+
+export function formatSummary(r, url) {
+  const l = r.latencyMs;
+  const h = r.handshakeMs;
+  const lines = [
+    `loadgen ${url}: ${r.target} connections, ${r.processes} processes, ${r.localAddresses || 'default'} source addresses`,
+    `  open       ${r.open} / ${r.target} at peak, ${r.heldAtClose} held at close; failed ${reasons(r.failed)}; dropped ${reasons(r.dropped)}`,
+    `  connect    ${r.connectRate}/s (ramp ${r.rampS} s); handshake p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms`,
+    `  messages   published ${r.published} (errors ${reasons(r.publishErrors)}, unacked ${r.publishUnacked}); ` +
+      `received ${r.received} of ${r.expected} expected; lost ${r.lost}; out of order ${r.outOfOrder}`,
+    `  latency    min ${l.min} mean ${l.mean} stdev ${l.stdev} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms`,
+    `  agents     RSS ${mib(r.agentRssBytes)} MiB at peak; ${r.rssPerConnectionBytes} bytes per held connection`,
+    `  duration   ${r.durationS} s`,
+    `  result     ${r.shortfalls.length === 0 ? 'OK' : `FELL SHORT: ${r.shortfalls.join('; ')}`}`
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** One progress line from the latest combined status. */
+export function progressLine(t, { uptimeS, target, connectRate }) {
+  const latency = t.latencyUs ?? new Histogram();
+  return (
+    `[${uptimeS.toFixed(1).padStart(6)} s] open ${t.open ?? 0}/${target}  failed ${reasons(t.failed)}  ` +
+    `rate ${Math.round(connectRate)}/s  received ${t.received ?? 0}  ` +
+    `latency p50 ${round(latency.quantile(0.5) / 1000)} ms p99 ${round(latency.quantile(0.99) / 1000)} ms\n`
+  );
+}
+
+function ms(h, fields) {
+  const value = { min: h.count ? h.min : 0, mean: h.mean, stdev: h.stdev, max: h.max };
+  const out = {};
+  for (const f of fields) out[f] = round((f.startsWith('p') ? h.quantile(Number(f.slice(1)) / 100) : value[f]) / 1000);
+  return out;
+}
+
+function reasons(table = {}) {
+  const total = countOf(table);
+  if (total === 0) return '0';
+  return `${total} (${Object.entries(table).map(([k, v]) => `${k} ${v}`).join(', ')})`;
+}
+
+function round(x) {
+  return Math.round(x * 100) / 100;
+}
+
+function mib(bytes) {
+  return round(bytes / 1048576);
+}

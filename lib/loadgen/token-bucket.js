@@ -1,0 +1,24 @@
+// Paces work at a steady rate: tokens accrue at `rate` per second up to
+// `burst`, and each unit of work takes one. Tokens not taken while the caller
+// was held back (e.g. by the cap on handshakes in flight) are lost beyond the
+// burst, so a stall is never followed by a flood.
+import { performance } from 'node:perf_hooks';
+
+export class TokenBucket {
+  constructor(rate, burst = Math.max(1, rate / 20)) {
+    this.rate = rate;
+    this.burst = burst;
+    this.tokens = Math.min(1, burst);
+    this.last = performance.now();
+  }
+
+  /** Whole tokens available now, at most `wanted`; they are taken. */
+  take(wanted) {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.last = now;
+    const n = Math.min(wanted, Math.floor(this.tokens));
+    this.tokens -= n;
+    return n;
+  }
+}

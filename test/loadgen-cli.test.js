@@ -1,0 +1,140 @@
+// `node bin/loadgen.js` as a user runs it: bad flags, a target that refuses
+// everything, and real runs against the gateway (2 workers) with subscribe and
+// publish over WebSocket and over HTTP.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import { startGateway } from './helpers/gateway.js';
+
+const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
+
+/** Runs loadgen against `target.url` with these flags and --json -. */
+function loadgen(target, flags) {
+  const args = ['--url', target.url, '--json', '-'];
+  for (const [name, value] of Object.entries(flags)) args.push(`--${name}`, String(value));
+  return spawnLoadgen(args);
+}
+
+/** Resolves {code, stdout, stderr, report (parsed stdout), ms}. */
+async function spawnLoadgen(args) {
+  const started = Date.now();
+  const proc = spawn(process.execPath, [LOADGEN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (d) => (stdout += d));
+  proc.stderr.on('data', (d) => (stderr += d));
+  const [code] = await once(proc, 'exit');
+  let report;
+  try {
+    report = JSON.parse(stdout);
+  } catch {}
+  return { code, stdout, stderr, report, ms: Date.now() - started };
+}
+
+/** A loopback port that nothing listens on (bound, then released). */
+async function closedPort() {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address();
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+describe('loadgen (command line)', function () {
+  for (const [args, message] of [
+    [['--url', 'ws://exa mple'], /--url ws:\/\/exa mple is not a URL/],
+    [['--url', 'ws://10.1.2.3:8080/ws'], /must point at this machine/],
+    [['--url', 'http://127.0.0.1/ws'], /must be ws:\/\/ or wss:\/\//],
+    [['--local-address', '127.0.0.9-127.0.0.1'], /range 127.0.0.9-127.0.0.1 is empty/],
+    [['--connections', '0'], /--connections must be at least 1/],
+    [['--publish-rate', '10'], /needs --channels/],
+    [['--no-such-flag'], /Unknown argument/]
+  ]) {
+    it(`exits 2 with a message for ${args.join(' ')}`, async () => {
+      const { code, stderr, stdout } = await spawnLoadgen(args);
+      expect(code, stderr).to.equal(2);
+      expect(stderr).to.match(message);
+      expect(stdout).to.equal('');
+    });
+  }
+
+  it('stops promptly against a closed port, reporting the refusals by reason', async () => {
+    const port = await closedPort();
+    const run = await loadgen({ url: `ws://127.0.0.1:${port}/ws` }, { connections: 5000, rate: 1000 });
+    expect(run.code, run.stderr).to.equal(1);
+    expect(run.ms).to.be.below(10000);
+    expect(run.report.open).to.equal(0);
+    expect(run.report.failed.ECONNREFUSED).to.be.at.least(50);
+    expect(Object.keys(run.report.failed)).to.deep.equal(['ECONNREFUSED']);
+    expect(run.report.aborted).to.match(/refused/);
+    expect(run.stderr).to.match(/FELL SHORT: aborted/);
+  });
+
+  describe('against the gateway (2 workers)', function () {
+    let gw;
+    before(async () => {
+      gw = await startGateway(['--api-key', 'k3y']);
+    });
+    after(() => gw?.stop());
+
+    it('holds 3000 connections from 4 source addresses over 2 processes, publishing over WebSocket: nothing lost', async () => {
+      const run = await loadgen(gw, {
+        connections: 3000,
+        rate: 3000,
+        processes: 2,
+        'local-address': '127.0.0.1-127.0.0.4',
+        channels: 20,
+        'publish-rate': 200,
+        duration: 2
+      });
+      const r = run.report;
+      expect(run.code, run.stderr).to.equal(0);
+      expect(r).to.include({ target: 3000, open: 3000, heldAtClose: 3000, subscribed: 3000, lost: 0, outOfOrder: 0, processes: 2, localAddresses: 4 });
+      expect(r.failed).to.deep.equal({});
+      expect(r.published).to.be.at.least(300);
+      expect(r.expected).to.equal(r.published * 150); // 3000 subscribers over 20 channels, round-robin publishes
+      expect(r.received).to.equal(r.expected);
+      for (const field of ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'max']) expect(r.latencyMs).to.have.property(field);
+      expect(r.latencyMs.p50).to.be.above(0);
+      expect(r.handshakeMs.p99).to.be.at.least(r.handshakeMs.p50);
+      expect(r.connectRate).to.be.above(0);
+      expect(r.agentRssBytes).to.be.above(0);
+      expect(r.rssPerConnectionBytes).to.be.above(0);
+      expect(r.durationS).to.be.above(2);
+    });
+
+    it('publishes over HTTP with autocannon: every 202 reaches every subscriber', async () => {
+      const run = await loadgen(gw, {
+        connections: 400,
+        rate: 2000,
+        channels: 4,
+        'publish-rate': 100,
+        'publish-via': 'http',
+        'api-key': 'k3y',
+        duration: 2
+      });
+      const r = run.report;
+      expect(run.code, run.stderr).to.equal(0);
+      expect(r).to.include({ open: 400, lost: 0, outOfOrder: 0, publishUnacked: 0 });
+      expect(r.published).to.equal(200);
+      expect(r.expected).to.equal(200 * 100);
+      expect(r.received).to.equal(r.expected);
+    });
+
+    it('counts publishes with a wrong API key as refused by HTTP status, with nothing expected', async () => {
+      const run = await loadgen(gw, {
+        connections: 20,
+        channels: 2,
+        'publish-rate': 20,
+        'publish-via': 'http',
+        'api-key': 'wrong',
+        duration: 1
+      });
+      expect(run.report).to.include({ published: 0, expected: 0, received: 0, lost: 0 });
+      expect(Object.keys(run.report.publishErrors)).to.satisfy((keys) => keys.length === 1 && /^HTTP 40[13]$/.test(keys[0]));
+    });
+  });
+});

@@ -1,0 +1,134 @@
+// Unit tests of the load generator's pieces that need no sockets: address
+// ranges, the run plan, the histogram, the frame reader and the totals.
+import { expect } from 'chai';
+import { expandAddresses, isLoopback, portRangeWarning, ephemeralPortCount } from '../lib/loadgen/addresses.js';
+import { planRun, connectionsPerProcess } from '../lib/loadgen/plan.js';
+import { resolveOptions, UsageError } from '../lib/cli.js';
+import { options } from '../lib/loadgen/options.js';
+import { Histogram } from '../lib/loadgen/histogram.js';
+import { readMessage, padding, dataJson, nowUs } from '../lib/loadgen/frames.js';
+import { messageFrame } from '../lib/protocol.js';
+import { combine } from '../lib/loadgen/totals.js';
+
+describe('loadgen source addresses', () => {
+  it('expands an inclusive IPv4 range across octets, in order', () => {
+    expect(expandAddresses(['127.0.0.1-127.0.0.4'])).to.deep.equal(['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4']);
+    const wide = expandAddresses(['127.0.0.254-127.0.1.1']);
+    expect(wide).to.deep.equal(['127.0.0.254', '127.0.0.255', '127.0.1.0', '127.0.1.1']);
+  });
+
+  it('keeps single addresses and repeated or comma-separated values', () => {
+    expect(expandAddresses(['127.0.0.9', '::1', '127.0.0.1-127.0.0.1'])).to.deep.equal(['127.0.0.9', '::1', '127.0.0.1']);
+    expect(resolveOptions(options, { localAddress: ['127.0.0.1,127.0.0.2', '127.0.0.5-127.0.0.6'] }).localAddress).to.deep.equal([
+      '127.0.0.1',
+      '127.0.0.2',
+      '127.0.0.5',
+      '127.0.0.6'
+    ]);
+  });
+
+  for (const [value, message] of [
+    ['127.0.0.9-127.0.0.2', /empty/],
+    ['127.0.0.1-', /not an IP address/],
+    ['127.0.0.300', /not an IP address/],
+    ['10.0.0.1', /not a loopback/],
+    ['127.0.0.1-10.0.0.1', /not a loopback/],
+    ['127.0.0.0-127.1.0.0', /more than 65536/],
+    ['::1-::1', /IPv4 only/]
+  ]) {
+    it(`refuses ${value}`, () => {
+      expect(() => expandAddresses([value])).to.throw(UsageError, message);
+    });
+  }
+
+  it('knows loopback targets', () => {
+    for (const host of ['127.0.0.1', '127.255.0.9', 'localhost', '[::1]', '::1']) expect(isLoopback(host), host).to.equal(true);
+    for (const host of ['10.0.0.1', '128.0.0.1', 'example.com', '[::2]', '0.0.0.0']) expect(isLoopback(host), host).to.equal(false);
+  });
+
+  it('warns when one address would need more ports than the ephemeral range', () => {
+    expect(portRangeWarning(60000, 16, 28232)).to.equal(undefined);
+    expect(portRangeWarning(60000, 2, 28232)).to.match(/30000 connections per source address exceed the 28232 ephemeral ports.*at least 3 addresses/);
+    expect(portRangeWarning(30000, 0, 28232)).to.match(/30000 connections per source address/);
+  });
+
+  it('reads the ephemeral port range', () => {
+    expect(ephemeralPortCount({ sysctl: () => [32768, 60999] })).to.equal(28232);
+    expect(ephemeralPortCount({ sysctl: () => undefined })).to.equal(Infinity);
+  });
+});
+
+describe('loadgen run plan', () => {
+  const base = (given) => resolveOptions(options, given);
+
+  it('derives the processes from the open-files limit, with headroom', () => {
+    expect(connectionsPerProcess(20000)).to.equal(17936);
+    expect(planRun(base({ connections: 60000 }), 17936).processes).to.equal(4);
+    expect(planRun(base({ connections: 3000 }), 17936).processes).to.equal(1);
+  });
+
+  it('splits connections, rate and handshakes among agents without overlap', () => {
+    const { agents } = planRun(base({ connections: 10, processes: 3, rate: 300, maxHandshakes: 10 }), 100);
+    expect(agents.map((a) => [a.first, a.count])).to.deep.equal([
+      [0, 4],
+      [4, 3],
+      [7, 3]
+    ]);
+    expect(agents.map((a) => a.rate)).to.deep.equal([100, 100, 100]);
+    expect(agents.every((a) => a.maxHandshakes === 4)).to.equal(true);
+  });
+
+  it('refuses too few processes for the open-files limit and flags that do not fit together', () => {
+    expect(() => planRun(base({ connections: 60000, processes: 2 }), 17936)).to.throw(UsageError, /use at least 4/);
+    expect(() => planRun(base({ publishRate: 10 }))).to.throw(UsageError, /needs --channels/);
+    expect(() => planRun(base({ publishRate: 10, channels: 2, publishVia: 'http' }))).to.throw(UsageError, /needs --api-key/);
+  });
+});
+
+describe('loadgen histogram', () => {
+  it('gives percentiles within 1 % and exact min, max, mean and stdev', () => {
+    const h = new Histogram();
+    for (let v = 1; v <= 100000; v++) h.record(v);
+    for (const q of [0.5, 0.9, 0.99]) expect(h.quantile(q)).to.be.closeTo(q * 100000, q * 1000);
+    expect([h.min, h.max, h.mean]).to.deep.equal([1, 100000, 50000.5]);
+    expect(h.stdev).to.be.closeTo(28867.5, 0.1);
+  });
+
+  it('is exact for small values and merges through JSON', () => {
+    const a = new Histogram();
+    const b = new Histogram();
+    for (let v = 0; v < 100; v++) (v % 2 ? a : b).record(v);
+    const merged = Histogram.from(JSON.parse(JSON.stringify(a))).merge(JSON.parse(JSON.stringify(b)));
+    expect(merged.count).to.equal(100);
+    expect(merged.quantile(0.5)).to.equal(49);
+    expect(merged.quantile(1)).to.equal(99);
+  });
+});
+
+describe('loadgen frames', () => {
+  it('reads seq and send time from the gateway message frame without parsing it', () => {
+    const sent = nowUs();
+    const data = dataJson(sent, 3, 7, padding(128));
+    expect(data.length).to.be.within(120, 136);
+    const out = { seq: 0, sentUs: 0 };
+    expect(readMessage(Buffer.from(messageFrame('c42', 1234, data)), out)).to.equal(true);
+    expect(out).to.deep.equal({ seq: 1234, sentUs: sent });
+    expect(readMessage(Buffer.from(messageFrame('c1', 5, '{"other":1}')), out)).to.equal(true);
+    expect(out).to.deep.equal({ seq: 5, sentUs: -1 });
+    expect(readMessage(Buffer.from('{"type":"ack","id":1}'), out)).to.equal(false);
+  });
+});
+
+describe('loadgen totals', () => {
+  it('sums counts, reason tables and arrays, and spans the connect phase', () => {
+    const h = new Histogram();
+    h.record(5);
+    const total = combine([
+      { open: 2, failed: { ECONNREFUSED: 1 }, perChannel: [1, 2], firstAttemptAt: 10, lastOpenAt: 20, latencyUs: h.toJSON() },
+      undefined,
+      { open: 3, failed: { ECONNREFUSED: 2, 'HTTP 503': 1 }, perChannel: [3, 4], firstAttemptAt: 5, lastOpenAt: 15, latencyUs: h.toJSON() }
+    ]);
+    expect(total).to.deep.include({ open: 5, failed: { ECONNREFUSED: 3, 'HTTP 503': 1 }, perChannel: [4, 6], firstAttemptAt: 5, lastOpenAt: 20 });
+    expect(total.latencyUs.count).to.equal(2);
+  });
+});
