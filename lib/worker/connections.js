@@ -2,6 +2,7 @@
 // welcome, the protocol (subscribe, unsubscribe, publish, ping), the publish
 // rate limit, and the close. Handlers are created once per worker and read the
 // connection from `this`, so a connection costs no closures of its own.
+import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
 import {
   CloseCode,
@@ -50,6 +51,8 @@ export class Connections {
     this.keepalive = keepalive;
     this.log = log;
     this.opened = 0;
+    // Worker number and a random part, so ids stay unique across restarts.
+    this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
     this.perIp = new Map(); // client IP -> open connections, kept only with --max-conns-per-ip
     const self = this;
     this.onMessage = function onMessage(data, isBinary) {
@@ -73,7 +76,7 @@ export class Connections {
   }
 
   accept(ws, ip) {
-    ws[kId] = `${this.worker}-${(this.opened++).toString(36)}`;
+    ws[kId] = `${this.idPrefix}${(this.opened++).toString(36)}`;
     ws[kIp] = ip;
     ws[kTokens] = this.config.maxPublishRate;
     ws[kRefilled] = Date.now();

@@ -10,6 +10,8 @@ const STATIC = {
   '/': ['status/index.html', 'text/html; charset=utf-8']
 };
 
+const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
+
 const STATUS_FOR = {
   [ErrorCode.BAD_REQUEST]: 400,
   [ErrorCode.INVALID_CHANNEL]: 400,
@@ -41,7 +43,10 @@ export function createRequestHandler({ config, relay, draining }) {
     if (path === '/stats') {
       return relay.clusterStats ? reply(res, 200, relay.clusterStats) : reply(res, 503, { error: 'starting' });
     }
-    if (Object.hasOwn(STATIC, path)) return serveFile(res, path);
+    if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
+    // The client's own modules, imported by /client.js as ./client/<name>.js.
+    const part = CLIENT_PART.exec(path);
+    if (part !== null) return serveFile(res, `client/${part[1]}`, STATIC['/client.js'][1]);
     reply(res, 404, { error: 'not_found' });
   };
 
@@ -71,8 +76,7 @@ export function createRequestHandler({ config, relay, draining }) {
       .catch(() => res.destroy());
   }
 
-  function serveFile(res, path) {
-    const [file, type] = STATIC[path];
+  function serveFile(res, file, type) {
     let body = files.get(file);
     if (body === undefined) {
       try {
