@@ -21,6 +21,7 @@ const DRAINING = 1;
 /**
  * @param {object} config resolved gateway configuration
  * @param {number} worker this worker's number, 1..config.workers
+ * @returns {{server: http.Server}} fed by the primary; a baseline may listen on it itself
  */
 export function startWorker(config, worker) {
   const log = createLogger(config.logLevel, { role: 'worker', worker });
@@ -94,4 +95,5 @@ export function startWorker(config, worker) {
 
   process.send({ type: Message.READY });
   log.debug('worker started');
+  return { server };
 }
