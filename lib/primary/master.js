@@ -20,6 +20,7 @@ export class GatewayMaster extends sticky.Master {
     this.balancer = balancer;
     this.readProxyHeader = readProxyHeader;
     this.refused = refused;
+    this.inFlight = new Map(); // cluster worker -> sockets queued to it
   }
 
   /** Connection listener (Master passes it to net.Server). */
@@ -46,10 +47,32 @@ export class GatewayMaster extends sticky.Master {
       return;
     }
     slot.handed++;
+    const inFlight = this.inFlightTo(slot.worker);
+    inFlight.add(socket);
     const message = { type: Message.SOCKET, ip, head: head?.length ? head.toString('base64') : undefined };
     slot.worker.send(message, socket, { keepOpen: false }, (err) => {
+      inFlight.delete(socket);
       if (err) socket.destroy();
     });
+  }
+
+  /**
+   * Sockets queued to a worker but not yet written to its IPC channel. Node
+   * keeps them queued while the worker has not acknowledged an earlier
+   * socket; if the worker dies meanwhile they would hang open forever, so they
+   * are closed with it.
+   */
+  inFlightTo(worker) {
+    let sockets = this.inFlight.get(worker);
+    if (sockets === undefined) {
+      sockets = new Set();
+      this.inFlight.set(worker, sockets);
+      worker.once('exit', () => {
+        for (const socket of sockets) socket.destroy();
+        this.inFlight.delete(worker);
+      });
+    }
+    return sockets;
   }
 }
 

@@ -49,6 +49,7 @@ export class TestClient {
         resolve(frame);
       };
       this.opened.catch(reject);
+      this.closed.then(({ code }) => reject(new Error(`closed (${code}) while waiting for a frame`)));
       this.waiters.add(waiter);
     });
   }
