@@ -44,15 +44,7 @@ export function isValidChannel(name) {
  * @throws {ProtocolError} with the code to answer
  */
 export function parseClientFrame(text) {
-  let frame;
-  try {
-    frame = JSON.parse(text);
-  } catch {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'frame is not valid JSON');
-  }
-  if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'frame must be a JSON object');
-  }
+  const frame = parseObject(text, 'frame');
   const { type, id } = frame;
   if (id !== undefined && !isValidId(id)) {
     throw new ProtocolError(ErrorCode.BAD_REQUEST, `id must be a number or a string of at most ${MAX_ID_LENGTH} characters`);
@@ -84,15 +76,7 @@ export function parseClientFrame(text) {
  * @throws {ProtocolError}
  */
 export function parsePublishBody(text) {
-  let body;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
-  }
+  const body = parseObject(text, 'body');
   const channel = checkChannel(body.channel);
   if (!('data' in body)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body needs a data field');
   checkDepth(body.data);
@@ -121,6 +105,19 @@ export function errorFrame(code, message, id) {
 export function messageFrame(channel, seq, dataJson) {
   // Channel names are validated to need no escaping.
   return `{"type":"message","channel":"${channel}","seq":${seq},"data":${dataJson}}`;
+}
+
+function parseObject(text, what) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, `${what} is not valid JSON`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, `${what} must be a JSON object`);
+  }
+  return value;
 }
 
 function isValidId(id) {

@@ -1,6 +1,7 @@
 // A real `ws` client that records every frame it gets, so tests can wait for
 // the one they expect.
 import WebSocket from 'ws';
+import { Waitlist } from './waitlist.js';
 
 export class TestClient {
   /**
@@ -16,8 +17,7 @@ export class TestClient {
 
   constructor(ws) {
     this.ws = ws;
-    this.frames = [];
-    this.waiters = new Set();
+    this.received = new Waitlist(() => `got ${JSON.stringify(this.frames).slice(-500)}`);
     this.nextId = 1;
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
     this.opened = new Promise((resolve, reject) => {
@@ -25,33 +25,23 @@ export class TestClient {
       ws.once('error', reject);
       ws.once('unexpected-response', (req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
     });
+    // Settles when no frame can come any more: the connection failed or closed.
+    this.gone = Promise.race([
+      this.opened.then(() => new Promise(() => {})),
+      this.closed.then(({ code }) => `closed (${code}) while waiting for a frame`)
+    ]);
+    this.gone.catch(() => {});
     ws.on('error', () => {});
-    ws.on('message', (data, isBinary) => {
-      const frame = isBinary ? { binary: data } : JSON.parse(data);
-      this.frames.push(frame);
-      for (const w of this.waiters) if (w.predicate(frame)) w.resolve(frame);
-    });
+    ws.on('message', (data, isBinary) => this.received.push(isBinary ? { binary: data } : JSON.parse(data)));
+  }
+
+  get frames() {
+    return this.received.items;
   }
 
   /** Resolves with the first frame (received or to come) matching predicate. */
   next(predicate, timeout = 10000) {
-    const seen = this.frames.find(predicate);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const waiter = { predicate };
-      const timer = setTimeout(() => {
-        this.waiters.delete(waiter);
-        reject(new Error(`no matching frame within ${timeout} ms; got ${JSON.stringify(this.frames).slice(-500)}`));
-      }, timeout);
-      waiter.resolve = (frame) => {
-        clearTimeout(timer);
-        this.waiters.delete(waiter);
-        resolve(frame);
-      };
-      this.opened.catch(reject);
-      this.closed.then(({ code }) => reject(new Error(`closed (${code}) while waiting for a frame`)));
-      this.waiters.add(waiter);
-    });
+    return this.received.wait(predicate, timeout, this.gone);
   }
 
   send(frame) {

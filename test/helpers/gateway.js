@@ -5,6 +5,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import readline from 'node:readline';
+import { Waitlist } from './waitlist.js';
 
 const GATEWAY = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
 
@@ -32,9 +33,8 @@ export async function startGateway(args = [], { env = {}, timeout = 20000 } = {}
 export class Gateway {
   constructor(proc) {
     this.proc = proc;
-    this.logs = [];
     this.stderr = '';
-    this.waiters = new Set();
+    this.lines = new Waitlist(() => `stderr: ${this.stderr.slice(-2000)}`);
     this.exited = once(proc, 'exit').then(([code, signal]) => ({ code, signal }));
     proc.stderr.on('data', (d) => (this.stderr += d));
     readline.createInterface({ input: proc.stdout }).on('line', (line) => {
@@ -44,31 +44,18 @@ export class Gateway {
       } catch {
         entry = { msg: line };
       }
-      this.logs.push(entry);
-      for (const w of this.waiters) if (w.predicate(entry)) w.resolve(entry);
+      this.lines.push(entry);
     });
+  }
+
+  get logs() {
+    return this.lines.items;
   }
 
   /** Resolves with the first log line (past or future) matching predicate. */
   waitForLog(predicate, timeout = 10000) {
-    const seen = this.logs.find(predicate);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const waiter = { predicate };
-      const timer = setTimeout(() => {
-        this.waiters.delete(waiter);
-        reject(new Error(`no matching log line within ${timeout} ms; stderr: ${this.stderr.slice(-2000)}`));
-      }, timeout);
-      waiter.resolve = (entry) => {
-        clearTimeout(timer);
-        this.waiters.delete(waiter);
-        resolve(entry);
-      };
-      this.exited.then(({ code, signal }) =>
-        reject(new Error(`gateway exited (${code ?? signal}) while waiting; stderr: ${this.stderr.slice(-2000)}`))
-      );
-      this.waiters.add(waiter);
-    });
+    const exit = this.exited.then(({ code, signal }) => `gateway exited (${code ?? signal}); stderr: ${this.stderr.slice(-2000)}`);
+    return this.lines.wait(predicate, timeout, exit);
   }
 
   /** GET or POST on the public port; resolves {status, headers, body (parsed JSON when possible)}. */
