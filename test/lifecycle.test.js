@@ -6,8 +6,15 @@ import { expect } from 'chai';
 import { startGateway, eventually } from './helpers/gateway.js';
 import { TestClient } from './helpers/client.js';
 
-const readyPid = (gw, worker, not) =>
-  gw.logs.filter((l) => l.msg === 'worker ready' && l.worker === worker && l.pid !== not).at(-1)?.pid;
+const readies = (gw, worker) => gw.logs.filter((l) => l.msg === 'worker ready' && l.worker === worker);
+const readyPid = (gw, worker) => readies(gw, worker).at(-1).pid;
+
+/** Kills a worker and resolves once its slot has a new ready worker. */
+async function killAndAwaitRespawn(gw, worker) {
+  const count = readies(gw, worker).length;
+  process.kill(readyPid(gw, worker), 'SIGKILL');
+  await eventually(() => readies(gw, worker).length > count, { what: `worker ${worker} respawned` });
+}
 
 describe('keepalive', function () {
   let gw;
@@ -89,10 +96,8 @@ describe('supervision', function () {
     expect(victims).to.not.be.empty;
     expect(survivors).to.not.be.empty;
 
-    const oldPid = readyPid(gw, 1);
-    process.kill(oldPid, 'SIGKILL');
+    await killAndAwaitRespawn(gw, 1);
     await Promise.all(victims.map((c) => c.closed));
-    await eventually(() => readyPid(gw, 1, oldPid), { what: 'worker 1 respawned' });
     expect(await gw.metric('gateway_worker_restarts_total')).to.equal(1);
     await eventually(async () => (await gw.metric('gateway_workers')) === 2, { what: '2 live workers' });
 
@@ -106,6 +111,16 @@ describe('supervision', function () {
     await survivors[0].publish('live', 'again');
     await back.next((f) => f.type === 'message' && f.data === 'again');
     for (const c of [...survivors, back]) c.close();
+  });
+
+  it('backs off exponentially when a worker keeps dying young', async () => {
+    const deaths = () => gw.logs.filter((l) => l.msg === 'worker died' && l.worker === 2);
+    const before = deaths().length;
+    for (let i = 0; i < 3; i++) await killAndAwaitRespawn(gw, 2);
+    const delays = deaths().slice(before).map((l) => l.retryInMs);
+    expect(delays).to.have.length(3);
+    expect(delays[1]).to.equal(delays[0] * 2);
+    expect(delays[2]).to.equal(delays[1] * 2);
   });
 
   it('replaces workers one at a time on SIGHUP while the port keeps accepting', async () => {
@@ -126,7 +141,8 @@ describe('supervision', function () {
     expect(after[0]).to.not.equal(before[0]);
     expect(after[1]).to.not.equal(before[1]);
     expect(during).to.not.be.empty;
-    expect(await gw.metric('gateway_worker_restarts_total')).to.equal(1); // a deploy is not a crash
+    // A deploy is not a crash: only the four deaths above count.
+    expect(await gw.metric('gateway_worker_restarts_total')).to.equal(4);
   });
 });
 
