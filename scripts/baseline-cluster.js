@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// Baseline for the benchmarks: the gateway's own worker code behind Node's
+// built-in cluster (round-robin accept in the primary) instead of the sticky
+// primary. Workers call startWorker() and listen on the shared port
+// themselves; the primary relays publishes with the gateway's PrimaryRelay,
+// so what differs from the gateway is only how connections reach a worker.
+//
+//   node scripts/baseline-cluster.js [gateway flags: --port, --workers, --ping-interval, ...]
+import cluster from 'node:cluster';
+
+if (cluster.isPrimary) {
+  await primary();
+} else {
+  const { startWorker } = await import('../lib/worker/index.js');
+  const config = JSON.parse(process.env.GATEWAY_WORKER_CONFIG);
+  startWorker(config, Number(process.env.GATEWAY_WORKER_NUMBER)).server.listen(config.port, config.host);
+}
+
+async function primary() {
+  const { parseCommandLine, exitOnUsageError } = await import('../lib/cli.js');
+  const { options } = await import('../lib/config.js');
+  const { PrimaryRelay } = await import('../lib/primary/relay.js');
+  const { startClusterStats } = await import('../lib/primary/cluster-stats.js');
+  const { Message } = await import('../lib/ipc.js');
+  const config = await parseCommandLine({ argv: process.argv.slice(2), table: options, usage: 'baseline-cluster [options]' }).catch(
+    exitOnUsageError
+  );
+
+  const relay = new PrimaryRelay({ onPublish() {} });
+  startClusterStats(relay);
+  cluster.schedulingPolicy = cluster.SCHED_RR;
+  // The gateway's workers run with --expose-gc for the periodic GC; so do these.
+  const execArgv = ['--expose-gc'];
+  if (config.maxOldSpaceSize) execArgv.push(`--max-old-space-size=${config.maxOldSpaceSize}`);
+  if (config.maxSemiSpaceSize) execArgv.push(`--max-semi-space-size=${config.maxSemiSpaceSize}`);
+  cluster.setupPrimary({ execArgv });
+
+  let listening = 0;
+  for (let n = 1; n <= config.workers; n++) {
+    const worker = cluster.fork({ GATEWAY_WORKER_CONFIG: JSON.stringify(config), GATEWAY_WORKER_NUMBER: String(n) });
+    worker.on('message', (msg) => {
+      if (msg?.type === Message.READY) relay.attach(worker);
+      else if (msg?.type === Message.BATCH) relay.receive(worker, msg.ops);
+    });
+    worker.on('listening', () => {
+      if (++listening === config.workers) console.log(JSON.stringify({ msg: 'baseline ready', port: config.port, workers: config.workers }));
+    });
+    worker.on('exit', (code, signal) => {
+      console.error(`worker ${n} exited (${code ?? signal}); a baseline does not restart workers`);
+      process.exit(1);
+    });
+  }
+}

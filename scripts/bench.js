@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// `npm run bench`: the gateway side by side with a plain ws server and Node's
+// cluster, scenario by scenario, in one run; writes scripts/results/latest.json
+// and latest.md. See scripts/bench/ for the parts, --help for the options.
+//
+//   node scripts/bench.js [--smoke] [--scenarios idle,fan-out] [--idle-connections 15000] ...
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { OPTIONS, resolveBenchOptions } from './bench/options.js';
+import { idle } from './bench/scenarios/idle.js';
+import { handshake } from './bench/scenarios/handshake.js';
+import { proxy } from './bench/scenarios/proxy.js';
+import { fanout } from './bench/scenarios/fanout.js';
+import { relay } from './bench/scenarios/relay.js';
+import { keepalive } from './bench/scenarios/keepalive.js';
+import { gc } from './bench/scenarios/gc.js';
+import { balance } from './bench/scenarios/balance.js';
+import { runResult } from './bench/result.js';
+import { writeReport } from './bench/report.js';
+
+const ALL = ['gateway', 'ws', 'cluster'];
+
+/** What each scenario runs: a list of results. */
+const RUN = {
+  idle: (o) => idle(o, o.idleConnections, ALL, o.workers),
+  // A single process cannot hold this many (20k open files): gateway and cluster only.
+  'idle-large': (o) => idle(o, o.largeConnections, ['gateway', 'cluster'], o.largeWorkers),
+  handshake: (o) => handshake(o, ALL),
+  proxy,
+  'fan-out': (o) => fanout(o, ALL),
+  relay,
+  keepalive: (o) => keepalive(o, ['gateway', 'ws']),
+  gc,
+  balance
+};
+
+const { values } = parseArgs({
+  options: {
+    smoke: { type: 'boolean' },
+    help: { type: 'boolean' },
+    ...Object.fromEntries(Object.keys(OPTIONS).map((name) => [name, { type: 'string' }]))
+  }
+});
+if (values.help) {
+  const lines = Object.entries(OPTIONS).map(([name, [full, smoke, help]]) => `  --${name.padEnd(22)} ${help} (${full}; smoke ${smoke})`);
+  console.log(['Usage: node scripts/bench.js [--smoke] [options]', ...lines].join('\n'));
+  process.exit(0);
+}
+const opts = resolveBenchOptions(values);
+const started = performance.now();
+const runs = [];
+for (const scenario of opts.scenarios) {
+  process.stderr.write(`bench: ${scenario}\n`);
+  try {
+    runs.push(...(await RUN[scenario](opts)));
+  } catch (err) {
+    runs.push(runResult({ scenario, variant: 'all', short: `error: ${err.message}` }));
+  }
+  const latest = runs.at(-1);
+  process.stderr.write(`bench: ${scenario} done (${latest.status}${latest.short ? `: ${latest.short}` : ''})\n`);
+}
+
+const meta = {
+  date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+  machine: `${os.availableParallelism()} cores (${os.cpus()[0]?.model.trim()}), ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, Linux ${os.release()}`,
+  command: `node scripts/bench.js ${process.argv.slice(2).join(' ')}`.trim(),
+  durationS: Math.round((performance.now() - started) / 1000),
+  options: opts
+};
+console.log(writeReport(opts.out, { meta, runs }));

@@ -1,0 +1,73 @@
+// CPU time and resident memory of a server's process tree (the primary and
+// every worker it forked), read from /proc. CPU is what an operation costs the
+// server whatever the wall clock did, so every "per operation" figure is a
+// difference of two of these snapshots divided by a count.
+import { readFileSync } from 'node:fs';
+
+const TICK_US = 1e6 / 100; // USER_HZ: /proc reports CPU time in 1/100 s on Linux
+
+/**
+ * @param {number} root pid of the server's main process
+ * @returns {{at: number, processes: Map<number, {cpuUs: number, rssBytes: number}>}}
+ *   at in ms (performance.now); processes keyed by pid, the root first
+ */
+export function sampleTree(root) {
+  const processes = new Map();
+  for (const pid of treeOf(root)) {
+    const figures = sampleProcess(pid);
+    if (figures !== undefined) processes.set(pid, figures);
+  }
+  return { at: performance.now(), processes };
+}
+
+/** The root and its descendants, depth first. */
+export function treeOf(root) {
+  const out = [root];
+  for (let i = 0; i < out.length; i++) out.push(...childrenOf(out[i]));
+  return out;
+}
+
+/**
+ * CPU used between two samples, split into the root (the primary) and the
+ * rest (the workers). A process that appeared later counts from zero, one that
+ * is gone is left out: workers do not come and go during a scenario.
+ * @returns {{primaryUs: number, workersUs: number, totalUs: number, seconds: number}}
+ */
+export function cpuBetween(before, after, root) {
+  let primaryUs = 0;
+  let workersUs = 0;
+  for (const [pid, now] of after.processes) {
+    const used = now.cpuUs - (before.processes.get(pid)?.cpuUs ?? 0);
+    if (pid === root) primaryUs += used;
+    else workersUs += used;
+  }
+  return { primaryUs, workersUs, totalUs: primaryUs + workersUs, seconds: (after.at - before.at) / 1000 };
+}
+
+/** Resident bytes of the whole tree. */
+export function rssOf(sample) {
+  let sum = 0;
+  for (const { rssBytes } of sample.processes.values()) sum += rssBytes;
+  return sum;
+}
+
+function sampleProcess(pid) {
+  try {
+    // The command name (field 2) may hold spaces; the fields after its ')' are fixed.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpuUs = (Number(fields[11]) + Number(fields[12])) * TICK_US; // utime, stime
+    const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return { cpuUs, rssBytes: rss ? Number(rss[1]) * 1024 : 0 };
+  } catch {
+    return undefined; // exited between the listing and the read
+  }
+}
+
+function childrenOf(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}

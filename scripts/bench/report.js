@@ -1,0 +1,115 @@
+// The benchmark's outputs: the JSON with every run, and the Markdown tables
+// (one per scenario, a ratio to the plain ws baseline where there is one, and
+// the issue's targets marked met or missed).
+import { writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+
+/** Column titles for the figures, in the order they are shown. */
+const TITLES = {
+  userRssPerConnBytes: 'user RSS/conn (B)',
+  heapPerConnBytes: 'heap/conn (B)',
+  kernelPerSocketBytes: 'kernel/socket (B)',
+  kernelTcpMemPerSocketBytes: 'TCP mem/socket (B)',
+  kernelSlabPerSocketBytes: 'slab/socket (B)',
+  socketsSeen: 'sockets seen',
+  serverRssMiB: 'server RSS (MiB)',
+  connectsPerSec: 'connects/s',
+  cpuUsPerHandshake: 'CPU µs/handshake',
+  primaryUsPerHandshake: 'primary µs',
+  workersUsPerHandshake: 'workers µs',
+  handshakeP99Ms: 'handshake p99 (ms)',
+  publishes: 'publishes',
+  deliveriesPerSec: 'deliveries/s',
+  cpuUsPerDelivery: 'CPU µs/delivery',
+  primaryUsPerDelivery: 'primary µs/delivery',
+  latencyP50Ms: 'latency p50 (ms)',
+  latencyP99Ms: 'p99 (ms)',
+  latencyMaxMs: 'max (ms)',
+  publishesPerSec: 'publishes/s',
+  primaryCpuUsPerPublish: 'primary CPU µs/publish',
+  pingsPerSec: 'pings/s',
+  workerCpuUsPerPing: 'worker CPU µs/ping',
+  eventLoopP99Ms: 'event loop p99 (ms)',
+  eventLoopMaxMs: 'event loop max (ms)',
+  manualGcs: 'manual GCs',
+  manualPauseP99Ms: 'manual pause p99 (ms)',
+  autoGcs: 'V8 GCs',
+  autoPauseP99Ms: 'V8 pause p99 (ms)',
+  pauseMaxMs: 'pause max (ms)',
+  perWorker: 'connections per worker',
+  busiestVsMean: 'busiest / mean'
+};
+
+/** The figure each scenario compares with the plain ws baseline (lower is better). */
+const VERSUS_WS = {
+  idle: 'userRssPerConnBytes',
+  handshake: 'cpuUsPerHandshake',
+  'fan-out': 'cpuUsPerDelivery',
+  keepalive: 'eventLoopMaxMs'
+};
+
+/** The issue's targets: goals to report against, not assertions. */
+const TARGETS = [
+  { goal: 'idle ≤ 4 KiB user RSS per connection', scenario: /^idle/, variant: 'gateway', figure: 'userRssPerConnBytes', met: (v) => v <= 4096 },
+  { goal: 'handshake ≤ 150 µs server CPU (sticky primary)', scenario: /^handshake$/, variant: 'gateway', figure: 'cpuUsPerHandshake', met: (v) => v <= 150 },
+  { goal: 'fan-out CPU per delivery ≤ 1.0× plain ws', scenario: /^fan-out$/, variant: 'gateway', ratio: 'cpuUsPerDelivery', met: (v) => v <= 1 },
+  { goal: 'keepalive stall ≤ 10 ms', scenario: /^keepalive$/, variant: 'gateway', figure: 'eventLoopMaxMs', met: (v) => v <= 10 },
+  { goal: 'relay ≥ 400k publishes/s', scenario: /^relay$/, variant: 'primary relay, batched', figure: 'publishesPerSec', met: (v) => v >= 400000 }
+];
+
+/** Writes latest.json and latest.md under `dir`; returns the Markdown. */
+export function writeReport(dir, { meta, runs }) {
+  mkdirSync(dir, { recursive: true });
+  const targets = targetRows(runs);
+  writeFileSync(path.join(dir, 'latest.json'), JSON.stringify({ meta, targets, runs }, null, 2) + '\n');
+  const md = markdown(meta, runs, targets);
+  writeFileSync(path.join(dir, 'latest.md'), md);
+  return md;
+}
+
+function targetRows(runs) {
+  return TARGETS.map(({ goal, scenario, variant, figure, ratio, met }) => {
+    const rows = runs.filter((r) => scenario.test(r.scenario) && r.variant === variant);
+    if (rows.length === 0) return { goal, status: 'not run' };
+    const short = rows.find((r) => r.status !== 'ok');
+    if (short) return { goal, status: 'SHORT', where: `${short.scenario}: ${short.short}` };
+    const values = rows.map((r) => (ratio ? versus(runs, r, ratio) : r.figures[figure]));
+    if (values.some((v) => v === undefined)) return { goal, status: 'SHORT', where: 'the baseline run fell short' };
+    const worst = values.every((v) => met(v)) ? values[0] : values.find((v) => !met(v));
+    return { goal, measured: worst, where: rows.map((r) => r.scenario).join(', '), status: values.every((v) => met(v)) ? 'met' : 'missed' };
+  });
+}
+
+/** The run's figure divided by the plain ws run's in the same scenario. */
+function versus(runs, run, figure) {
+  const base = runs.find((r) => r.scenario === run.scenario && r.variant === 'ws' && r.status === 'ok');
+  const value = run.figures?.[figure];
+  return base && value !== undefined && base.figures[figure] > 0 ? Math.round((value / base.figures[figure]) * 100) / 100 : undefined;
+}
+
+function markdown(meta, runs, targets) {
+  const out = [
+    `Measured ${meta.date} on ${meta.machine}; \`${meta.command}\` (${meta.durationS} s).`,
+    '',
+    '| target | measured | status |',
+    '|---|---|---|',
+    ...targets.map((t) => `| ${t.goal} | ${t.measured ?? ''} ${t.where ? `(${t.where})` : ''} | ${t.status} |`),
+    ''
+  ];
+  for (const scenario of [...new Set(runs.map((r) => r.scenario))]) {
+    const rows = runs.filter((r) => r.scenario === scenario);
+    const keys = Object.keys(TITLES).filter((k) => rows.some((r) => r.figures?.[k] !== undefined));
+    const key = VERSUS_WS[scenario.split(' ')[0]];
+    const withRatio = key !== undefined && rows.some((r) => r.variant === 'ws');
+    out.push(`### ${scenario}`, '');
+    out.push(`| variant | size | ${keys.map((k) => TITLES[k]).join(' | ')}${withRatio ? ` | ${TITLES[key]} vs ws` : ''} |`);
+    out.push(`|---|---|${keys.map(() => '---|').join('')}${withRatio ? '---|' : ''}`);
+    for (const r of rows) {
+      const cells = r.status === 'ok' ? keys.map((k) => r.figures[k] ?? '') : [`SHORT: ${r.short}`, ...keys.slice(1).map(() => '')];
+      const ratio = withRatio ? [r.status === 'ok' ? `${versus(runs, r, key) ?? ''}×` : ''] : [];
+      out.push(`| ${r.variant} | ${r.size ?? ''} | ${[...cells, ...ratio].join(' | ')} |`);
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}

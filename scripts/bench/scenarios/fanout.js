@@ -1,0 +1,67 @@
+// fan-out: one channel, every connection subscribed; one publish at a time
+// reaches all of them (publisher.js). Deliveries per second, server CPU per
+// delivery, and the latency each subscriber saw (measured by the load
+// generator's agents from the send time in the data).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { withServer } from '../servers.js';
+import { Load, shortfall } from '../load.js';
+import { workersReporting, idleCpuRate, busyCpuSince } from '../measure.js';
+import { sampleTree } from '../proc-sampler.js';
+import { publishInTurn } from '../publisher.js';
+import { runResult, loadSummary } from '../result.js';
+
+const GRACE_MS = 200; // the other workers finish writing the last publish
+
+export async function fanout(opts, kinds) {
+  const size = opts.fanoutSubscribers;
+  const results = [];
+  for (const kind of kinds) {
+    // Publishing faster than a person would is the point here: lift the per-connection cap.
+    const flags = kind === 'ws' ? [] : ['--workers', String(opts.workers), '--max-publish-rate', '1000000'];
+    results.push(
+      await withServer(kind, flags, async (server) => {
+        await workersReporting(server, kind === 'ws' ? 1 : opts.workers);
+        const load = new Load(server, {
+          connections: size,
+          rate: opts.rate,
+          channels: 1,
+          duration: opts.fanoutSeconds + 6,
+          processes: Math.max(2, Math.ceil(size / opts.perAgent))
+        });
+        if (!(await load.held(server, { subscribed: true }))) {
+          const report = await load.report;
+          return runResult({ scenario: 'fan-out', variant: kind, size, short: `server never held ${size}: ${shortfall(report) ?? 'timeout'}`, load: loadSummary(report) });
+        }
+        const idle = await idleCpuRate(server);
+        const before = sampleTree(server.pid);
+        const run = await publishInTurn(server.url, { channel: 'c0', seconds: opts.fanoutSeconds, messageSize: opts.messageSize });
+        await sleep(GRACE_MS);
+        const cpu = busyCpuSince(server, before, idle);
+        const report = await load.report;
+        const deliveries = run.published * (size + 1); // the publisher is a subscriber too
+        const short =
+          run.error ??
+          shortfall(report) ??
+          (report.received < run.published * size ? `received ${report.received} of ${run.published * size}` : undefined) ??
+          (report.outOfOrder + report.seqGaps > 0 ? `out of order ${report.outOfOrder}, gaps ${report.seqGaps}` : undefined);
+        if (short !== undefined) return runResult({ scenario: 'fan-out', variant: kind, size, short, load: loadSummary(report) });
+        return runResult({
+          scenario: 'fan-out',
+          variant: kind,
+          size,
+          figures: {
+            publishes: run.published,
+            deliveriesPerSec: deliveries / run.seconds,
+            cpuUsPerDelivery: cpu.totalUs / deliveries,
+            primaryUsPerDelivery: kind === 'ws' ? 0 : cpu.primaryUs / deliveries,
+            latencyP50Ms: report.latencyMs.p50,
+            latencyP99Ms: report.latencyMs.p99,
+            latencyMaxMs: report.latencyMs.max
+          },
+          load: loadSummary(report)
+        });
+      })
+    );
+  }
+  return results;
+}

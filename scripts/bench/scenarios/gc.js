@@ -1,0 +1,43 @@
+// gc: the idle gateway with the periodic manual GC on and off. Every
+// collection a worker makes is read from V8's --trace-gc, so the pauses of the
+// manual ones and of V8's own are both counted; event-loop delay and RSS come
+// from the same hold.
+import { holdIdle } from './idle.js';
+import { StatsWatch } from '../measure.js';
+import { gcPauses, quantile } from '../gc-trace.js';
+
+export async function gc(opts) {
+  const results = [];
+  for (const interval of [opts.gcInterval, 0]) {
+    results.push(
+      await holdIdle({
+        scenario: 'gc',
+        variant: `gateway --gc-interval ${interval}`,
+        kind: 'gateway',
+        flags: ['--workers', String(opts.workers), '--gc-interval', String(interval)],
+        workers: opts.workers,
+        size: opts.idleConnections,
+        opts,
+        holdS: opts.gcSeconds,
+        env: { NODE_OPTIONS: '--trace-gc' },
+        during: async (server, holdS) => {
+          const watch = new StatsWatch(server);
+          const from = server.lines.length;
+          await new Promise((resolve) => setTimeout(resolve, holdS * 1000));
+          const delay = await watch.stop();
+          const pauses = gcPauses(server.lines.slice(from), (pid) => pid !== server.pid);
+          return {
+            manualGcs: pauses.manual.length,
+            manualPauseP99Ms: quantile(pauses.manual, 0.99),
+            autoGcs: pauses.automatic.length,
+            autoPauseP99Ms: quantile(pauses.automatic, 0.99),
+            pauseMaxMs: Math.max(0, ...pauses.manual, ...pauses.automatic),
+            eventLoopP99Ms: delay.p99Ms,
+            eventLoopMaxMs: delay.maxMs
+          };
+        }
+      })
+    );
+  }
+  return results;
+}

@@ -1,0 +1,51 @@
+// keepalive: one worker holding every connection while pings sweep at a short
+// interval. The gateway spreads a round of pings over the interval (a timer
+// wheel); ws's README sweep, in the plain ws baseline, pings everyone at once.
+// Worst and p99 event-loop delay of the worker over the hold, CPU per ping.
+import { holdIdle } from './idle.js';
+import { StatsWatch } from '../measure.js';
+import { sampleTree, cpuBetween } from '../proc-sampler.js';
+
+export async function keepalive(opts, kinds) {
+  const results = [];
+  for (const kind of kinds) {
+    const interval = String(opts.pingInterval);
+    const flags = kind === 'ws' ? ['--ping-interval', interval] : ['--workers', '1', '--ping-interval', interval, '--gc-interval', '0'];
+    results.push(
+      await holdIdle({
+        scenario: 'keepalive',
+        variant: kind,
+        kind,
+        flags,
+        workers: 1,
+        size: opts.keepaliveConnections,
+        opts,
+        holdS: opts.keepaliveSeconds,
+        during: async (server, holdS) => {
+          const watch = new StatsWatch(server);
+          const pingsBefore = await pingsSent(server);
+          const before = sampleTree(server.pid);
+          await new Promise((resolve) => setTimeout(resolve, holdS * 1000));
+          const cpu = cpuBetween(before, sampleTree(server.pid), server.pid);
+          const pings = (await pingsSent(server)) - pingsBefore;
+          const delay = await watch.stop();
+          return {
+            pingsPerSec: pings / cpu.seconds,
+            // Everything a worker does while idle, pongs included, is keepalive's cost.
+            workerCpuUsPerPing: pings > 0 ? (kind === 'ws' ? cpu.primaryUs : cpu.workersUs) / pings : 0,
+            eventLoopP99Ms: delay.p99Ms,
+            eventLoopMaxMs: delay.maxMs
+          };
+        }
+      })
+    );
+  }
+  return results;
+}
+
+/** Pings sent so far: the gateway counts them in /metrics, the plain ws baseline in /stats. */
+async function pingsSent(server) {
+  if (server.kind === 'gateway') return server.metric('gateway_pings_sent_total');
+  const { workers } = await server.stats();
+  return workers[0].pings;
+}

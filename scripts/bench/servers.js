@@ -1,0 +1,107 @@
+// Starts the servers under test as child processes on free loopback ports and
+// stops them, whatever happens to the benchmark: every process started here is
+// killed, with its workers, before this process exits.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { track, killTree } from './children.js';
+
+const root = (file) => fileURLToPath(new URL(`../../${file}`, import.meta.url));
+
+/** The servers a scenario can start, by name. */
+export const SERVERS = {
+  gateway: { script: root('bin/gateway.js'), label: 'gateway (sticky primary)' },
+  ws: { script: root('scripts/baseline-ws.js'), label: 'plain ws (1 process)' },
+  cluster: { script: root('scripts/baseline-cluster.js'), label: 'node cluster (round robin)' }
+};
+
+const READY_TIMEOUT_MS = 30000;
+
+export class Server {
+  /**
+   * @param {keyof SERVERS} kind
+   * @param {string[]} flags gateway flags (the baselines take the same ones)
+   * @param {object} [env] extra environment, e.g. NODE_OPTIONS
+   */
+  static async start(kind, flags = [], env = {}) {
+    const port = await freePort();
+    const metricsPort = kind === 'gateway' ? await freePort() : 0;
+    const args = [SERVERS[kind].script, '--port', String(port), '--host', '127.0.0.1', ...flags];
+    if (kind === 'gateway') args.push('--metrics-port', String(metricsPort));
+    const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = new Server(kind, track(proc), port, metricsPort);
+    await server.ready;
+    return server;
+  }
+
+  constructor(kind, proc, port, metricsPort) {
+    this.kind = kind;
+    this.proc = proc;
+    this.pid = proc.pid;
+    this.port = port;
+    this.metricsPort = metricsPort;
+    this.url = `ws://127.0.0.1:${port}/ws`;
+    this.stderr = '';
+    this.lines = []; // non-JSON output: V8's --trace-gc lines when asked for
+    proc.stderr.on('data', (d) => (this.stderr = (this.stderr + d).slice(-4000)));
+    const exited = once(proc, 'exit');
+    this.ready = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${kind} not ready within ${READY_TIMEOUT_MS} ms: ${this.stderr}`)), READY_TIMEOUT_MS);
+      exited.then(([code, signal]) => reject(new Error(`${kind} exited (${code ?? signal}) before ready: ${this.stderr}`)));
+      readline.createInterface({ input: proc.stdout }).on('line', (line) => {
+        if (!line.startsWith('{')) return void this.lines.push(line);
+        if (/"msg":"(gateway|baseline) ready"/.test(line)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    this.ready.catch(() => this.stop());
+  }
+
+  /** GET /stats on the public port: {workers: [...], totals: {...}}. */
+  async stats() {
+    const res = await fetch(`http://127.0.0.1:${this.port}/stats`);
+    if (!res.ok) throw new Error(`${this.kind} /stats answered ${res.status}`);
+    return res.json();
+  }
+
+  /** One counter from the primary's Prometheus text, summed over its label sets. */
+  async metric(name) {
+    const text = await (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) if (line.startsWith(name + ' ') || line.startsWith(name + '{')) sum += Number(line.split(' ').pop());
+    return sum;
+  }
+
+  /** SIGKILLs the server and its workers: after a scenario there is nothing to drain. */
+  async stop() {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    const exited = once(this.proc, 'exit');
+    killTree(this.pid);
+    await exited;
+  }
+}
+
+/** Starts a server, runs `use(server)`, and stops the server whatever happened. */
+export async function withServer(kind, flags, use, env) {
+  const server = await Server.start(kind, flags, env);
+  try {
+    return await use(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** A loopback port that was free a moment ago. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+    probe.on('error', reject);
+  });
+}
