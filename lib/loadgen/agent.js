@@ -30,7 +30,7 @@ const commands = {
     return pool.stopPublishing(timeout);
   },
   async close({ timeout }) {
-    await pool.close(timeout);
+    await pool.closeAll(timeout);
     return withRss(pool.final());
   }
 };

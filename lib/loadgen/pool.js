@@ -1,12 +1,9 @@
 // The connections one agent process holds: it opens them at a paced rate,
-// subscribes them, publishes from them and checks what they receive.
-//
-// Memory per connection is what limits a load generator, so the state of
-// connection k lives in typed arrays indexed by k (a few bytes each), the ws
-// object carries only its index, and the event handlers are created once per
-// pool and shared by every connection (`this` is the ws object).
-import WebSocket from 'ws';
+// subscribes them, publishes from them and checks what they receive. The
+// wire is SocketTable's; this class keeps the per-connection protocol state,
+// in typed arrays indexed by connection (a few bytes each), and the figures.
 import { performance } from 'node:perf_hooks';
+import { SocketTable } from './sockets.js';
 import { Histogram } from './histogram.js';
 import { TokenBucket } from './token-bucket.js';
 import {
@@ -29,14 +26,14 @@ const SUBSCRIBED = 4;
 const FAILED = 5;
 const CLOSED = 6;
 
-const SLOT = Symbol('slot');
 const TICK_MS = 10;
 const SWEEP_MS = 250;
+const NORMAL_CLOSURE = 1000;
 
 /** The pool's phases, in order. */
 export const Phase = Object.freeze({ RAMPING: 'ramping', RAMPED: 'ramped', CLOSING: 'closing', CLOSED: 'closed' });
 
-export class Pool {
+export class Pool extends SocketTable {
   /**
    * @param {object} plan this agent's share of the run
    * @param {number} plan.agent index of this agent (the publisher id in messages)
@@ -51,9 +48,9 @@ export class Pool {
    * @param {number} plan.messageSize bytes of data per published message
    */
   constructor(plan) {
+    super(plan.url, plan.count);
     this.plan = plan;
     const n = plan.count;
-    this.sockets = new Array(n);
     this.state = new Uint8Array(n);
     this.startedAt = new Float64Array(n); // ms (performance.now) when the handshake or subscribe began
     this.lastSeq = new Float64Array(n);
@@ -62,8 +59,6 @@ export class Pool {
     this.next = 0;
     this.handshaking = 0;
     this.closing = false;
-    this.wsOptions = { perMessageDeflate: false, skipUTF8Validation: true, followRedirects: false, localAddress: undefined };
-    this.handlers = makeHandlers(this);
     this.parsed = { seq: 0, sentUs: 0 };
 
     this.counts = { attempted: 0, opened: 0, open: 0, peakOpen: 0, subscribed: 0, received: 0, outOfOrder: 0, gaps: 0 };
@@ -107,24 +102,15 @@ export class Pool {
   open(k) {
     const g = this.plan.first + k;
     const { addresses } = this.plan;
-    this.wsOptions.localAddress = addresses.length > 0 ? addresses[g % addresses.length] : undefined;
     this.state[k] = CONNECTING;
     this.startedAt[k] = performance.now();
     this.pending.add(k);
     this.handshaking++;
     this.counts.attempted++;
-    const ws = new WebSocket(this.plan.url, this.wsOptions);
-    ws[SLOT] = k;
-    const h = this.handlers;
-    ws.on('open', h.open);
-    ws.on('message', h.message);
-    ws.on('error', h.error);
-    ws.on('close', h.close);
-    ws.on('unexpected-response', h.unexpectedResponse);
-    this.sockets[k] = ws;
+    this.connect(k, addresses.length > 0 ? addresses[g % addresses.length] : undefined);
   }
 
-  opened(k) {
+  onOpen(k) {
     const now = performance.now();
     this.handshaking--;
     this.handshakeUs.record((now - this.startedAt[k]) * 1000);
@@ -139,31 +125,24 @@ export class Pool {
     }
     this.state[k] = SUBSCRIBING;
     this.startedAt[k] = now;
-    this.sockets[k].send(subscribeFrame(channelName(this.channelOf(k))));
+    this.send(k, subscribeFrame(channelName(this.channelOf(k))));
   }
 
-  /** Counts a failed handshake once, whatever reports it first. */
-  fail(k, reason) {
-    if (this.state[k] !== CONNECTING) return;
+  onFail(k, reason) {
     this.state[k] = FAILED;
     this.handshaking--;
     this.pending.delete(k);
-    this.sockets[k] = undefined;
     this.failed[reason] = (this.failed[reason] ?? 0) + 1;
   }
 
-  closed(k, code) {
-    const state = this.state[k];
-    if (state === CONNECTING) return this.fail(k, 'closed');
-    if (state !== OPEN && state !== SUBSCRIBING && state !== SUBSCRIBED) return;
+  onClose(k, code) {
     this.counts.open--;
     if (!this.closing) this.dropped[code] = (this.dropped[code] ?? 0) + 1;
     this.pending.delete(k);
     this.state[k] = CLOSED;
-    this.sockets[k] = undefined;
   }
 
-  received(k, buf) {
+  onText(k, buf) {
     const m = this.parsed;
     if (!readMessage(buf, m)) return this.control(k, parseFrame(buf));
     const c = this.counts;
@@ -211,9 +190,7 @@ export class Pool {
         this.subscribeFailed(k, 'timeout');
         continue;
       }
-      const ws = this.sockets[k];
-      this.fail(k, 'ETIMEDOUT');
-      ws.terminate();
+      this.failHandshake(k, 'ETIMEDOUT');
     }
   }
 
@@ -234,7 +211,7 @@ export class Pool {
       if (this.state[k] !== SUBSCRIBED) continue;
       // A connection publishes to its own channel, so its acks tell which channel was published to.
       const data = dataJson(nowUs(), this.plan.agent, p.counter++, this.pad);
-      this.sockets[k].send(publishFrame(channelName(this.channelOf(k)), data));
+      this.send(k, publishFrame(channelName(this.channelOf(k)), data));
       p.sent++;
       return true;
     }
@@ -249,14 +226,21 @@ export class Pool {
     return { perChannel: Array.from(p.perChannel), errors: p.errors, unacked: p.sent - p.acked - p.errorCount };
   }
 
-  /** Closes every connection (the close handshake, so the server closes the TCP connection first). */
-  async close(timeout) {
+  /**
+   * Closes every connection with the closing handshake, so the server closes
+   * TCP first and the TIME_WAIT entries stay on its side, not on the source
+   * ports the next run needs.
+   */
+  async closeAll(timeout) {
     this.phase = Phase.CLOSING;
     this.closing = true;
     this.stopTimers();
-    for (const ws of this.sockets) if (ws !== undefined) ws.close(1000);
+    for (let k = 0; k < this.plan.count; k++) {
+      if (this.state[k] === CONNECTING) this.failHandshake(k, 'closed during handshake');
+      else if (this.sockets[k] !== undefined) this.close(k, NORMAL_CLOSURE);
+    }
     await until(() => this.counts.open === 0, timeout);
-    for (const ws of this.sockets) if (ws !== undefined) ws.terminate();
+    for (let k = 0; k < this.plan.count; k++) this.destroy(k);
     this.phase = Phase.CLOSED;
   }
 
@@ -286,28 +270,6 @@ export class Pool {
   final() {
     return { ...this.status(), handshakeUs: this.handshakeUs };
   }
-}
-
-/** The ws event handlers, shared by all of one pool's connections. */
-function makeHandlers(pool) {
-  return {
-    open() {
-      pool.opened(this[SLOT]);
-    },
-    message(data) {
-      pool.received(this[SLOT], data);
-    },
-    error(err) {
-      pool.fail(this[SLOT], err.code ?? 'error');
-    },
-    close(code) {
-      pool.closed(this[SLOT], code);
-    },
-    unexpectedResponse(req, res) {
-      pool.fail(this[SLOT], `HTTP ${res.statusCode}`);
-      this.terminate();
-    }
-  };
 }
 
 function parseFrame(buf) {

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 
 export class TokenBucket {
-  constructor(rate, burst = Math.max(1, rate / 20)) {
+  constructor(rate, burst = Math.max(1, rate / 4)) {
     this.rate = rate;
     this.burst = burst;
     this.tokens = Math.min(1, burst);
