@@ -1,11 +1,12 @@
 // Paces work at a steady rate: tokens accrue at `rate` per second up to
-// `burst`, and each unit of work takes one. Tokens not taken while the caller
-// was held back (e.g. by the cap on handshakes in flight) are lost beyond the
-// burst, so a stall is never followed by a flood.
+// `burst`, and each unit of work takes one. The default burst, one second's
+// worth, lets a process whose event loop stalled (busy reading messages) catch
+// up, so --publish-rate 200 for 8 s publishes 1,600; tokens beyond it are lost,
+// so a long stall is never followed by a flood.
 import { performance } from 'node:perf_hooks';
 
 export class TokenBucket {
-  constructor(rate, burst = Math.max(1, rate / 4)) {
+  constructor(rate, burst = Math.max(1, rate)) {
     this.rate = rate;
     this.burst = burst;
     this.tokens = Math.min(1, burst);
