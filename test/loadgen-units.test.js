@@ -5,6 +5,7 @@ import { expandAddresses, isLoopback, portRangeWarning, ephemeralPortCount } fro
 import { planRun, connectionsPerProcess } from '../lib/loadgen/plan.js';
 import { resolveOptions, UsageError } from '../lib/cli.js';
 import { options } from '../lib/loadgen/options.js';
+import { buildReport, formatSummary } from '../lib/loadgen/report.js';
 import { Histogram } from '../lib/loadgen/histogram.js';
 import { readMessage, padding, dataJson, nowUs } from '../lib/loadgen/frames.js';
 import { messageFrame } from '../lib/protocol.js';
@@ -130,5 +131,27 @@ describe('loadgen totals', () => {
     ]);
     expect(total).to.deep.include({ open: 5, failed: { ECONNREFUSED: 3, 'HTTP 503': 1 }, perChannel: [4, 6], firstAttemptAt: 5, lastOpenAt: 20 });
     expect(total.latencyUs.count).to.equal(2);
+  });
+});
+
+describe('loadgen report', () => {
+  const resolved = resolveOptions(options, { connections: 10 });
+  const report = (totals, extra = {}) =>
+    buildReport({ options: resolved, processes: 1, totals, heldAtClose: 0, publishing: { published: 0, errors: {}, unacked: 0 }, expected: 0, durationS: 1, rampS: 1, ...extra });
+
+  it('names every shortfall, and only those', () => {
+    expect(report({ peakOpen: 10 }).shortfalls).to.deep.equal([]);
+    expect(report({ peakOpen: 9, received: 5, outOfOrder: 1 }, { expected: 7 }).shortfalls).to.deep.equal([
+      'open 9 < target 10',
+      'lost 2',
+      'out of order 1'
+    ]);
+  });
+
+  it('explains port exhaustion when sources ran out of ports', () => {
+    const text = formatSummary(report({ peakOpen: 8, failed: { EADDRNOTAVAIL: 2 } }), 'ws://127.0.0.1:8080/ws');
+    expect(text).to.match(/failed 2 \(EADDRNOTAVAIL 2\)/);
+    expect(text).to.match(/hint .*more --local-address addresses, or wait 60 s/);
+    expect(formatSummary(report({ peakOpen: 10 }), 'ws://x')).not.to.match(/hint/);
   });
 });

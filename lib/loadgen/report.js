@@ -62,6 +62,10 @@ function shortfalls(r) {
   return out;
 }
 
+const PORTS_HINT =
+  '  hint       EADDRNOTAVAIL/EADDRINUSE: the source addresses ran out of ephemeral ports (often TIME_WAIT ' +
+  'entries of an earlier run): give more --local-address addresses, or wait 60 s for TIME_WAIT to clear';
+
 export function formatSummary(r, url) {
   const l = r.latencyMs;
   const h = r.handshakeMs;
@@ -76,6 +80,7 @@ export function formatSummary(r, url) {
     `  duration   ${r.durationS} s`,
     `  result     ${r.shortfalls.length === 0 ? 'OK' : `FELL SHORT: ${r.shortfalls.join('; ')}`}`
   ];
+  if (r.failed.EADDRNOTAVAIL || r.failed.EADDRINUSE) lines.push(PORTS_HINT);
   return lines.join('\n') + '\n';
 }
 
