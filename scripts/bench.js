@@ -54,7 +54,7 @@ for (const scenario of opts.scenarios) {
   try {
     runs.push(...(await RUN[scenario](opts)));
   } catch (err) {
-    runs.push(runResult({ scenario, variant: 'all', short: `error: ${err.message}` }));
+    runs.push(runResult({ scenario, variant: 'all', short: `error: ${err.message.split('\n')[0]}` }));
   }
   const latest = runs.at(-1);
   process.stderr.write(`bench: ${scenario} done (${latest.status}${latest.short ? `: ${latest.short}` : ''})\n`);

@@ -6,6 +6,7 @@ import path from 'node:path';
 
 /** Column titles for the figures, in the order they are shown. */
 const TITLES = {
+  result: 'result',
   userRssPerConnBytes: 'user RSS/conn (B)',
   heapPerConnBytes: 'heap/conn (B)',
   kernelPerSocketBytes: 'kernel/socket (B)',
@@ -98,18 +99,19 @@ function markdown(meta, runs, targets) {
   ];
   for (const scenario of [...new Set(runs.map((r) => r.scenario))]) {
     const rows = runs.filter((r) => r.scenario === scenario);
-    const keys = Object.keys(TITLES).filter((k) => rows.some((r) => r.figures?.[k] !== undefined));
+    const found = Object.keys(TITLES).filter((k) => rows.some((r) => r.figures?.[k] !== undefined));
+    const keys = found.length > 0 ? found : ['result'];
     const key = VERSUS_WS[scenario.split(' ')[0]];
     const withRatio = key !== undefined && rows.some((r) => r.variant === 'ws');
     out.push(`### ${scenario}`, '');
     out.push(`| variant | size | ${keys.map((k) => TITLES[k]).join(' | ')}${withRatio ? ` | ${TITLES[key]} vs ws` : ''} |`);
     out.push(`|---|---|${keys.map(() => '---|').join('')}${withRatio ? '---|' : ''}`);
     for (const r of rows) {
-      const cells = r.status === 'ok' ? keys.map((k) => r.figures[k] ?? '') : [`SHORT: ${r.short}`, ...keys.slice(1).map(() => '')];
+      const cells = r.status === 'ok' ? keys.map((k) => r.figures[k] ?? '') : ['SHORT', ...keys.slice(1).map(() => '')];
       const ratio = withRatio ? [r.status === 'ok' ? `${versus(runs, r, key) ?? ''}×` : ''] : [];
       out.push(`| ${r.variant} | ${r.size ?? ''} | ${[...cells, ...ratio].join(' | ')} |`);
     }
-    out.push('');
+    out.push('', ...rows.filter((r) => r.status !== 'ok').map((r) => `SHORT, ${r.variant}: ${r.short}  `), '');
   }
   return out.join('\n');
 }

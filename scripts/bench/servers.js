@@ -23,14 +23,14 @@ export class Server {
   /**
    * @param {keyof SERVERS} kind
    * @param {string[]} flags gateway flags (the baselines take the same ones)
-   * @param {object} [env] extra environment, e.g. NODE_OPTIONS
+   * @param {string[]} [nodeArgs] Node flags for the main process, which the gateway passes on to its workers
    */
-  static async start(kind, flags = [], env = {}) {
+  static async start(kind, flags = [], nodeArgs = []) {
     const port = await freePort();
     const metricsPort = kind === 'gateway' ? await freePort() : 0;
-    const args = [SERVERS[kind].script, '--port', String(port), '--host', '127.0.0.1', ...flags];
+    const args = [...nodeArgs, SERVERS[kind].script, '--port', String(port), '--host', '127.0.0.1', ...flags];
     if (kind === 'gateway') args.push('--metrics-port', String(metricsPort));
-    const proc = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new Server(kind, track(proc), port, metricsPort);
     await server.ready;
     return server;
@@ -86,8 +86,8 @@ export class Server {
 }
 
 /** Starts a server, runs `use(server)`, and stops the server whatever happened. */
-export async function withServer(kind, flags, use, env) {
-  const server = await Server.start(kind, flags, env);
+export async function withServer(kind, flags, use, nodeArgs) {
+  const server = await Server.start(kind, flags, nodeArgs);
   try {
     return await use(server);
   } finally {

@@ -3,7 +3,6 @@
 // what a load balancer without PROXY protocol looks like).
 import { withServer } from '../servers.js';
 import { Load, shortfall } from '../load.js';
-import { workersReporting } from '../measure.js';
 import { runResult, loadSummary } from '../result.js';
 
 const WORKERS = 4;
@@ -16,7 +15,6 @@ export async function balance(opts) {
       const variant = `--balance ${mode}, ${sources.includes('-') ? 16 : 1} source IP${sources.includes('-') ? 's' : ''}`;
       results.push(
         await withServer('gateway', ['--workers', String(WORKERS), '--balance', mode], async (server) => {
-          await workersReporting(server, WORKERS);
           const load = new Load(server, { connections: size, rate: opts.rate, duration: 3, 'local-address': sources });
           const held = await load.held(server);
           const { workers } = held ? await server.stats() : { workers: [] };

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withServer } from '../servers.js';
 import { Load, shortfall } from '../load.js';
-import { workersReporting, idleCpuRate, busyCpuSince } from '../measure.js';
+import { idleCpuRate, busyCpuSince } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { publishInTurn } from '../publisher.js';
 import { runResult, loadSummary } from '../result.js';
@@ -20,7 +20,6 @@ export async function fanout(opts, kinds) {
     const flags = kind === 'ws' ? [] : ['--workers', String(opts.workers), '--max-publish-rate', '1000000'];
     results.push(
       await withServer(kind, flags, async (server) => {
-        await workersReporting(server, kind === 'ws' ? 1 : opts.workers);
         const load = new Load(server, {
           connections: size,
           rate: opts.rate,

@@ -19,7 +19,7 @@ export async function gc(opts) {
         size: opts.idleConnections,
         opts,
         holdS: opts.gcSeconds,
-        env: { NODE_OPTIONS: '--trace-gc' },
+        nodeArgs: ['--trace-gc'], // the primary passes its Node flags on to the workers
         during: async (server, holdS) => {
           const watch = new StatsWatch(server);
           const from = server.lines.length;

@@ -4,7 +4,7 @@
 // upgrade, WebSocket setup, welcome).
 import { withServer } from '../servers.js';
 import { Load, shortfall } from '../load.js';
-import { workersReporting, idleCpuRate, busyCpuSince } from '../measure.js';
+import { idleCpuRate, busyCpuSince } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { runResult, loadSummary } from '../result.js';
 
@@ -15,7 +15,6 @@ export async function handshake(opts, kinds) {
     const flags = kind === 'ws' ? [] : ['--workers', String(opts.workers)];
     results.push(
       await withServer(kind, flags, async (server) => {
-        await workersReporting(server, kind === 'ws' ? 1 : opts.workers);
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);
         const load = new Load(server, { connections: size, rate: opts.handshakeRate, duration: 4, processes: Math.ceil(size / opts.perAgent) });

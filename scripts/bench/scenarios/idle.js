@@ -21,22 +21,22 @@ const CHANNELS = 100;
  * @param {number} o.size connections
  * @param {object} o.opts the benchmark's options
  * @param {number} [o.holdS] seconds to hold before measuring
- * @param {object} [o.env] server environment
+ * @param {string[]} [o.nodeArgs] Node flags for the server
  * @param {(server, holdS) => Promise<object>} [o.during] measures over the hold; resolves more figures
  */
-export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, env, during = hold }) {
+export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, nodeArgs, during = hold }) {
   return withServer(
     kind,
     flags,
     async (server) => {
       await workersReporting(server, workers);
-      await sleep(1000);
+      await sleep(opts.settle * 1000);
       const empty = await memoryOf(server);
       const load = new Load(server, {
         connections: size,
         rate: opts.rate,
         channels: CHANNELS,
-        duration: holdS + 3, // the measurements end within 3 s of the ramp's end
+        duration: holdS + 2.5, // the measurements end within 2.5 s of the ramp's end
         processes: Math.ceil(size / opts.perAgent)
       });
       const held = await load.held(server, { subscribed: true });
@@ -66,7 +66,7 @@ export async function holdIdle({ scenario, variant, kind, flags, workers, size, 
         load: loadSummary(report)
       });
     },
-    env
+    nodeArgs
   );
 }
 

@@ -3,7 +3,8 @@
 // the socket over), both driven by raw-handshakes.js so the client side is the
 // same. Connects per second and CPU per handshake, split primary vs workers.
 import { withServer } from '../servers.js';
-import { workersReporting, idleCpuRate, busyCpuSince } from '../measure.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { idleCpuRate, busyCpuSince } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { openHandshakes } from '../raw-handshakes.js';
 import { expandAddresses } from '../../../lib/loadgen/addresses.js';
@@ -18,7 +19,8 @@ export async function proxy(opts) {
     const flags = ['--workers', String(opts.workers), ...(withHeader ? ['--proxy-protocol'] : [])];
     results.push(
       await withServer('gateway', flags, async (server) => {
-        await workersReporting(server, opts.workers);
+        // /stats on the public port would need a PROXY header too: 'gateway ready' has to do.
+        await sleep(1000);
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);
         const run = await openHandshakes({
