@@ -21,7 +21,7 @@ const commands = {
     return withRss(pool.status());
   },
   subscribers() {
-    return Array.from(pool.subscribers);
+    return { subscribers: Array.from(pool.subscribers) };
   },
   publish({ rate }) {
     pool.startPublishing(rate);

@@ -91,7 +91,7 @@ class Run {
       await this.pollUntil(() => false, holdMs);
       return {};
     }
-    const subscribers = combine((await this.ask('subscribers')).map((s) => ({ s }))).s ?? [];
+    const { subscribers = [] } = combine(await this.ask('subscribers'));
     let outcome;
     if (o.publishVia === 'http') {
       const publishing = publishOverHttp({

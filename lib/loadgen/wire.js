@@ -9,9 +9,9 @@ import crypto from 'node:crypto';
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const HEADER_END = Buffer.from('\r\n\r\n');
 /** Longest handshake response accepted before giving up on it. */
-export const MAX_RESPONSE_HEAD = 8192;
+const MAX_RESPONSE_HEAD = 8192;
 /** Largest incoming frame accepted. */
-export const MAX_PAYLOAD = 64 * 1024 * 1024;
+const MAX_PAYLOAD = 64 * 1024 * 1024;
 
 export const Opcode = Object.freeze({ CONTINUATION: 0, TEXT: 1, BINARY: 2, CLOSE: 8, PING: 9, PONG: 10 });
 
