@@ -3,9 +3,16 @@
 import pino from 'pino';
 
 export function createLogger(level, bindings) {
-  return pino({
-    level,
-    base: { pid: process.pid, ...bindings },
-    timestamp: pino.stdTimeFunctions.isoTime
-  });
+  // Asynchronous, and deaf to its own errors: a closed stdout (EPIPE) must not
+  // take the gateway down with it. pino flushes what is pending on exit.
+  const destination = pino.destination({ dest: 1, sync: false });
+  destination.on('error', () => {});
+  return pino(
+    {
+      level,
+      base: { pid: process.pid, ...bindings },
+      timestamp: pino.stdTimeFunctions.isoTime
+    },
+    destination
+  );
 }

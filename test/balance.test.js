@@ -56,6 +56,22 @@ describe('--balance ip (4 workers)', function () {
   });
 });
 
+describe('--balance ip with full workers', function () {
+  let gw;
+  after(() => gw.stop());
+
+  it('sends an IP to its next-best worker once its own is full, then answers 503', async () => {
+    gw = await startGateway(['--workers', '2', '--max-connections', '3']);
+    const held = [];
+    for (let i = 0; i < 6; i++) held.push(await TestClient.connect(gw.url, { localAddress: '127.0.0.1' }));
+    const counts = split(held.map((c) => c.welcome.worker));
+    expect(counts).to.deep.equal({ 1: 3, 2: 3 });
+    const seventh = await TestClient.connect(gw.url, { localAddress: '127.0.0.1' }).catch((e) => e);
+    expect(seventh.status).to.equal(503);
+    for (const c of held) c.close();
+  });
+});
+
 describe('--balance even (4 workers)', function () {
   let gw;
   after(() => gw.stop());

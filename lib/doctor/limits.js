@@ -92,6 +92,17 @@ export function capacityWarnings(config, { root = '/' } = {}) {
     .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${r.neededFor ?? basis}: ${r.detail}. Fix: ${r.fix}`);
 }
 
+/**
+ * Connections one gateway process can hold before it runs out of file
+ * descriptors: its hard open-files limit (Node raises the soft limit to it at
+ * start-up) less the headroom. With --max-connections 0 this is the worker's
+ * cap, so a worker answers 503 instead of failing with EMFILE.
+ */
+export function connectionsPerProcess({ root = '/' } = {}) {
+  const hard = readSnapshot(root).openFiles?.hard;
+  return hard === undefined ? Infinity : Math.max(1, hard - FD_HEADROOM);
+}
+
 const CHECKS = [
   {
     id: 'open-files',

@@ -8,6 +8,11 @@
 //       in front without PROXY protocol (all connections from a few IPs).
 //       A worker's load is its last reported connection count plus what was
 //       handed to it since; ties go round robin.
+//
+// Either way a worker whose load has reached `capacity` is passed over while
+// another has room: under `ip` the IP goes to its next-best worker, the same
+// one every time. When every worker is full the usual pick stands and that
+// worker answers 503.
 
 /**
  * @typedef {object} Slot a worker position, see ./supervisor.js
@@ -17,23 +22,45 @@
  */
 
 export class Balancer {
-  /** @param {'ip'|'even'} mode */
-  constructor(mode) {
-    this.pick = mode === 'ip' ? pickByIp : pickLeastLoaded;
+  /**
+   * @param {'ip'|'even'} mode
+   * @param {number} [capacity] connections a worker can hold
+   */
+  constructor(mode, capacity = Infinity) {
+    this.byIp = mode === 'ip';
+    this.capacity = capacity;
     this.turn = 0;
+  }
+
+  /**
+   * @param {string} ip the client's address
+   * @param {Slot[]} slots workers able to take a connection
+   * @returns {Slot|undefined}
+   */
+  pick(ip, slots) {
+    if (!this.byIp) return this.leastLoaded(slots);
+    const key = hashString(ip);
+    return pickByScore(key, slots, this.capacity) ?? pickByScore(key, slots, Infinity);
+  }
+
+  leastLoaded(slots) {
+    const n = slots.length;
+    let best;
+    for (let i = 0; i < n; i++) {
+      const slot = slots[(this.turn + i) % n];
+      if (best === undefined || load(slot) < load(best)) best = slot;
+    }
+    this.turn = (this.turn + 1) % Math.max(1, n);
+    return best;
   }
 }
 
-/**
- * @param {string} ip
- * @param {Slot[]} slots workers able to take a connection
- * @returns {Slot|undefined}
- */
-function pickByIp(ip, slots) {
-  const key = hashString(ip);
+// Rendezvous hashing: the highest (IP, worker) score among workers with room.
+function pickByScore(key, slots, capacity) {
   let best;
   let bestScore = -1;
   for (const slot of slots) {
+    if (load(slot) >= capacity) continue;
     const score = mix(key ^ Math.imul(slot.number, 0x9e3779b1));
     if (score > bestScore) {
       best = slot;
@@ -43,15 +70,8 @@ function pickByIp(ip, slots) {
   return best;
 }
 
-function pickLeastLoaded(ip, slots) {
-  const n = slots.length;
-  let best;
-  for (let i = 0; i < n; i++) {
-    const slot = slots[(this.turn + i) % n];
-    if (best === undefined || slot.reported + slot.handed < best.reported + best.handed) best = slot;
-  }
-  this.turn = (this.turn + 1) % Math.max(1, n);
-  return best;
+function load(slot) {
+  return slot.reported + slot.handed;
 }
 
 // FNV-1a over the address text: '10.0.0.1' and '::1' alike, no parsing needed.

@@ -1,6 +1,7 @@
 // Once a second each worker reports its figures to the primary, which merges
 // them into the cluster view served at GET /stats.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { STATS_INTERVAL_MS } from '../ipc.js';
 import { metrics } from './metrics.js';
 
@@ -23,7 +24,7 @@ export function startStatsReporter({ worker, relay, gc }) {
     const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
     const max = ms(delay.max);
     worstMs = Math.max(worstMs, max);
-    const memory = process.memoryUsage();
+    const memory = memoryUsage();
     const figures = {
       worker,
       pid: process.pid,
@@ -45,6 +46,16 @@ export function startStatsReporter({ worker, relay, gc }) {
     clearInterval(timer);
     delay.disable();
   };
+}
+
+// process.memoryUsage reads /proc/self/status, which fails with EMFILE when
+// the worker is out of descriptors: a missing figure, not a reason to crash.
+function memoryUsage() {
+  try {
+    return process.memoryUsage();
+  } catch {
+    return { rss: null, heapUsed: getHeapStatistics().used_heap_size };
+  }
 }
 
 async function value(metric) {

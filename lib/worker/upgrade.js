@@ -2,6 +2,7 @@
 // and per-IP cap are checked before ws does the handshake.
 import { STATUS_CODES } from 'node:http';
 import { clientIp } from './client-ip.js';
+import { connectionsPerProcess } from '../doctor/limits.js';
 
 /**
  * @param {object} options
@@ -14,6 +15,9 @@ import { clientIp } from './client-ip.js';
  */
 export function createUpgradeHandler({ config, wss, connections, draining, rejected }) {
   const origins = config.allowedOrigins && new Set(config.allowedOrigins);
+  // Uncapped still means no more than the open-files limit allows: a 503
+  // beats a worker failing with EMFILE.
+  const capacity = config.maxConnections || connectionsPerProcess();
 
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
@@ -23,7 +27,7 @@ export function createUpgradeHandler({ config, wss, connections, draining, rejec
     };
     if (req.url.split('?', 1)[0] !== config.path) return refuse(404, 'not_found');
     if (draining()) return refuse(503, 'draining');
-    if (config.maxConnections > 0 && wss.clients.size >= config.maxConnections) return refuse(503, 'over_capacity');
+    if (wss.clients.size >= capacity) return refuse(503, 'over_capacity');
     if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
     const ip = clientIp(req, config.trustForwarded);
     if (!connections.allowsIp(ip)) return refuse(429, 'ip_cap');

@@ -22,7 +22,10 @@ export async function startGateway(args = [], { env = {}, timeout = 20000 } = {}
     stdio: ['ignore', 'pipe', 'pipe']
   });
   const gateway = new Gateway(proc);
-  const ready = await gateway.waitForLog((l) => l.msg === 'gateway ready', timeout);
+  const ready = await gateway.waitForLog((l) => l.msg === 'gateway ready', timeout).catch(async (err) => {
+    await gateway.stop();
+    throw err;
+  });
   gateway.port = ready.port;
   gateway.metricsPort = ready.metricsPort;
   gateway.url = `ws://127.0.0.1:${ready.port}${ready.path}`;
