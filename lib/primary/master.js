@@ -47,6 +47,11 @@ export class GatewayMaster extends sticky.Master {
       return;
     }
     slot.handed++;
+    // Hand the socket over as a bare one. Sent as a net.Server's socket, Node
+    // would track it in the worker with a close listener (a closure per
+    // connection) to report back when all are closed; the gateway never asks.
+    socket.server = null;
+    this._connections--;
     const inFlight = this.inFlightTo(slot.worker);
     inFlight.add(socket);
     const message = { type: Message.SOCKET, ip, head: head?.length ? head.toString('base64') : undefined };

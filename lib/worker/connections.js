@@ -17,7 +17,8 @@ import {
 import { Keepalive } from './keepalive.js';
 import { metrics } from './metrics.js';
 
-const kId = Symbol('connectionId');
+// Per-connection state, set only when needed: most connections never publish,
+// and the IP is kept only to count connections per IP.
 const kIp = Symbol('clientIp');
 const kTokens = Symbol('publishTokens');
 const kRefilled = Symbol('tokensRefilledAt');
@@ -65,7 +66,7 @@ export class Connections {
       self.closed(this, code);
     };
     this.onError = function onError(err) {
-      self.log.debug({ err: err.message, code: err.code, connection: this[kId] }, 'connection error');
+      self.log.debug({ err: err.message, code: err.code }, 'connection error');
     };
   }
 
@@ -76,19 +77,19 @@ export class Connections {
   }
 
   accept(ws, ip) {
-    ws[kId] = `${this.idPrefix}${(this.opened++).toString(36)}`;
-    ws[kIp] = ip;
-    ws[kTokens] = this.config.maxPublishRate;
-    ws[kRefilled] = Date.now();
     ws.on('message', this.onMessage);
     ws.on('pong', this.onPong);
     ws.on('close', this.onClose);
     ws.on('error', this.onError);
-    if (this.config.maxConnsPerIp > 0) this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
+    if (this.config.maxConnsPerIp > 0) {
+      ws[kIp] = ip;
+      this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
+    }
     this.keepalive.add(ws);
     metrics.connections.inc();
     metrics.opened.inc();
-    ws.send(welcomeFrame(ws[kId], this.worker, this.config.pingInterval));
+    const id = `${this.idPrefix}${(this.opened++).toString(36)}`;
+    ws.send(welcomeFrame(id, this.worker, this.config.pingInterval));
   }
 
   message(ws, data, isBinary) {
@@ -179,10 +180,11 @@ export class Connections {
   }
 }
 
-// Token bucket: `rate` publishes per second, bursts of up to `rate`.
+// Token bucket: `rate` publishes per second, bursts of up to `rate`; full
+// before the first publish.
 function takeToken(ws, rate) {
   const now = Date.now();
-  const tokens = Math.min(rate, ws[kTokens] + ((now - ws[kRefilled]) * rate) / 1000);
+  const tokens = ws[kTokens] === undefined ? rate : Math.min(rate, ws[kTokens] + ((now - ws[kRefilled]) * rate) / 1000);
   ws[kRefilled] = now;
   if (tokens < 1) {
     ws[kTokens] = tokens;

@@ -3,6 +3,8 @@
 // name like "__proto__" is just a name.
 import { metrics } from './metrics.js';
 
+// A connection's channels: undefined, one name, or a Set of names. Most
+// connections hold one channel, and a Set for one name costs ~150 bytes.
 const kChannels = Symbol('channels');
 
 export class Subscriptions {
@@ -19,17 +21,21 @@ export class Subscriptions {
 
   /** Channels held by one connection. */
   count(ws) {
-    return ws[kChannels]?.size ?? 0;
+    const mine = ws[kChannels];
+    return mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size;
   }
 
   has(ws, channel) {
-    return ws[kChannels]?.has(channel) === true;
+    const mine = ws[kChannels];
+    return mine === channel || (typeof mine === 'object' && mine.has(channel));
   }
 
   add(ws, channel) {
-    const mine = (ws[kChannels] ??= new Set());
-    if (mine.has(channel)) return;
-    mine.add(channel);
+    if (this.has(ws, channel)) return;
+    const mine = ws[kChannels];
+    if (mine === undefined) ws[kChannels] = channel;
+    else if (typeof mine === 'string') ws[kChannels] = new Set([mine, channel]);
+    else mine.add(channel);
     let subscribers = this.channels.get(channel);
     if (subscribers === undefined) {
       subscribers = new Set();
@@ -41,7 +47,9 @@ export class Subscriptions {
   }
 
   remove(ws, channel) {
-    if (ws[kChannels]?.delete(channel) !== true) return;
+    const mine = ws[kChannels];
+    if (mine === channel) ws[kChannels] = undefined;
+    else if (typeof mine !== 'object' || !mine.delete(channel)) return;
     this.detach(ws, channel);
   }
 
@@ -50,7 +58,8 @@ export class Subscriptions {
     const mine = ws[kChannels];
     if (mine === undefined) return;
     ws[kChannels] = undefined;
-    for (const channel of mine) this.detach(ws, channel);
+    if (typeof mine === 'string') this.detach(ws, mine);
+    else for (const channel of mine) this.detach(ws, channel);
   }
 
   /** @returns {Set<WebSocket>|undefined} */
