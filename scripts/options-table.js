@@ -1,17 +1,21 @@
 #!/usr/bin/env node
-// Prints the gateway's options as the Markdown table the README holds, from
-// lib/config.js, so the README cannot drift from the code (a test compares).
-//   node scripts/options-table.js
+// Prints a command's options as the Markdown table the README holds, from its
+// options table, so the README cannot drift from the code (a test compares).
+//   node scripts/options-table.js gateway|loadgen
 import { fileURLToPath } from 'node:url';
-import { options } from '../lib/config.js';
+import { options as gateway } from '../lib/config.js';
+import { options as loadgen } from '../lib/loadgen/options.js';
 
-export function optionsTable() {
-  const rows = Object.entries(options).map(([name, spec]) => {
+export const TABLES = { gateway: [gateway, 'GATEWAY'], loadgen: [loadgen, 'LOADGEN'] };
+
+export function optionsTable(name) {
+  const [table, prefix] = TABLES[name];
+  const rows = Object.entries(table).map(([flag, spec]) => {
     const shown = spec.defaultDescription ?? (spec.default === undefined ? '(unset)' : String(spec.default));
-    const env = `GATEWAY_${name.toUpperCase().replaceAll('-', '_')}`;
-    return `| \`--${name}\` | \`${env}\` | ${shown} | ${spec.describe} |`;
+    const env = `${prefix}_${flag.toUpperCase().replaceAll('-', '_')}`;
+    return `| \`--${flag}\` | \`${env}\` | ${shown} | ${spec.describe} |`;
   });
   return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable());
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable(process.argv[2] ?? 'gateway'));

@@ -32,8 +32,6 @@ describe('loadgen source addresses', () => {
     ['127.0.0.9-127.0.0.2', /empty/],
     ['127.0.0.1-', /not an IP address/],
     ['127.0.0.300', /not an IP address/],
-    ['10.0.0.1', /not a loopback/],
-    ['127.0.0.1-10.0.0.1', /not a loopback/],
     ['127.0.0.0-127.1.0.0', /more than 65536/],
     ['::1-::1', /IPv4 only/]
   ]) {
@@ -66,6 +64,15 @@ describe('loadgen run plan', () => {
     expect(connectionsPerProcess(20000)).to.equal(17936);
     expect(planRun(base({ connections: 60000 }), 17936).processes).to.equal(4);
     expect(planRun(base({ connections: 3000 }), 17936).processes).to.equal(1);
+  });
+
+  it('stays on this machine unless --allow-remote says otherwise', () => {
+    expect(() => planRun(base({ url: 'ws://10.0.0.1:8080/ws' }), 100)).to.throw(UsageError, /must point at this machine/);
+    expect(() => planRun(base({ url: 'ws://example.com/ws' }), 100)).to.throw(UsageError, /must point at this machine/);
+    expect(() => planRun(base({ localAddress: '127.0.0.1-127.0.0.2,10.0.0.1' }), 100)).to.throw(UsageError, /10\.0\.0\.1 is not a loopback/);
+    // Only the plan is made here: nothing is sent anywhere.
+    const remote = planRun(base({ url: 'ws://10.0.0.1:8080/ws', localAddress: '10.0.1.20-10.0.1.21', allowRemote: true }), 100);
+    expect(remote.agents[0].addresses).to.deep.equal(['10.0.1.20', '10.0.1.21']);
   });
 
   it('splits connections, rate and handshakes among agents without overlap', () => {

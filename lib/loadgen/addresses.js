@@ -1,6 +1,6 @@
-// Source and target addresses. Every address the load generator touches must
-// be loopback: this tool floods, and a flood may only ever hit this machine.
-// Linux treats all of 127.0.0.0/8 as loopback, and each source address has its
+// Source and target addresses. Unless --allow-remote is given (see plan.js),
+// every address the load generator touches must be loopback: a flood tool
+// should not be one typo away from hitting somebody else's host. Linux treats all of 127.0.0.0/8 as loopback, and each source address has its
 // own ephemeral port range, so a range of sources multiplies the connections
 // one target port can take.
 import net from 'node:net';
@@ -21,7 +21,7 @@ export function isLoopback(host) {
  * `127.0.0.1-127.0.0.32` (IPv4, inclusive), in the order given.
  * @param {string[]} values
  * @returns {string[]}
- * @throws {UsageError} for unparseable, non-loopback or empty ranges
+ * @throws {UsageError} for unparseable or empty ranges
  */
 export function expandAddresses(values) {
   const out = [];
@@ -64,7 +64,6 @@ export function ephemeralPortCount(snapshot = readSnapshot()) {
 
 function checkSource(address, value) {
   if (!net.isIP(address)) throw new UsageError(`--local-address ${value}: ${address} is not an IP address`);
-  if (!isLoopback(address)) throw new UsageError(`--local-address ${value}: ${address} is not a loopback address`);
   return address;
 }
 

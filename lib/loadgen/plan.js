@@ -3,6 +3,7 @@
 // that involve more than one flag.
 import { UsageError } from '../cli.js';
 import { readSnapshot } from '../doctor/proc.js';
+import { isLoopback } from './addresses.js';
 
 /** Sockets one agent may hold: 90 % of its open-files limit, less what Node itself keeps open. */
 export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? Infinity) {
@@ -15,6 +16,7 @@ export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? 
  * @throws {UsageError}
  */
 export function planRun(o, perProcess = connectionsPerProcess()) {
+  if (!o.allowRemote) checkLoopback(o);
   if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
   if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey) throw new UsageError('--publish-via http needs --api-key');
   const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
@@ -43,4 +45,14 @@ export function planRun(o, perProcess = connectionsPerProcess()) {
     first += count;
   }
   return { processes, agents };
+}
+
+// Off this machine only when asked for in so many words (--allow-remote).
+function checkLoopback(o) {
+  const host = new URL(o.url).hostname;
+  if (!isLoopback(host)) {
+    throw new UsageError(`--url must point at this machine (127.0.0.0/8, ::1, localhost), got ${host}; --allow-remote targets a gateway elsewhere`);
+  }
+  const remote = o.localAddress.find((address) => !isLoopback(address));
+  if (remote) throw new UsageError(`--local-address ${remote} is not a loopback address; --allow-remote allows it`);
 }
