@@ -3,7 +3,7 @@ import { Balancer } from '../lib/primary/balancer.js';
 import { parseProxyHeader } from '../lib/primary/proxy-protocol.js';
 import { proxyV1, proxyV2 } from './helpers/proxy.js';
 
-const slots = (numbers) => numbers.map((number) => ({ number, reported: 0, handed: 0 }));
+const slots = (numbers) => numbers.map((number) => ({ number, sockets: 0, received: 0, handed: 0 }));
 const ips = Array.from({ length: 2000 }, (_, i) => `10.${(i >> 8) & 255}.${i & 255}.${(i * 7) & 255}`);
 
 describe('balancer', () => {
@@ -30,10 +30,10 @@ describe('balancer', () => {
     for (const n of counts) expect(n).to.be.within(400, 600);
   });
 
-  it('even: least loaded first, counting what was handed since the last report', () => {
+  it('even: least loaded first, counting what was handed but not yet received', () => {
     const balancer = new Balancer('even');
     const all = slots([1, 2, 3]);
-    all[0].reported = 10;
+    all[0].sockets = 10;
     const picks = [];
     for (let i = 0; i < 12; i++) {
       const slot = balancer.pick('127.0.0.1', all);

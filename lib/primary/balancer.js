@@ -6,8 +6,8 @@
 //       back when it returns; every other IP keeps its worker.
 // even: least connections, whatever the source address, for a load balancer
 //       in front without PROXY protocol (all connections from a few IPs).
-//       A worker's load is its last reported connection count plus what was
-//       handed to it since; ties go round robin.
+//       A worker's load is the open sockets it last reported plus those
+//       handed to it that it had not yet received then; ties go round robin.
 //
 // Either way a worker whose load has reached `capacity` is passed over while
 // another has room: under `ip` the IP goes to its next-best worker, the same
@@ -17,8 +17,9 @@
 /**
  * @typedef {object} Slot a worker position, see ./supervisor.js
  * @property {number} number 1..N, stable across restarts
- * @property {number} reported connections the worker last reported
- * @property {number} handed sockets handed over since that report
+ * @property {number} sockets open sockets the worker last reported
+ * @property {number} received sockets the worker had received by that report
+ * @property {number} handed sockets handed to the worker in all
  */
 
 export class Balancer {
@@ -71,7 +72,7 @@ function pickByScore(key, slots, capacity) {
 }
 
 function load(slot) {
-  return slot.reported + slot.handed;
+  return slot.sockets + slot.handed - slot.received;
 }
 
 // FNV-1a over the address text: '10.0.0.1' and '::1' alike, no parsing needed.

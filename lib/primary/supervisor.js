@@ -31,7 +31,8 @@ export class Supervisor extends EventEmitter {
       number: i + 1,
       worker: null, // the ready worker serving this slot
       failures: 0,
-      reported: 0,
+      sockets: 0,
+      received: 0,
       handed: 0,
       retry: null
     }));
@@ -60,8 +61,8 @@ export class Supervisor extends EventEmitter {
         const figures = this.relay.figures.get(worker.id);
         if (figures !== undefined && figures !== slot.figures && slot.worker === worker) {
           slot.figures = figures;
-          slot.reported = figures.connections;
-          slot.handed = 0;
+          slot.sockets = figures.sockets;
+          slot.received = figures.received;
         }
       } else if (msg?.type === Message.READY) {
         this.ready(slot, worker);
@@ -76,7 +77,8 @@ export class Supervisor extends EventEmitter {
     const previous = slot.worker;
     this.relay.attach(worker);
     slot.worker = worker;
-    slot.reported = 0;
+    slot.sockets = 0;
+    slot.received = 0;
     slot.handed = 0;
     this.log.info({ worker: slot.number, pid: worker.process.pid }, 'worker ready');
     this.emit('ready', slot, previous);

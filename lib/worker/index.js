@@ -55,7 +55,12 @@ export function startWorker(config, worker) {
     if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
-  const stopStats = startStatsReporter({ worker, relay, gc });
+  // Every socket the primary hands over, HTTP or WebSocket: the primary
+  // balances on these counts (lib/primary/balancer.js).
+  const sockets = { received: 0, open: 0 };
+  const socketClosed = () => sockets.open--;
+
+  const stopStats = startStatsReporter({ worker, relay, gc, sockets });
 
   process.on('message', (msg, socket) => {
     switch (msg?.type) {
@@ -72,6 +77,9 @@ export function startWorker(config, worker) {
   });
 
   function adopt(socket, { ip, head }) {
+    sockets.received++;
+    sockets.open++;
+    socket.once('close', socketClosed);
     socket[kClientIp] = ip;
     // Bytes the primary read while looking for a PROXY header go back in front.
     if (head) socket.unshift(Buffer.from(head, 'base64'));

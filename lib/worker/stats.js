@@ -14,13 +14,15 @@ const RESOLUTION_MS = 10;
  * @param {number} options.worker
  * @param {import('./relay.js').WorkerRelay} options.relay
  * @param {import('./gc.js').PeriodicGc} options.gc
+ * @param {{received: number, open: number}} options.sockets sockets from the primary
  * @returns {() => void} stops reporting
  */
-export function startStatsReporter({ worker, relay, gc }) {
+export function startStatsReporter({ worker, relay, gc, sockets }) {
   const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   delay.enable();
   let worstMs = 0;
   const timer = setInterval(async () => {
+    const { open, received } = sockets; // one moment, for the primary's arithmetic
     const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
     const max = ms(delay.max);
     worstMs = Math.max(worstMs, max);
@@ -29,6 +31,8 @@ export function startStatsReporter({ worker, relay, gc }) {
       worker,
       pid: process.pid,
       connections: await value(metrics.connections),
+      sockets: open,
+      received,
       subscriptions: await value(metrics.subscriptions),
       published: await value(metrics.published),
       delivered: await value(metrics.delivered),
