@@ -26,3 +26,13 @@ export function quantile(values, q) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 }
+
+/**
+ * Collections the server's workers (or, without workers, the server itself)
+ * make from now on; the server must run with --trace-gc.
+ * @returns {() => {manual: number[], automatic: number[]}} the pauses so far
+ */
+export function watchGc(server) {
+  const from = server.lines.length;
+  return () => gcPauses(server.lines.slice(from), (pid) => server.kind === 'ws' || pid !== server.pid);
+}

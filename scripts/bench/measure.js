@@ -15,11 +15,13 @@ export async function workersReporting(server, count, timeoutMs = 10000) {
   }
 }
 
-/** User RSS of the whole tree, V8 heap in use summed over workers, and the kernel's socket memory. */
+/** User RSS of the whole tree and of its root, V8 heap in use summed over workers, and the kernel's socket memory. */
 export async function memoryOf(server) {
   const stats = await server.stats();
+  const tree = sampleTree(server.pid);
   return {
-    rssBytes: rssOf(sampleTree(server.pid)),
+    rssBytes: rssOf(tree),
+    primaryRssBytes: tree.processes.get(server.pid)?.rssBytes ?? 0,
     heapBytes: stats.workers.reduce((sum, w) => sum + w.heapUsedBytes, 0),
     kernel: sampleKernel()
   };

@@ -8,6 +8,7 @@ import path from 'node:path';
 const TITLES = {
   result: 'result',
   userRssPerConnBytes: 'user RSS/conn (B)',
+  primaryRssPerConnBytes: 'of which primary (B)',
   heapPerConnBytes: 'heap/conn (B)',
   kernelPerSocketBytes: 'kernel/socket (B)',
   kernelTcpMemPerSocketBytes: 'TCP mem/socket (B)',
@@ -36,7 +37,7 @@ const TITLES = {
   manualPauseP99Ms: 'manual pause p99 (ms)',
   autoGcs: 'V8 GCs',
   autoPauseP99Ms: 'V8 pause p99 (ms)',
-  pauseMaxMs: 'pause max (ms)',
+  pauseMaxMs: 'GC pause max (ms)',
   perWorker: 'connections per worker',
   busiestVsMean: 'busiest / mean'
 };

@@ -1,10 +1,11 @@
-// gc: the idle gateway with the periodic manual GC on and off. Every
+// gc: the idle gateway, one worker holding every connection, with the
+// periodic manual GC on and off. Every
 // collection a worker makes is read from V8's --trace-gc, so the pauses of the
 // manual ones and of V8's own are both counted; event-loop delay and RSS come
 // from the same hold.
 import { holdIdle } from './idle.js';
 import { StatsWatch } from '../measure.js';
-import { gcPauses, quantile } from '../gc-trace.js';
+import { watchGc, quantile } from '../gc-trace.js';
 
 export async function gc(opts) {
   const results = [];
@@ -14,18 +15,19 @@ export async function gc(opts) {
         scenario: 'gc',
         variant: `gateway --gc-interval ${interval}`,
         kind: 'gateway',
-        flags: ['--workers', String(opts.workers), '--gc-interval', String(interval)],
-        workers: opts.workers,
+        // One worker holds them all: the pause of a worker with that many connections.
+        flags: ['--workers', '1', '--gc-interval', String(interval)],
+        workers: 1,
         size: opts.idleConnections,
         opts,
         holdS: opts.gcSeconds,
         nodeArgs: ['--trace-gc'], // the primary passes its Node flags on to the workers
         during: async (server, holdS) => {
           const watch = new StatsWatch(server);
-          const from = server.lines.length;
+          const gcs = watchGc(server);
           await new Promise((resolve) => setTimeout(resolve, holdS * 1000));
           const delay = await watch.stop();
-          const pauses = gcPauses(server.lines.slice(from), (pid) => pid !== server.pid);
+          const pauses = gcs();
           return {
             manualGcs: pauses.manual.length,
             manualPauseP99Ms: quantile(pauses.manual, 0.99),

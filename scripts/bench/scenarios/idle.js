@@ -55,6 +55,7 @@ export async function holdIdle({ scenario, variant, kind, flags, workers, size, 
         size,
         figures: {
           userRssPerConnBytes: (full.rssBytes - empty.rssBytes) / size,
+          ...(kind === 'ws' ? {} : { primaryRssPerConnBytes: (full.primaryRssBytes - empty.primaryRssBytes) / size }),
           heapPerConnBytes: (full.heapBytes - empty.heapBytes) / size,
           kernelPerSocketBytes: kernelFigure(kernel.tcpMemPerSocket + kernel.slabPerSocket),
           kernelTcpMemPerSocketBytes: kernelFigure(kernel.tcpMemPerSocket),

@@ -4,6 +4,7 @@
 // Worst and p99 event-loop delay of the worker over the hold, CPU per ping.
 import { holdIdle } from './idle.js';
 import { StatsWatch } from '../measure.js';
+import { watchGc } from '../gc-trace.js';
 import { sampleTree, cpuBetween } from '../proc-sampler.js';
 
 export async function keepalive(opts, kinds) {
@@ -21,20 +22,24 @@ export async function keepalive(opts, kinds) {
         size: opts.keepaliveConnections,
         opts,
         holdS: opts.keepaliveSeconds,
+        nodeArgs: ['--trace-gc'], // to tell a GC pause from a keepalive stall
         during: async (server, holdS) => {
           const watch = new StatsWatch(server);
+          const gcs = watchGc(server);
           const pingsBefore = await pingsSent(server);
           const before = sampleTree(server.pid);
           await new Promise((resolve) => setTimeout(resolve, holdS * 1000));
           const cpu = cpuBetween(before, sampleTree(server.pid), server.pid);
           const pings = (await pingsSent(server)) - pingsBefore;
           const delay = await watch.stop();
+          const pauses = gcs();
           return {
             pingsPerSec: pings / cpu.seconds,
             // Everything a worker does while idle, pongs included, is keepalive's cost.
             workerCpuUsPerPing: pings > 0 ? (kind === 'ws' ? cpu.primaryUs : cpu.workersUs) / pings : 0,
             eventLoopP99Ms: delay.p99Ms,
-            eventLoopMaxMs: delay.maxMs
+            eventLoopMaxMs: delay.maxMs,
+            pauseMaxMs: Math.max(0, ...pauses.manual, ...pauses.automatic)
           };
         }
       })
