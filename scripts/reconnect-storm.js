@@ -43,7 +43,7 @@ try {
   const workers = new Set(runs.map((run) => run.client.welcome.worker));
   if (workers.size !== 1) throw new Error(`clients landed on workers ${[...workers]}, expected one`);
   const [worker] = workers;
-  const pid = gw.logs.findLast((l) => l.msg === 'worker ready' && l.worker === worker).pid;
+  const pid = gw.workerPid(worker);
 
   const killedAt = performance.now();
   for (const run of runs) run.killedAt = killedAt;

@@ -40,7 +40,7 @@ describe('--balance ip (4 workers)', function () {
   it('moves only the dead worker\'s IPs, and moves them back when it returns', async () => {
     const ips = addresses(32);
     const before = await Promise.all(ips.map((a) => workerOf(gw.url, a)));
-    const pid = gw.logs.filter((l) => l.msg === 'worker ready' && l.worker === 3).at(-1).pid;
+    const pid = gw.workerPid(3);
     const respawned = gw.logs.filter((l) => l.msg === 'worker ready').length + 1;
     process.kill(pid, 'SIGKILL');
     // Some of these connect while worker 3 is down, some after its quick respawn: none may move

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startGateway, eventually } from './helpers/gateway.js';
-import { API_KEY, workerPid, httpPublish, nodeClient, whenOpen } from './client-helpers.js';
+import { API_KEY, httpPublish, nodeClient, whenOpen } from './helpers/client-helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -108,7 +108,7 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
       window.gatewayClient.on('state', (state) => state === 'open' && window.reopened++);
       return window.gatewayClient.welcome.worker;
     });
-    process.kill(workerPid(gw, worker), 'SIGKILL');
+    process.kill(gw.workerPid(worker), 'SIGKILL');
     await page.waitForFunction(() => window.reopened > 0, null, { timeout: 20000 });
     // The resubscribe goes out with the welcome; publish until it has taken.
     await eventually(
@@ -147,8 +147,8 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
 
     const rows = await page.locator('#workers tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
     expect(rows.map(([worker, pid]) => [Number(worker), Number(pid)])).to.deep.equal([
-      [1, workerPid(gw, 1)],
-      [2, workerPid(gw, 2)]
+      [1, gw.workerPid(1)],
+      [2, gw.workerPid(2)]
     ]);
 
     await mkdir(new URL('./artifacts/', import.meta.url), { recursive: true });

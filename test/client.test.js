@@ -6,7 +6,7 @@ import net from 'node:net';
 import { WebSocketServer } from 'ws';
 import { State, ClientErrorCode, ErrorCode } from '../lib/client/index.js';
 import { startGateway, eventually } from './helpers/gateway.js';
-import { API_KEY, workerPid, httpPublish, nodeClient, whenOpen, clientAwayFrom } from './client-helpers.js';
+import { API_KEY, httpPublish, nodeClient, whenOpen, clientAwayFrom } from './helpers/client-helpers.js';
 
 const PING_INTERVAL = 400;
 
@@ -98,7 +98,7 @@ describe('client against the gateway', function () {
 
     const states = [];
     client.on('state', (state) => states.push(state));
-    process.kill(workerPid(gw, before.worker), 'SIGKILL');
+    process.kill(gw.workerPid(before.worker), 'SIGKILL');
     await eventually(() => states.includes(State.OPEN), { what: 'reconnected', timeout: 15000 });
     expect(states[0]).to.equal(State.RECONNECTING);
     // The resubscribe is on its way with the welcome; publish until it took.
@@ -124,7 +124,7 @@ describe('client against the gateway', function () {
     await publisher.publish('stall', 'first');
     await eventually(() => got.length === 1, { what: 'first message' });
 
-    const pid = workerPid(gw, worker);
+    const pid = gw.workerPid(worker);
     const dead = new Promise((resolve) => client.on('state', (state, detail) => state === State.RECONNECTING && resolve(detail)));
     const stoppedAt = Date.now();
     process.kill(pid, 'SIGSTOP');

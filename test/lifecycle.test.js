@@ -7,7 +7,7 @@ import { startGateway, eventually } from './helpers/gateway.js';
 import { TestClient } from './helpers/client.js';
 
 const readies = (gw, worker) => gw.logs.filter((l) => l.msg === 'worker ready' && l.worker === worker);
-const readyPid = (gw, worker) => readies(gw, worker).at(-1).pid;
+const readyPid = (gw, worker) => gw.workerPid(worker);
 
 /** Kills a worker and resolves once its slot has a new ready worker. */
 async function killAndAwaitRespawn(gw, worker) {

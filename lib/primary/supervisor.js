@@ -80,7 +80,7 @@ export class Supervisor extends EventEmitter {
     slot.sockets = 0;
     slot.received = 0;
     slot.handed = 0;
-    this.log.info({ worker: slot.number, pid: worker.process.pid }, 'worker ready');
+    this.log.info({ worker: slot.number, workerPid: worker.process.pid }, 'worker ready');
     this.emit('ready', slot, previous);
   }
 
@@ -92,7 +92,7 @@ export class Supervisor extends EventEmitter {
     if (this.stopping) return;
     slot.failures = uptimeMs >= HEALTHY_UPTIME_MS ? 0 : slot.failures + 1;
     const delay = slot.failures === 0 ? 0 : Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (slot.failures - 1));
-    this.log.error({ worker: slot.number, pid: worker.process.pid, code, signal, uptimeMs, retryInMs: delay }, 'worker died');
+    this.log.error({ worker: slot.number, workerPid: worker.process.pid, code, signal, uptimeMs, retryInMs: delay }, 'worker died');
     this.restarted();
     slot.retry = setTimeout(() => this.fork(slot), delay);
   }

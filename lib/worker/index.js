@@ -79,7 +79,7 @@ export function startWorker(config, worker) {
   function adopt(socket, { ip, head }) {
     sockets.received++;
     sockets.open++;
-    socket.once('close', socketClosed);
+    socket.on('close', socketClosed); // fires once; `once` would wrap it in a closure per socket
     socket[kClientIp] = ip;
     // Bytes the primary read while looking for a PROXY header go back in front.
     if (head) socket.unshift(Buffer.from(head, 'base64'));

@@ -85,6 +85,11 @@ export class Gateway {
     return line === undefined ? undefined : Number(line.split(' ')[1]);
   }
 
+  /** The pid of the newest ready worker in slot `worker`. */
+  workerPid(worker) {
+    return this.logs.findLast((l) => l.msg === 'worker ready' && l.worker === worker)?.workerPid;
+  }
+
   signal(sig) {
     this.proc.kill(sig);
   }
@@ -115,7 +120,7 @@ export function freePort() {
 }
 
 function workerPids(logs) {
-  return logs.filter((l) => l.msg === 'worker ready').map((l) => l.pid);
+  return logs.filter((l) => l.msg === 'worker ready').map((l) => l.workerPid);
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes. */

@@ -1,15 +1,10 @@
-// What the client and browser tests share: finding a worker's pid, HTTP
+// What the client and browser tests share: HTTP
 // publishes, and clients pinned to a source address (so to a worker).
 import WebSocket from 'ws';
-import { connect, State } from '../lib/client/index.js';
-import { eventually } from './helpers/gateway.js';
+import { connect, State } from '../../lib/client/index.js';
+import { eventually } from './gateway.js';
 
 export const API_KEY = 'test-key';
-
-/** The pid of worker `number` now (the primary logs each start and respawn). */
-export function workerPid(gw, number) {
-  return gw.logs.findLast((l) => l.msg === 'worker ready' && l.worker === number).pid;
-}
 
 /** POST /publish; retried while the connection it lands on dies under it. */
 export async function httpPublish(gw, channel, data) {
