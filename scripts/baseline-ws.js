@@ -102,6 +102,9 @@ function stats() {
   return { workers: [figures], totals: { connections: figures.connections, subscriptions: figures.subscriptions, delivered: figures.delivered } };
 }
 
+// A normal exit on SIGTERM lets --cpu-prof write its profile.
+process.on('SIGTERM', () => process.exit(0));
+
 server.listen(Number(values.port), values.host, () => {
   console.log(JSON.stringify({ msg: 'baseline ready', port: server.address().port }));
 });

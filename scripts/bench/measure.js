@@ -4,6 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sampleTree, cpuBetween, rssOf } from './proc-sampler.js';
 import { sampleKernel } from './sockstat.js';
 
+const WARMUP_MS = 2500;
+
 /** Resolves once /stats lists `count` workers (the gateway's fill in within two seconds). */
 export async function workersReporting(server, count, timeoutMs = 10000) {
   const deadline = performance.now() + timeoutMs;
@@ -46,9 +48,10 @@ export function busyCpuSince(server, before, idle) {
 /**
  * Reads /stats until stopped. The gateway's figures are per worker-second and
  * change once a second (`uptimeS` tells a new one); the plain ws baseline's
- * cover the time since the previous read. Either way the worst over the
- * readings is the worst of the watched time and nothing before it. A worker's
- * `worst` (its maximum since start) catches a second the readings missed.
+ * cover the time since the previous read. The gateway's reach /stats up to two
+ * seconds late, so readings of the first WARMUP_MS are dropped: what is left
+ * covers the watched time and nothing before it. A worker's `worst` (its
+ * maximum since start) catches a second the readings missed.
  */
 export class StatsWatch {
   constructor(server) {
@@ -58,11 +61,13 @@ export class StatsWatch {
   }
 
   async watch(server) {
+    const keepFrom = performance.now() + WARMUP_MS;
     this.stopped = false;
     while (!this.stopped) {
       await sleep(300);
       const stats = await server.stats().catch(() => undefined);
-      if (stats === undefined || (stats.uptimeS !== undefined && stats.uptimeS === this.readings.at(-1)?.uptimeS)) continue;
+      if (stats === undefined || performance.now() < keepFrom) continue;
+      if (stats.uptimeS !== undefined && stats.uptimeS === this.readings.at(-1)?.uptimeS) continue;
       this.first ??= stats;
       this.readings.push(stats);
     }

@@ -60,6 +60,7 @@ export async function holdIdle({ scenario, variant, kind, flags, workers, size, 
           kernelPerSocketBytes: kernelFigure(kernel.tcpMemPerSocket + kernel.slabPerSocket),
           kernelTcpMemPerSocketBytes: kernelFigure(kernel.tcpMemPerSocket),
           kernelSlabPerSocketBytes: kernelFigure(kernel.slabPerSocket),
+          kernelSocketCachesPerSocketBytes: kernelFigure(kernel.socketCachesPerSocket),
           socketsSeen: kernel.sockets,
           serverRssMiB: full.rssBytes / 1048576,
           ...extra
