@@ -19,12 +19,16 @@ import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
 
 const ALL = ['gateway', 'ws', 'cluster'];
+const byKind = (kinds) => kinds.map((kind) => ({ kind }));
+// The gateway with V8's young generation capped, primary and workers alike:
+// most of what a connection costs beyond the heap is semi-space left grown.
+const SMALL_SEMI_SPACE = { kind: 'gateway', label: 'gateway, node --max-semi-space-size=2', nodeArgs: ['--max-semi-space-size=2'] };
 
 /** What each scenario runs: a list of results. */
 const RUN = {
-  idle: (o) => idle(o, o.idleConnections, ALL, o.workers),
+  idle: (o) => idle(o, o.idleConnections, [...byKind(ALL), ...(o.smoke ? [] : [SMALL_SEMI_SPACE])], o.workers),
   // A single process cannot hold this many (20k open files): gateway and cluster only.
-  'idle-large': (o) => idle(o, o.largeConnections, ['gateway', 'cluster'], o.largeWorkers),
+  'idle-large': (o) => idle(o, o.largeConnections, byKind(['gateway', 'cluster']), o.largeWorkers),
   handshake: (o) => handshake(o, ALL),
   proxy,
   'fan-out': (o) => fanout(o, ALL),

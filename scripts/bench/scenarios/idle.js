@@ -77,14 +77,19 @@ async function hold(server, holdS) {
   return {};
 }
 
-/** The idle comparison at one size: the gateway and the baselines side by side. */
-export async function idle(opts, size, kinds, workers) {
+/**
+ * The idle comparison at one size: the gateway and the baselines side by side.
+ * @param {Array<{kind: string, label?: string, nodeArgs?: string[]}>} variants
+ */
+export async function idle(opts, size, variants, workers) {
   const results = [];
-  for (const kind of kinds) {
+  for (const { kind, label = kind, nodeArgs } of variants) {
     // Past 15k a worker, sticky-by-IP from 16 source addresses could put more
     // than the 20k open files a process may have on one worker: spread evenly.
     const flags = kind === 'ws' ? [] : ['--workers', String(workers), ...(size > workers * 15000 - 1 ? ['--balance', 'even'] : [])];
-    results.push(await holdIdle({ scenario: `idle ${size}`, variant: kind, kind, flags, workers: kind === 'ws' ? 1 : workers, size, opts }));
+    results.push(
+      await holdIdle({ scenario: `idle ${size}`, variant: label, kind, flags, workers: kind === 'ws' ? 1 : workers, size, opts, nodeArgs })
+    );
   }
   return results;
 }
