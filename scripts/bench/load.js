@@ -56,9 +56,11 @@ export class Load {
 
 /**
  * Whether a loadgen report shows the run did what was asked.
+ * @param {boolean} [held] whether the server was seen holding the target
  * @returns {string|undefined} why it fell short
  */
-export function shortfall(report) {
+export function shortfall(report, held = true) {
+  if (!held) return `server never held ${report.target ?? 'its target'}: ${shortfall(report) ?? 'timeout'}`;
   if (report.shortfalls?.length) return report.shortfalls.join('; ');
   if (report.open < report.target) return `open ${report.open} < ${report.target}`;
   return undefined;

@@ -19,7 +19,7 @@ export async function balance(opts) {
           const held = await load.held(server);
           const { workers } = held ? await server.stats() : { workers: [] };
           const report = await load.report;
-          const short = held ? shortfall(report) : `server never held ${size}: ${shortfall(report) ?? 'timeout'}`;
+          const short = shortfall(report, held);
           if (short !== undefined) return runResult({ scenario: 'balance', variant, size, short, load: loadSummary(report) });
           const counts = workers.map((w) => w.connections);
           return runResult({

@@ -29,7 +29,7 @@ export async function fanout(opts, kinds) {
         });
         if (!(await load.held(server, { subscribed: true }))) {
           const report = await load.report;
-          return runResult({ scenario: 'fan-out', variant: kind, size, short: `server never held ${size}: ${shortfall(report) ?? 'timeout'}`, load: loadSummary(report) });
+          return runResult({ scenario: 'fan-out', variant: kind, size, short: shortfall(report, false), load: loadSummary(report) });
         }
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);

@@ -21,7 +21,7 @@ export async function handshake(opts, kinds) {
         const held = await load.held(server);
         const cpu = held ? busyCpuSince(server, before, idle) : undefined;
         const report = await load.report;
-        const short = held ? shortfall(report) : `server never held ${size}: ${shortfall(report) ?? 'timeout'}`;
+        const short = shortfall(report, held);
         if (short !== undefined) return runResult({ scenario: 'handshake', variant: kind, size, short, load: loadSummary(report) });
         return runResult({
           scenario: 'handshake',

@@ -43,7 +43,7 @@ export async function holdIdle({ scenario, variant, kind, flags, workers, size, 
       const extra = held ? await during(server, holdS) : undefined;
       const full = held ? await memoryOf(server) : undefined;
       const report = await load.report;
-      const short = held ? shortfall(report) : `server never held ${size}: ${shortfall(report) ?? 'timeout'}`;
+      const short = shortfall(report, held);
       if (short !== undefined) return runResult({ scenario, variant, size, short, load: loadSummary(report) });
       const kernel = kernelPerSocket(empty.kernel, full.kernel);
       // Loopback holds both ends; when other work on the machine moved the socket count too, the delta is not ours.
