@@ -24,7 +24,7 @@ export async function fanout(opts, kinds) {
           connections: size,
           rate: opts.rate,
           channels: 1,
-          duration: opts.fanoutSeconds + 6,
+          duration: opts.fanoutSeconds + 5, // + /stats lag, idle CPU rate, last echo
           processes: Math.max(2, Math.ceil(size / opts.perAgent))
         });
         if (!(await load.held(server, { subscribed: true }))) {
