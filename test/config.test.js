@@ -18,7 +18,7 @@ describe('options table', () => {
       balance: 'ip',
       path: '/ws',
       pingInterval: 25000,
-      gcInterval: 30000,
+      gcInterval: 0,
       maxConnections: 0,
       maxPayload: 65536,
       maxSubscriptions: 100,

@@ -7,13 +7,13 @@ import { Status } from './status.js';
 import { count, bytes, show } from './format.js';
 
 /**
- * Memory one idle connection costs: ~6 KiB of user RSS across the gateway's
- * processes (the ws socket and its buffers, the connection's state and
- * subscriptions) plus ~3 KiB of kernel socket memory (sock, tcp_sock, file,
- * dentry). A first estimate from the seeds' reports; the benchmark issue
- * measures it on a real run and updates this figure.
+ * Memory one idle connection costs: ~8 KiB of user RSS across the gateway's
+ * processes (the ws socket and its stream state, the connection's state and
+ * subscription) plus ~5 KiB of kernel slab (TCP 2.3 KiB, sock inode, file,
+ * dentry, epoll entry). Measured by `npm run bench` (idle scenarios): 6.8–7.1
+ * KiB user at 60k connections over 4 workers, 5.0 KiB slab per socket.
  */
-export const BYTES_PER_CONNECTION = (6 + 3) * 1024;
+export const BYTES_PER_CONNECTION = (8 + 5) * 1024;
 
 /** What one Node process holds before its first client (V8 heap, code, libuv). */
 export const BYTES_PER_PROCESS = 64 * 1024 ** 2;

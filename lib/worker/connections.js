@@ -52,6 +52,7 @@ export class Connections {
     this.keepalive = keepalive;
     this.log = log;
     this.opened = 0;
+    this.count = 0; // open connections
     // Worker number and a random part, so ids stay unique across restarts.
     this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
     this.perIp = new Map(); // client IP -> open connections, kept only with --max-conns-per-ip
@@ -86,6 +87,7 @@ export class Connections {
       this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
     }
     this.keepalive.add(ws);
+    this.count++;
     metrics.connections.inc();
     metrics.opened.inc();
     const id = `${this.idPrefix}${(this.opened++).toString(36)}`;
@@ -155,6 +157,7 @@ export class Connections {
       if (left > 0) this.perIp.set(ws[kIp], left);
       else this.perIp.delete(ws[kIp]);
     }
+    this.count--;
     metrics.connections.dec();
     metrics.closed.inc({ reason: CLOSE_REASONS.get(code) ?? 'other' });
   }

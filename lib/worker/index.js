@@ -42,7 +42,7 @@ export function startWorker(config, worker) {
   const connections = new Connections({ config, worker, relay, subscriptions, keepalive, log });
   const wss = new WebSocketServer({
     noServer: true,
-    clientTracking: true,
+    clientTracking: false, // ws would add a closure per connection; Connections counts, the keepalive wheel holds them
     perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
     maxPayload: config.maxPayload
   });
@@ -89,8 +89,8 @@ export function startWorker(config, worker) {
   async function drain(spreadMs) {
     if (state === DRAINING) return;
     state = DRAINING;
-    log.info({ connections: wss.clients.size, spreadMs }, 'draining');
-    await connections.closeAll(wss.clients, spreadMs);
+    log.info({ connections: connections.count, spreadMs }, 'draining');
+    await connections.closeAll(keepalive.all(), spreadMs);
     keepalive.stop();
     gc.stop();
     stopStats();

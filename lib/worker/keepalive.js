@@ -36,6 +36,11 @@ export class Keepalive {
     this.slots[ws[kSlot]]?.delete(ws);
   }
 
+  /** Every connection held, for the drain. */
+  *all() {
+    for (const slot of this.slots) yield* slot;
+  }
+
   /** The peer showed life: pong frame, protocol ping or any message. */
   static alive(ws) {
     ws[kAlive] = true;

@@ -7,7 +7,7 @@ import { connectionsPerProcess } from '../doctor/limits.js';
 /**
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
- * @param {import('ws').WebSocketServer} options.wss in noServer mode, with client tracking
+ * @param {import('ws').WebSocketServer} options.wss in noServer mode
  * @param {import('./connections.js').Connections} options.connections
  * @param {() => boolean} options.draining
  * @param {(reason: string) => void} options.rejected counts a refused upgrade
@@ -27,7 +27,7 @@ export function createUpgradeHandler({ config, wss, connections, draining, rejec
     };
     if (req.url.split('?', 1)[0] !== config.path) return refuse(404, 'not_found');
     if (draining()) return refuse(503, 'draining');
-    if (wss.clients.size >= capacity) return refuse(503, 'over_capacity');
+    if (connections.count >= capacity) return refuse(503, 'over_capacity');
     if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
     const ip = clientIp(req, config.trustForwarded);
     if (!connections.allowsIp(ip)) return refuse(429, 'ip_cap');
