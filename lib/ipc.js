@@ -1,9 +1,10 @@
-// The IPC between the primary and its workers. Batches operations between the primary and a worker: operations queued
-// during one tick leave in a single `send`, which is what makes the relay fast
-// (one message per publish spends its time in the IPC channel, not in the relay).
+// The IPC between the primary and its workers: the message types, and the
+// batch. Operations queued during one tick leave in a single `send`, which is
+// what makes the relay fast (one message per publish spends its time in the
+// IPC channel, not in the relay).
 //
-// An operation is a small array whose first item names it; see lib/primary/relay.js
-// and lib/worker/relay.js for the ones in use.
+// An operation is a small array whose first item names it; see
+// lib/worker/relay.js for the ones in use.
 
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
@@ -16,12 +17,24 @@ export const Message = Object.freeze({
 /** Workers report their figures, and the primary sends the cluster's, this often. */
 export const STATS_INTERVAL_MS = 1000;
 
+/**
+ * Operations sent but not yet written to the channel, past which the batch
+ * counts as congested: the other side is not reading fast enough, and what
+ * is queued waits in this process's memory.
+ */
+export const MAX_OPS_IN_FLIGHT = 50000;
+
 export class IpcBatch {
   /** @param {{send: Function}} target a cluster Worker or `process` in a worker */
   constructor(target) {
     this.target = target;
     this.ops = [];
+    this.inFlight = 0; // operations handed to send() whose write has not completed
     this.flush = this.flush.bind(this);
+  }
+
+  get congested() {
+    return this.inFlight > MAX_OPS_IN_FLIGHT;
   }
 
   push(op) {
@@ -30,13 +43,14 @@ export class IpcBatch {
   }
 
   flush() {
-    if (this.ops.length === 0) return;
+    const count = this.ops.length;
+    if (count === 0) return;
     const ops = this.ops;
     this.ops = [];
     // A worker that is gone or going cannot take more; its clients are gone with it.
     if (this.target.isConnected?.() === false || this.target.connected === false) return;
-    this.target.send({ type: Message.BATCH, ops }, undefined, undefined, ignoreError);
+    this.inFlight += count;
+    // Called once the write completes, or fails because the channel closed.
+    this.target.send({ type: Message.BATCH, ops }, undefined, undefined, () => (this.inFlight -= count));
   }
 }
-
-function ignoreError() {}

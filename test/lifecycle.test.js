@@ -251,3 +251,33 @@ async function expectRefused(port) {
     { what: 'listening port closed' }
   );
 }
+
+describe('relay backpressure', function () {
+  let gw;
+  after(() => gw.stop());
+
+  it('refuses publishes while a worker cannot keep up, and recovers when it does', async () => {
+    gw = await startGateway(['--max-publish-rate', '1000000', '--max-payload', '1048576']);
+    const clients = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => TestClient.connect(gw.url, { localAddress: `127.0.0.${i + 1}` }))
+    );
+    const subscriber = clients.find((c) => c.welcome.worker === 2);
+    const publisher = clients.find((c) => c.welcome.worker === 1);
+    await subscriber.subscribe('flood');
+    process.kill(gw.workerPid(2), 'SIGSTOP'); // stops reading its IPC channel
+    try {
+      // Bursts of publishes until the primary's queue to worker 2 says busy.
+      const busy = (f) => f.type === 'error' && f.code === 'rate_limited' && /busy/.test(f.message);
+      await eventually(() => {
+        for (let i = 0; i < 2000; i++) publisher.send({ type: 'publish', channel: 'flood', data: 'x'.repeat(200) });
+        return publisher.frames.some(busy);
+      }, { timeout: 30000, interval: 20, what: 'a busy refusal' });
+    } finally {
+      process.kill(gw.workerPid(2), 'SIGCONT');
+    }
+    // Worker 2 catches up, busy clears, and publishes are accepted and delivered again.
+    await eventually(async () => (await publisher.publish('flood', 'after')).type === 'ack', { timeout: 20000, interval: 200 });
+    await subscriber.next((f) => f.type === 'message' && f.data === 'after', 30000);
+    for (const c of clients) c.close();
+  });
+});

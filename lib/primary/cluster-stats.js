@@ -17,7 +17,9 @@ export function startClusterStats(relay) {
     const now = Date.now();
     const perSec = (k) => (previous ? Math.max(0, ((totals[k] - previous.totals[k]) * 1000) / (now - previous.at)) : 0);
     const stats = {
+      at: now,
       uptimeS: Math.round((now - started) / 100) / 10,
+      primary: { pid: process.pid, rssBytes: process.memoryUsage.rss(), busy: relay.busy },
       workers,
       totals,
       rates: { publishedPerSec: Math.round(perSec('published')), deliveredPerSec: Math.round(perSec('delivered')) }

@@ -3,8 +3,14 @@
 // A single process assigning seqs is what makes one order for all subscribers;
 // batching (lib/ipc.js) is what makes it fast.
 //
+// Backpressure: when a worker stops keeping up (its channel congested), the
+// primary tells every worker it is busy, and they refuse publishes until it
+// is not, instead of the primary queueing without bound.
+//
 // The operations are listed in lib/worker/relay.js.
 import { IpcBatch } from '../ipc.js';
+
+const PRESSURE_CHECK_MS = 20;
 
 export class PrimaryRelay {
   constructor({ onPublish }) {
@@ -13,11 +19,24 @@ export class PrimaryRelay {
     this.links = new Map(); // cluster worker id -> link
     this.figures = new Map(); // cluster worker id -> last stats the worker reported
     this.onPublish = onPublish;
+    this.busy = false;
+    this.pressure = setInterval(() => this.checkPressure(), PRESSURE_CHECK_MS);
+    this.pressure.unref();
+  }
+
+  checkPressure() {
+    let busy = false;
+    for (const link of this.links.values()) busy ||= link.batch.congested;
+    if (busy === this.busy) return;
+    this.busy = busy;
+    this.broadcast(['busy', busy]);
   }
 
   /** Starts relaying for a worker that has just come up. */
   attach(worker) {
-    this.links.set(worker.id, { batch: new IpcBatch(worker), channels: new Set() });
+    const link = { batch: new IpcBatch(worker), channels: new Set() };
+    this.links.set(worker.id, link);
+    if (this.busy) link.batch.push(['busy', true]);
   }
 
   /** Forgets a worker that is gone: no more routing to it. */

@@ -117,6 +117,10 @@ export class Connections {
         ws.send(ackFrame(id));
         break;
       case 'publish':
+        if (this.relay.busy) {
+          this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, 'the gateway is busy relaying: retry shortly', id));
+          return;
+        }
         if (!takeToken(ws, this.config.maxPublishRate)) {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} publishes per second`, id));
           return;

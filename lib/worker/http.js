@@ -61,6 +61,10 @@ export function createRequestHandler({ config, relay, draining }) {
     if (!timingSafeEqual(sha256(auth.slice(7)), apiKeyHash)) {
       return reply(res, 403, { error: ErrorCode.FORBIDDEN, message: 'wrong api key' });
     }
+    if (relay.busy) {
+      const body = { error: ErrorCode.RATE_LIMITED, message: 'the gateway is busy relaying: retry shortly' };
+      return reply(res, 503, body, { 'Retry-After': '1' });
+    }
     readBody(req, config.maxPayload)
       .then((text) => {
         const { channel, data } = parsePublishBody(text);

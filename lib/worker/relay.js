@@ -11,6 +11,7 @@
 //                             ['seq', token, seq]      reply to a pub with a token
 //                             ['subok', token]         the primary now routes the channel here
 //                             ['stats', clusterFigures]
+//                             ['busy', boolean]        a worker is not keeping up: refuse publishes
 import { IpcBatch } from '../ipc.js';
 import { messageFrame } from '../protocol.js';
 import { encodeText, writeFrame } from './frames.js';
@@ -31,6 +32,12 @@ export class WorkerRelay {
     this.waiting = new Map(); // token -> {channel, callbacks} waiting for a subok
     this.waitingByChannel = new Map(); // channel -> token of its outstanding sub
     this.clusterStats = null;
+    this.primaryBusy = false;
+  }
+
+  /** Publishes are refused while the relay is congested, here or in the primary. */
+  get busy() {
+    return this.primaryBusy || this.batch.congested;
   }
 
   publish(channel, dataJson) {
@@ -90,6 +97,9 @@ export class WorkerRelay {
           break;
         case 'stats':
           this.clusterStats = op[1];
+          break;
+        case 'busy':
+          this.primaryBusy = op[1];
           break;
       }
     }

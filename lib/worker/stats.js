@@ -30,6 +30,7 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
     const figures = {
       worker,
       pid: process.pid,
+      at: Date.now(), // when measured: the cluster view reaches /stats a second or two later
       connections: await value(metrics.connections),
       sockets: open,
       received,
