@@ -151,6 +151,9 @@ function exitOf(worker, ms) {
   return once(worker, 'exit').finally(() => clearTimeout(timer));
 }
 
+// Workers inherit the primary's own V8 flags (`npm start` caps the young
+// generation for both), then --expose-gc and the heap options; V8 takes the
+// last of a repeated flag, so an option given to the gateway wins.
 function workerExecArgv(config) {
   const argv = [...process.execArgv, '--expose-gc'];
   if (config.maxOldSpaceSize) argv.push(`--max-old-space-size=${config.maxOldSpaceSize}`);
