@@ -29,7 +29,7 @@ export const OPTIONS = {
   'keepalive-connections': [15000, 200, 'keepalive: connections on the one worker'],
   'keepalive-seconds': [12, 2, 'keepalive: seconds watched'],
   'ping-interval': [5000, 1000, 'keepalive: ms between pings'],
-  'gc-interval': [5000, 1000, 'gc: the manual GC interval compared with 0 (production default 30000)'],
+  'gc-interval': [5000, 1000, 'gc: the manual GC interval compared with 0 (off, the default)'],
   'gc-seconds': [12, 1.5, 'gc: seconds watched'],
   'balance-connections': [4000, 200, 'balance: connections over 4 workers'],
   out: [fileURLToPath(new URL('../results', import.meta.url)), path.join(os.tmpdir(), 'gateway-bench-smoke'), 'folder for latest.json and latest.md']

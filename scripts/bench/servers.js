@@ -3,10 +3,10 @@
 // killed, with its workers, before this process exits.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import net from 'node:net';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { track, killTree } from './children.js';
+import { freePort } from '../../test/helpers/gateway.js';
 
 const root = (file) => fileURLToPath(new URL(`../../${file}`, import.meta.url));
 
@@ -93,15 +93,4 @@ export async function withServer(kind, flags, use, nodeArgs) {
   } finally {
     await server.stop();
   }
-}
-
-/** A loopback port that was free a moment ago. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
 }
