@@ -78,7 +78,7 @@ export function readProxyHeader(socket, timeoutMs) {
     const finish = (err, result) => {
       clearTimeout(timer);
       socket.off('data', onData);
-      socket.off('end', onEnd);
+      socket.off('close', onClose);
       socket.pause();
       // Stop reading from the kernel: what arrives next must stay there for the worker.
       socket._handle?.readStop();
@@ -95,13 +95,14 @@ export function readProxyHeader(socket, timeoutMs) {
       }
       if (parsed !== null) finish(null, { ip: parsed.ip, head: buf.subarray(parsed.length) });
     };
-    const onEnd = () => finish(new ProxyHeaderError('proxy_truncated', 'connection ended inside the PROXY header'));
+    // The peer finished (FIN) or reset the connection before the header was whole.
+    const onClose = () => finish(new ProxyHeaderError('proxy_truncated', 'connection ended inside the PROXY header'));
     const timer = setTimeout(
       () => finish(new ProxyHeaderError('proxy_timeout', `no complete PROXY header within ${timeoutMs} ms`)),
       timeoutMs
     );
     socket.on('data', onData);
-    socket.on('end', onEnd);
+    socket.on('close', onClose);
     socket.resume(); // accepted paused (pauseOnConnect): start reading the header
   });
 }
