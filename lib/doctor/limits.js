@@ -93,12 +93,13 @@ export function capacityWarnings(config, { root = '/' } = {}) {
 }
 
 /**
- * Connections one gateway process can hold before it runs out of file
- * descriptors: its hard open-files limit (Node raises the soft limit to it at
- * start-up) less the headroom. With --max-connections 0 this is the worker's
- * cap, so a worker answers 503 instead of failing with EMFILE.
+ * Connections one worker may hold: --max-connections, or when that is 0 what
+ * its open-files limit allows (the hard limit, to which Node raises the soft
+ * one at start-up, less the headroom), so a worker answers 503 instead of
+ * failing with EMFILE. The primary balances on it and the worker enforces it.
  */
-export function connectionsPerProcess({ root = '/' } = {}) {
+export function workerCapacity(config, { root = '/' } = {}) {
+  if (config.maxConnections > 0) return config.maxConnections;
   const hard = readSnapshot(root).openFiles?.hard;
   return hard === undefined ? Infinity : Math.max(1, hard - FD_HEADROOM);
 }

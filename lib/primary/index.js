@@ -9,7 +9,7 @@ import { PrimaryRelay } from './relay.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from './proxy-protocol.js';
-import { capacityWarnings, connectionsPerProcess } from '../doctor/limits.js';
+import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
@@ -19,7 +19,7 @@ export async function startPrimary(config) {
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
   const master = new GatewayMaster({
     supervisor,
-    balancer: new Balancer(config.balance, config.maxConnections || connectionsPerProcess()),
+    balancer: new Balancer(config.balance, workerCapacity(config)),
     readProxyHeader: config.proxyProtocol ? (socket) => readProxyHeader(socket, config.proxyTimeout) : undefined,
     refused: (reason) => metrics.refused.inc({ reason })
   });

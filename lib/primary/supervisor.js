@@ -27,6 +27,7 @@ export class Supervisor extends EventEmitter {
     this.log = log;
     this.restarted = restarted;
     this.stopping = false;
+    this.restarting = false; // a rolling restart is under way
     this.slots = Array.from({ length: config.workers }, (_, i) => ({
       number: i + 1,
       worker: null, // the ready worker serving this slot

@@ -2,7 +2,7 @@
 // and per-IP cap are checked before ws does the handshake.
 import { STATUS_CODES } from 'node:http';
 import { clientIp } from './client-ip.js';
-import { connectionsPerProcess } from '../doctor/limits.js';
+import { workerCapacity } from '../doctor/limits.js';
 
 /**
  * @param {object} options
@@ -15,9 +15,7 @@ import { connectionsPerProcess } from '../doctor/limits.js';
  */
 export function createUpgradeHandler({ config, wss, connections, draining, rejected }) {
   const origins = config.allowedOrigins && new Set(config.allowedOrigins);
-  // Uncapped still means no more than the open-files limit allows: a 503
-  // beats a worker failing with EMFILE.
-  const capacity = config.maxConnections || connectionsPerProcess();
+  const capacity = workerCapacity(config);
 
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
