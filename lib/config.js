@@ -55,6 +55,13 @@ export const options = {
   'drain-timeout': { ...ms(0), default: 30000, describe: 'ms to spread client closes over on shutdown' },
   'metrics-port': { ...int(0, 65535), default: 9091, describe: 'cluster-wide Prometheus port on the primary (0 disables)' },
   'metrics-host': { type: 'string', default: '127.0.0.1', describe: 'metrics listening address' },
+  'history-size': { ...int(0, 1e6), default: 100, describe: 'messages kept per channel for recovery (0 disables history)' },
+  'history-ttl': { ...int(1, 7 * 24 * 3600), default: 300, describe: 'seconds a message stays in history' },
+  'history-memory': {
+    ...int(1, 1 << 20),
+    default: 256,
+    describe: 'MiB for all history on the machine; past it, the channels idle longest lose theirs first'
+  },
   'max-old-space-size': { ...int(16, 1 << 20), describe: "MiB of V8 old space per worker (Node's default when unset)" },
   'max-semi-space-size': { ...int(1, 1024), describe: "MiB of V8 semi space per worker (Node's default when unset)" },
   'log-level': {

@@ -12,6 +12,13 @@ export const ErrorCode = Object.freeze({
   PAYLOAD_TOO_LARGE: 'payload_too_large'
 });
 
+/** How a subscribe with `since` ended (the label of gateway_recoveries_total). */
+export const Recovery = Object.freeze({
+  RECOVERED: 'recovered',
+  EPOCH_CHANGED: 'epoch_changed', // the channel's sequence started over
+  TOO_OLD: 'too_old' // the history no longer reaches back to since.seq
+});
+
 /** WebSocket close codes the gateway uses. */
 export const CloseCode = Object.freeze({
   GOING_AWAY: 1001, // drain: reconnect elsewhere
@@ -25,6 +32,9 @@ export const CloseCode = Object.freeze({
 export const MAX_DATA_DEPTH = 64;
 export const MAX_ID_LENGTH = 128;
 const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
+// A channel's epoch as the gateway writes it (base 36); a seq is a count of
+// publishes, so it stays a safe integer.
+const EPOCH = /^[0-9a-z]{1,16}$/;
 
 export class ProtocolError extends Error {
   constructor(code, message, id) {
@@ -52,7 +62,10 @@ export function parseClientFrame(text) {
   switch (type) {
     case 'ping':
       return { type, id };
-    case 'subscribe':
+    case 'subscribe': {
+      const channel = checkChannel(frame.channel, id);
+      return frame.since === undefined ? { type, id, channel } : { type, id, channel, since: checkSince(frame.since, id) };
+    }
     case 'unsubscribe':
       return { type, id, channel: checkChannel(frame.channel, id) };
     case 'publish': {
@@ -94,6 +107,15 @@ export function ackFrame(id) {
   return id === undefined ? '{"type":"ack"}' : JSON.stringify({ type: 'ack', id });
 }
 
+/**
+ * The ack of a subscribe: where the channel stands (`seq`, `epoch`), so the
+ * client knows where to resume from, and for a subscribe with `since`
+ * whether the missed messages follow (`recovered`).
+ */
+export function subscribeAckFrame(id, seq, epoch, recovered) {
+  return JSON.stringify({ type: 'ack', id, seq, epoch, recovered });
+}
+
 export function pongFrame(id) {
   return id === undefined ? '{"type":"pong"}' : JSON.stringify({ type: 'pong', id });
 }
@@ -122,6 +144,21 @@ function parseObject(text, what) {
 
 function isValidId(id) {
   return (typeof id === 'number' && Number.isFinite(id)) || (typeof id === 'string' && id.length <= MAX_ID_LENGTH);
+}
+
+/** `since` of a subscribe: `{"seq": <integer >= 0>, "epoch": "<base 36>"}`. */
+function checkSince(since, id) {
+  if (since === null || typeof since !== 'object' || Array.isArray(since)) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since must be an object {seq, epoch}', id);
+  }
+  const { seq, epoch } = since;
+  if (!Number.isSafeInteger(seq) || seq < 0) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since.seq must be a whole number from 0', id);
+  }
+  if (typeof epoch !== 'string' || !EPOCH.test(epoch)) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since.epoch must be the epoch string of an earlier ack', id);
+  }
+  return { seq, epoch };
 }
 
 function checkChannel(channel, id) {

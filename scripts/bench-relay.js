@@ -11,6 +11,8 @@ import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PrimaryRelay } from '../lib/primary/relay.js';
+import { MemoryEngine } from '../lib/primary/memory-engine.js';
+import { resolveConfig } from '../lib/config.js';
 import { Message } from '../lib/ipc.js';
 
 const CHANNELS = 100;
@@ -37,7 +39,9 @@ if (cluster.isPrimary) {
 
 async function run(mode, seconds, publishers) {
   let relayed = 0;
-  const relay = new PrimaryRelay({ onPublish: (n) => (relayed += n) });
+  // The gateway's default engine, history included, as a publish pays for it.
+  const engine = new MemoryEngine(resolveConfig({}));
+  const relay = new PrimaryRelay({ engine, onPublish: (n) => (relayed += n) });
   // Publishers, plus one worker that only receives: it is subscribed to every
   // channel, so each publish is forwarded exactly once.
   const workers = Array.from({ length: publishers + 1 }, (_, i) => cluster.fork({ RELAY_MODE: i === 0 ? 'subscriber' : mode }));

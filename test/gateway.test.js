@@ -47,7 +47,9 @@ describe('gateway: protocol and relay', function () {
 
   it('acks subscribe and delivers a publish made on the other worker', async () => {
     const [a, b] = (await clientsOnBothWorkers(gw.url)).map(track);
-    expect(await a.subscribe('news')).to.deep.equal({ type: 'ack', id: 1 });
+    const ack = await a.subscribe('news');
+    expect(ack).to.include({ type: 'ack', id: 1, seq: 0 });
+    expect(ack.epoch).to.match(/^[0-9a-z]{1,16}$/);
     expect(await b.publish('news', { hello: 'world' })).to.deep.equal({ type: 'ack', id: 1 });
     const m = await a.next((f) => f.type === 'message');
     expect(m).to.deep.equal({ type: 'message', channel: 'news', seq: 1, data: { hello: 'world' } });

@@ -16,10 +16,17 @@ export function startClusterStats(relay) {
     const totals = Object.fromEntries(TOTALS.map((k) => [k, workers.reduce((sum, w) => sum + w[k], 0)]));
     const now = Date.now();
     const perSec = (k) => (previous ? Math.max(0, ((totals[k] - previous.totals[k]) * 1000) / (now - previous.at)) : 0);
+    const memory = process.memoryUsage();
     const stats = {
       at: now,
       uptimeS: Math.round((now - started) / 100) / 10,
-      primary: { pid: process.pid, rssBytes: process.memoryUsage.rss(), busy: relay.busy },
+      primary: {
+        pid: process.pid,
+        rssBytes: memory.rss,
+        heapUsedBytes: memory.heapUsed,
+        busy: relay.busy,
+        ...relay.engine.figures()
+      },
       workers,
       totals,
       rates: { publishedPerSec: Math.round(perSec('published')), deliveredPerSec: Math.round(perSec('delivered')) }

@@ -6,6 +6,7 @@ import { GatewayMaster } from './master.js';
 import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
+import { MemoryEngine } from './memory-engine.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from './proxy-protocol.js';
@@ -14,8 +15,9 @@ import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
   const log = createLogger(config.logLevel, { role: 'primary' });
-  const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length });
-  const relay = new PrimaryRelay({ onPublish: (n) => metrics.relayed.inc(n) });
+  const engine = new MemoryEngine(config);
+  const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
+  const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
   const master = new GatewayMaster({
     supervisor,

@@ -4,7 +4,12 @@
 import http from 'node:http';
 import client from 'prom-client';
 
-export function createPrimaryMetrics({ liveWorkers }) {
+/**
+ * @param {object} sources
+ * @param {() => number} sources.liveWorkers
+ * @param {{figures: () => {channels: number, historyBytes: number}}} sources.engine
+ */
+export function createPrimaryMetrics({ liveWorkers, engine }) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'gateway_primary_' });
   const make = (Type, options) => new Type({ registers: [registry], ...options });
@@ -15,6 +20,20 @@ export function createPrimaryMetrics({ liveWorkers }) {
       help: 'Live workers',
       collect() {
         this.set(liveWorkers());
+      }
+    }),
+    channels: make(client.Gauge, {
+      name: 'gateway_channels',
+      help: 'Channels with state in the engine (routed to a worker, or with history)',
+      collect() {
+        this.set(engine.figures().channels);
+      }
+    }),
+    historyBytes: make(client.Gauge, {
+      name: 'gateway_history_bytes',
+      help: 'Bytes of message history held for recovery (payload plus a fixed overhead per entry)',
+      collect() {
+        this.set(engine.figures().historyBytes);
       }
     }),
     restarts: make(client.Counter, { name: 'gateway_worker_restarts_total', help: 'Workers restarted after dying' }),

@@ -1,7 +1,8 @@
-// The primary's side of the publish path: it gives every publish its channel's
-// next seq and forwards it to the workers that have subscribers on the channel.
-// A single process assigning seqs is what makes one order for all subscribers;
-// batching (lib/ipc.js) is what makes it fast.
+// The primary's side of the publish path: the IPC with the workers. Every
+// publish goes to the engine (./memory-engine.js), which gives it its
+// channel's next seq and forwards it to the workers that have subscribers on
+// the channel. One sequencer per channel is what makes one order for all
+// subscribers; batching (lib/ipc.js) is what makes it fast.
 //
 // Backpressure: when a worker stops keeping up (its channel congested), the
 // primary tells every worker it is busy, and they refuse publishes until it
@@ -13,9 +14,13 @@ import { IpcBatch } from '../ipc.js';
 const PRESSURE_CHECK_MS = 20;
 
 export class PrimaryRelay {
-  constructor({ onPublish }) {
-    this.seqs = new Map(); // channel -> last seq given
-    this.routes = new Map(); // channel -> Set of links with subscribers
+  /**
+   * @param {object} options
+   * @param {import('./memory-engine.js').MemoryEngine} options.engine
+   * @param {(count: number) => void} options.onPublish
+   */
+  constructor({ engine, onPublish }) {
+    this.engine = engine;
     this.links = new Map(); // cluster worker id -> link
     this.figures = new Map(); // cluster worker id -> last stats the worker reported
     this.onPublish = onPublish;
@@ -34,7 +39,7 @@ export class PrimaryRelay {
 
   /** Starts relaying for a worker that has just come up. */
   attach(worker) {
-    const link = { batch: new IpcBatch(worker), channels: new Set() };
+    const link = { batch: new IpcBatch(worker) };
     this.links.set(worker.id, link);
     if (this.busy) link.batch.push(['busy', true]);
   }
@@ -43,7 +48,7 @@ export class PrimaryRelay {
   detach(worker) {
     const link = this.links.get(worker.id);
     if (link === undefined) return;
-    for (const channel of link.channels) this.unroute(channel, link);
+    this.engine.detach(link.batch);
     this.links.delete(worker.id);
     this.figures.delete(worker.id);
   }
@@ -55,24 +60,19 @@ export class PrimaryRelay {
     for (const op of ops) {
       switch (op[0]) {
         case 'pub': {
-          const channel = op[1];
-          const seq = (this.seqs.get(channel) ?? 0) + 1;
-          this.seqs.set(channel, seq);
-          const routes = this.routes.get(channel);
-          if (routes !== undefined) {
-            const msg = ['msg', channel, seq, op[2]];
-            for (const target of routes) target.batch.push(msg);
-          }
+          const seq = this.engine.publish(op[1], op[2]);
           if (op[3] !== 0) link.batch.push(['seq', op[3], seq]);
           published++;
           break;
         }
-        case 'sub':
-          this.route(op[1], link);
-          link.batch.push(['subok', op[2]]);
+        case 'sub': {
+          const since = op[3] === undefined ? undefined : { seq: op[3], epoch: op[4] };
+          const { epoch, seq, result, replay } = this.engine.subscribe(op[1], link.batch, since);
+          link.batch.push(['subok', op[2], epoch, seq, result, replay]);
           break;
+        }
         case 'unsub':
-          this.unroute(op[1], link);
+          this.engine.unsubscribe(op[1], link.batch);
           break;
         case 'stats':
           this.figures.set(worker.id, op[1]);
@@ -85,20 +85,5 @@ export class PrimaryRelay {
   /** Sends an operation to every attached worker. */
   broadcast(op) {
     for (const link of this.links.values()) link.batch.push(op);
-  }
-
-  route(channel, link) {
-    link.channels.add(channel);
-    let routes = this.routes.get(channel);
-    if (routes === undefined) this.routes.set(channel, (routes = new Set()));
-    routes.add(link);
-  }
-
-  unroute(channel, link) {
-    link.channels.delete(channel);
-    const routes = this.routes.get(channel);
-    if (routes === undefined) return;
-    routes.delete(link);
-    if (routes.size === 0) this.routes.delete(channel);
   }
 }

@@ -10,11 +10,15 @@ import {
   ProtocolError,
   ackFrame,
   errorFrame,
+  messageFrame,
   parseClientFrame,
   pongFrame,
+  Recovery,
+  subscribeAckFrame,
   welcomeFrame
 } from '../protocol.js';
 import { Keepalive } from './keepalive.js';
+import { encodeText, writeFrame } from './frames.js';
 import { metrics } from './metrics.js';
 
 // Per-connection state, set only when needed: most connections never publish,
@@ -110,7 +114,7 @@ export class Connections {
         ws.send(pongFrame(id));
         break;
       case 'subscribe':
-        this.subscribe(ws, channel, id);
+        this.subscribe(ws, channel, id, frame.since);
         break;
       case 'unsubscribe':
         this.subscriptions.remove(ws, channel);
@@ -131,20 +135,59 @@ export class Connections {
     }
   }
 
-  subscribe(ws, channel, id) {
-    if (!this.subscriptions.has(ws, channel)) {
-      if (this.subscriptions.count(ws) >= this.config.maxSubscriptions) {
-        const message = `at most ${this.config.maxSubscriptions} subscriptions per connection`;
-        this.fail(ws, new ProtocolError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, message, id));
-        return;
-      }
-      this.subscriptions.add(ws, channel);
+  /**
+   * Subscribes at once when this worker already receives the channel and
+   * nothing needs replaying; otherwise asks the primary (./relay.js), and
+   * answered() completes it.
+   */
+  subscribe(ws, channel, id, since) {
+    const subscriptions = this.subscriptions;
+    if (subscriptions.has(ws, channel)) {
+      const local = subscriptions.channel(channel);
+      if (local.has(ws)) ws.send(subscribeAckFrame(id, local.seq, local.epoch));
+      else this.fail(ws, new ProtocolError(ErrorCode.BAD_REQUEST, `a subscribe to ${channel} is already under way`, id));
+      return;
     }
-    // Ack only once the primary routes the channel here, so the ack promises
-    // delivery of every publish made after it.
-    this.relay.whenRouted(channel, () => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(ackFrame(id));
-    });
+    if (subscriptions.count(ws) >= this.config.maxSubscriptions) {
+      const message = `at most ${this.config.maxSubscriptions} subscriptions per connection`;
+      this.fail(ws, new ProtocolError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, message, id));
+      return;
+    }
+    const known = subscriptions.channel(channel);
+    const upToDate = known?.routed === true && (since === undefined || (since.epoch === known.epoch && since.seq === known.seq));
+    // A recovery costs the primary a look-up and a replay: a client asking in
+    // a loop spends its publish tokens.
+    if (!upToDate && since !== undefined && !takeToken(ws, this.config.maxPublishRate)) {
+      this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} recoveries and publishes per second`, id));
+      return;
+    }
+    const local = subscriptions.add(ws, channel);
+    if (!upToDate) {
+      this.relay.subscribe({ ws, channel, local, id, since });
+      return;
+    }
+    subscriptions.activate(ws, local);
+    if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
+    ws.send(subscribeAckFrame(id, local.seq, local.epoch, since === undefined ? undefined : true));
+  }
+
+  /** The primary's answer to a subscribe this worker could not answer itself. */
+  answered({ ws, channel, local, id, since }, { current, epoch, seq, result, replay }) {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    // Unsubscribed while asking, or already live through an earlier request:
+    // say where the channel stands, replay nothing.
+    if (!current || !this.subscriptions.has(ws, channel) || local.has(ws)) {
+      ws.send(subscribeAckFrame(id, seq, epoch));
+      return;
+    }
+    this.subscriptions.activate(ws, local);
+    if (result !== undefined) metrics.recoveries.inc({ result });
+    const recovered = replay !== undefined;
+    ws.send(subscribeAckFrame(id, seq, epoch, since === undefined ? undefined : recovered));
+    if (!recovered) return;
+    for (let i = 0; i < replay.length; i++) {
+      writeFrame(ws, encodeText(messageFrame(channel, since.seq + 1 + i, replay[i])), this.config.maxBuffered);
+    }
   }
 
   fail(ws, err) {

@@ -32,11 +32,12 @@ export function startWorker(config, worker) {
 
   let state = RUNNING;
   const draining = () => state === DRAINING;
-  const subscriptions = new Subscriptions({
-    first: (channel) => relay.channelOpened(channel),
-    last: (channel) => relay.channelClosed(channel)
+  const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
+  const relay = new WorkerRelay({
+    subscriptions,
+    maxBuffered: config.maxBuffered,
+    answered: (request, answer) => connections.answered(request, answer)
   });
-  const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const connections = new Connections({ config, worker, relay, subscriptions, keepalive, log });

@@ -20,6 +20,7 @@ export const metrics = {
   delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers'),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
   errors: counter('gateway_protocol_errors_total', 'Error frames sent to clients, by code', ['code']),
+  recoveries: counter('gateway_recoveries_total', 'Subscribes with since, by result', ['result']),
   pings: counter('gateway_pings_sent_total', 'Keepalive ping frames sent'),
   terminated: counter('gateway_peers_terminated_total', 'Peers terminated for not answering the previous ping'),
   gcRuns: counter('gateway_gc_runs_total', 'Manual full garbage collections'),

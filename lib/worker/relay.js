@@ -3,13 +3,21 @@
 // subscribers, this one included: the primary's order is the only order, so
 // subscribers on all workers see a channel's messages in one seq order.
 //
+// Subscribing joins a replay to the live messages exactly: a subscribe the
+// worker cannot answer itself goes to the primary, which routes the channel
+// here and answers with the channel's seq (and the missed messages) at that
+// moment; the primary's operations reach this worker in order, so every
+// 'msg' after that answer is newer than it, every one before it older. The
+// subscriber is pending until the answer, live from it on.
+//
 // Operations to the primary:  ['pub', channel, dataJson, token]  token 0 = no reply
-//                             ['sub', channel, token]  first local subscriber
-//                             ['unsub', channel]        last one left
+//                             ['sub', channel, token, sinceSeq?, sinceEpoch?]
+//                             ['unsub', channel]        the last local holder left
 //                             ['stats', figures]
 // Operations from the primary: ['msg', channel, seq, dataJson]
 //                             ['seq', token, seq]      reply to a pub with a token
-//                             ['subok', token]         the primary now routes the channel here
+//                             ['subok', token, epoch, seq, result, replay]  reply to a sub:
+//                               the channel is routed here; result and replay only with since
 //                             ['stats', clusterFigures]
 //                             ['busy', boolean]        a worker is not keeping up: refuse publishes
 import { IpcBatch } from '../ipc.js';
@@ -22,15 +30,17 @@ export class WorkerRelay {
    * @param {object} options
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {number} options.maxBuffered
+   * @param {(request: object, answer: object) => void} options.answered a subscribe's answer
+   *   from the primary, called in order with the channel's messages
    */
-  constructor({ subscriptions, maxBuffered }) {
+  constructor({ subscriptions, maxBuffered, answered }) {
     this.batch = new IpcBatch(process);
     this.subscriptions = subscriptions;
     this.maxBuffered = maxBuffered;
+    this.answered = answered;
     this.nextToken = 1;
     this.replies = new Map(); // token -> resolve(seq) of an HTTP publish
-    this.waiting = new Map(); // token -> {channel, callbacks} waiting for a subok
-    this.waitingByChannel = new Map(); // channel -> token of its outstanding sub
+    this.subscribing = new Map(); // token -> {ws, channel, local, id, since} waiting for a subok
     this.clusterStats = null;
     this.primaryBusy = false;
   }
@@ -53,28 +63,20 @@ export class WorkerRelay {
     return new Promise((resolve) => this.replies.set(token, resolve));
   }
 
-  /** Called by Subscriptions when a channel gets its first local subscriber. */
-  channelOpened(channel) {
-    const token = this.nextToken++;
-    this.waiting.set(token, { channel, callbacks: [] });
-    this.waitingByChannel.set(channel, token);
-    this.batch.push(['sub', channel, token]);
-  }
-
-  /** Called by Subscriptions when the last local subscriber left. */
-  channelClosed(channel) {
-    this.waitingByChannel.delete(channel);
-    this.batch.push(['unsub', channel]);
-  }
-
   /**
-   * Runs `callback` once the primary routes `channel` to this worker, so an
-   * ack for a subscribe promises every later publish.
+   * Asks the primary to route `channel` here and to say where it stands
+   * (with `since`: what was missed); `answered` gets the reply.
    */
-  whenRouted(channel, callback) {
-    const token = this.waitingByChannel.get(channel);
-    if (token === undefined) callback();
-    else this.waiting.get(token).callbacks.push(callback);
+  subscribe(request) {
+    const token = this.nextToken++;
+    this.subscribing.set(token, request);
+    const { channel, since } = request;
+    this.batch.push(since === undefined ? ['sub', channel, token] : ['sub', channel, token, since.seq, since.epoch]);
+  }
+
+  /** Called by Subscriptions when the last local holder of a channel left. */
+  channelClosed(channel) {
+    this.batch.push(['unsub', channel]);
   }
 
   reportStats(figures) {
@@ -93,7 +95,7 @@ export class WorkerRelay {
           this.replies.delete(op[1]);
           break;
         case 'subok':
-          this.routed(op[1]);
+          this.routed(op);
           break;
         case 'stats':
           this.clusterStats = op[1];
@@ -108,17 +110,27 @@ export class WorkerRelay {
   deliver(channel, seq, dataJson) {
     const subscribers = this.subscriptions.subscribers(channel);
     if (subscribers === undefined) return;
+    subscribers.seq = seq;
+    if (subscribers.size === 0) return;
     const frame = encodeText(messageFrame(channel, seq, dataJson));
     let delivered = 0;
     for (const ws of subscribers) if (writeFrame(ws, frame, this.maxBuffered)) delivered++;
     metrics.delivered.inc(delivered);
   }
 
-  routed(token) {
-    const waiting = this.waiting.get(token);
-    if (waiting === undefined) return;
-    this.waiting.delete(token);
-    if (this.waitingByChannel.get(waiting.channel) === token) this.waitingByChannel.delete(waiting.channel);
-    for (const callback of waiting.callbacks) callback();
+  routed([, token, epoch, seq, result, replay]) {
+    const request = this.subscribing.get(token);
+    if (request === undefined) return;
+    this.subscribing.delete(token);
+    const { local } = request;
+    // A record dropped (and perhaps made anew) since the request is stale:
+    // the primary may stop routing to it any moment.
+    const current = this.subscriptions.channel(request.channel) === local;
+    if (current) {
+      local.routed = true;
+      local.epoch = epoch;
+      local.seq = seq;
+    }
+    this.answered(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
   }
 }

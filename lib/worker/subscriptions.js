@@ -1,25 +1,45 @@
-// The worker's subscription table: channel -> local subscribers, and per
-// connection the channels it holds. Channel names are only ever Map keys, so a
-// name like "__proto__" is just a name.
+// The worker's subscription table: channel -> local channel (its live
+// subscribers, and where the channel stands), and per connection the
+// channels it holds. Channel names are only ever Map keys, so a name like
+// "__proto__" is just a name.
+//
+// A connection holds a channel from its subscribe on, but receives the
+// channel's messages only once it is live: after the primary answered its
+// subscribe (or at once, when this worker already receives the channel).
+// Until then it is pending, so a recovery's replay and the live messages
+// join exactly (see ./relay.js).
 import { metrics } from './metrics.js';
 
 // A connection's channels: undefined, one name, or a Set of names. Most
 // connections hold one channel, and a Set for one name costs ~150 bytes.
 const kChannels = Symbol('channels');
 
+/**
+ * One channel on this worker: a Set of its live subscribers (a subclass, so
+ * a channel costs one object), the number of pending ones, and the last seq
+ * and the epoch this worker has seen, valid once `routed`.
+ */
+export class LocalChannel extends Set {
+  constructor() {
+    super();
+    this.pending = 0;
+    this.routed = false; // the primary has answered a subscribe for this record
+    this.seq = 0;
+    this.epoch = '';
+  }
+}
+
 export class Subscriptions {
   /**
    * @param {object} hooks
-   * @param {(channel: string) => void} hooks.first a channel gained its first local subscriber
-   * @param {(channel: string) => void} hooks.last a channel lost its last local subscriber
+   * @param {(channel: string) => void} hooks.last a channel lost its last local holder
    */
-  constructor({ first, last }) {
-    this.channels = new Map();
-    this.first = first;
+  constructor({ last }) {
+    this.channels = new Map(); // name -> LocalChannel
     this.last = last;
   }
 
-  /** Channels held by one connection. */
+  /** Channels held by one connection, live or pending. */
   count(ws) {
     const mine = ws[kChannels];
     return mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size;
@@ -30,20 +50,31 @@ export class Subscriptions {
     return mine === channel || (typeof mine === 'object' && mine.has(channel));
   }
 
+  /** @returns {LocalChannel|undefined} */
+  channel(name) {
+    return this.channels.get(name);
+  }
+
+  /**
+   * Records that `ws` holds `channel`, pending until activate().
+   * @returns {LocalChannel}
+   */
   add(ws, channel) {
-    if (this.has(ws, channel)) return;
     const mine = ws[kChannels];
     if (mine === undefined) ws[kChannels] = channel;
     else if (typeof mine === 'string') ws[kChannels] = new Set([mine, channel]);
     else mine.add(channel);
-    let subscribers = this.channels.get(channel);
-    if (subscribers === undefined) {
-      subscribers = new Set();
-      this.channels.set(channel, subscribers);
-      this.first(channel);
-    }
-    subscribers.add(ws);
+    let local = this.channels.get(channel);
+    if (local === undefined) this.channels.set(channel, (local = new LocalChannel()));
+    local.pending++;
     metrics.subscriptions.inc();
+    return local;
+  }
+
+  /** A pending subscriber starts receiving the channel's messages. */
+  activate(ws, local) {
+    local.pending--;
+    local.add(ws);
   }
 
   remove(ws, channel) {
@@ -62,16 +93,16 @@ export class Subscriptions {
     else for (const channel of mine) this.detach(ws, channel);
   }
 
-  /** @returns {Set<WebSocket>|undefined} */
+  /** @returns {LocalChannel|undefined} the channel's live subscribers */
   subscribers(channel) {
     return this.channels.get(channel);
   }
 
   detach(ws, channel) {
-    const subscribers = this.channels.get(channel);
-    subscribers.delete(ws);
+    const local = this.channels.get(channel);
+    if (!local.delete(ws)) local.pending--;
     metrics.subscriptions.dec();
-    if (subscribers.size === 0) {
+    if (local.size === 0 && local.pending === 0) {
       this.channels.delete(channel);
       this.last(channel);
     }
