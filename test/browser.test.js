@@ -120,6 +120,36 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
     );
   });
 
+  it('recovers across a worker kill in the page: every message once, in order, no gap', async () => {
+    // A second client in the status page's tab (a tab in the background would be throttled).
+    const worker = await page.evaluate(async (ws) => {
+      const { connect } = await import('/client.js');
+      const client = connect(ws, { backoffBase: 300 });
+      window.recoveryClient = client;
+      window.got = [];
+      window.gaps = [];
+      window.recoveryReopened = 0;
+      client.on('gap', (gap) => window.gaps.push(gap));
+      await new Promise((resolve) => client.on('state', (state) => state === 'open' && resolve()));
+      client.on('state', (state) => state === 'open' && window.recoveryReopened++);
+      await client.subscribe('browser-recovery', (data, { seq }) => window.got.push([data, seq]));
+      return client.welcome.worker;
+    }, gw.url);
+    await httpPublish(gw, 'browser-recovery', 1);
+    await page.waitForFunction(() => window.got.length === 1, null, { timeout: 10000, polling: 100 });
+    process.kill(gw.workerPid(worker), 'SIGKILL');
+    for (let i = 2; i <= 10; i++) await httpPublish(gw, 'browser-recovery', i); // mostly while it is away
+    await page.waitForFunction(() => window.recoveryReopened > 0, null, { timeout: 20000, polling: 100 });
+    await httpPublish(gw, 'browser-recovery', 11);
+    await page.waitForFunction(() => window.got.length >= 11, null, { timeout: 15000, polling: 100 });
+    const { got, gaps } = await page.evaluate(() => {
+      window.recoveryClient.close();
+      return { got: window.got, gaps: window.gaps };
+    });
+    expect(got).to.deep.equal(Array.from({ length: 11 }, (_, i) => [i + 1, i + 1]));
+    expect(gaps).to.deep.equal([]);
+  });
+
   it('renders figures that match /metrics, and saves a screenshot', async () => {
     // Some load worth showing: three more connections, two channels each, a fan-out.
     for (let i = 0; i < 3; i++) {

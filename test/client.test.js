@@ -112,12 +112,14 @@ describe('client against the gateway', function () {
     });
   });
 
-  it('declares the connection dead when its worker stops answering, then reports the gap', async () => {
+  it('declares the connection dead when its worker stops answering, then recovers what it missed', async () => {
     const client = open();
     const got = [];
     const gaps = [];
+    const recoveries = [];
     client.on('gap', (gap) => gaps.push(gap));
-    await client.subscribe('stall', (data, { seq }) => got.push(seq));
+    client.on('recovered', (r) => recoveries.push(r));
+    await client.subscribe('stall', (data, { seq }) => got.push({ data, seq }));
     const { worker } = await whenOpen(client);
     const publisher = await clientAwayFrom(gw.url, worker);
     clients.push(publisher);
@@ -139,16 +141,46 @@ describe('client against the gateway', function () {
       process.kill(pid, 'SIGCONT');
     }
     await whenOpen(client);
-    await eventually(async () => {
-      await publisher.publish('stall', 'next');
-      return gaps.length > 0;
-    }, {
-      what: 'gap event',
-      timeout: 15000,
-      interval: 200
-    });
-    expect(gaps[0]).to.deep.equal({ channel: 'stall', expected: got[0] + 1, got: got[1] });
-    expect(got[1]).to.be.above(got[0] + 1);
+    await publisher.publish('stall', 'next');
+    await eventually(() => got.length === 3, { what: 'the missed message and the next one', timeout: 15000 });
+    expect(got).to.deep.equal([
+      { data: 'first', seq: 1 },
+      { data: 'missed', seq: 2 },
+      { data: 'next', seq: 3 }
+    ]);
+    expect(gaps).to.deep.equal([]);
+    expect(recoveries).to.deep.equal([{ channel: 'stall', from: 2, to: 2 }]);
+  });
+
+  it('reports a gap when the gateway cannot replay what was missed', async () => {
+    const small = await startGateway(['--ping-interval', String(PING_INTERVAL), '--history-size', '3']);
+    const client = nodeClient(small.url);
+    try {
+      const got = [];
+      const gaps = [];
+      client.on('gap', (gap) => gaps.push(gap));
+      await client.subscribe('overflow', (data, { seq }) => got.push(seq));
+      const { worker } = await whenOpen(client);
+      const publisher = await clientAwayFrom(small.url, worker);
+      clients.push(publisher);
+      const pid = small.workerPid(worker);
+      const dead = new Promise((resolve) => client.on('state', (state) => state === State.RECONNECTING && resolve()));
+      process.kill(pid, 'SIGSTOP');
+      try {
+        await dead;
+        for (let i = 1; i <= 5; i++) await publisher.publish('overflow', i); // more than the history holds
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      await eventually(() => gaps.length > 0, { what: 'gap event', timeout: 15000 });
+      expect(gaps).to.deep.equal([{ channel: 'overflow', expected: 1, got: 5 }]);
+      await publisher.publish('overflow', 6);
+      await eventually(() => got.length === 1, { what: 'the next live message' });
+      expect(got).to.deep.equal([6]);
+    } finally {
+      client.close();
+      await small.stop();
+    }
   });
 
   it('waits a jittered, capped, growing delay between failed attempts', async () => {

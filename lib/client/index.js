@@ -42,9 +42,13 @@ export function connect(url, options) {
 }
 
 /**
- * Events: 'state' (state, detail), 'gap' ({channel, expected, got}),
- * 'error' (Error with .code: a server error no request was waiting for, or
- * the reason the client closed for good).
+ * Events: 'state' (state, detail); 'recovered' ({channel, from, to}): after a
+ * reconnect, the messages from seq `from` to `to` missed meanwhile are being
+ * delivered; 'gap' ({channel, expected, got}): messages were lost (after a
+ * reconnect, the gateway could not replay them: `got` is the seq the channel
+ * resumes after), so the application should refetch; 'error' (Error with
+ * .code: a server error no request was waiting for, or the reason the client
+ * closed for good).
  */
 export class Client extends Emitter {
   #state = State.CONNECTING;
@@ -133,7 +137,7 @@ export class Client extends Emitter {
   /**
    * Publishes `data` (any JSON) on `channel`; while disconnected it waits in
    * a bounded queue.
-   * @returns {Promise<void>} resolved on the gateway's ack; rejected with an
+   * @returns {Promise<object>} resolved with the gateway's ack; rejected with an
    *   error whose .code is an ErrorCode or a ClientErrorCode
    */
   publish(channel, data) {
@@ -170,7 +174,7 @@ export class Client extends Emitter {
       case 'message':
         return this.#deliver(frame);
       case 'ack':
-        return this.#settle(frame.id);
+        return this.#settle(frame.id, undefined, frame);
       case 'error':
         return this.#settle(frame.id, new ProtocolError(frame.code, frame.message, frame.id));
       case 'pong':
@@ -194,15 +198,25 @@ export class Client extends Emitter {
 
   #deliver(frame) {
     const sub = this.#channels.get(frame.channel);
-    if (sub === undefined) return; // unsubscribed while it was on its way
+    if (sub === undefined || sub.seen(frame.seq)) return; // unsubscribed while on its way, or had already
     const expected = sub.advance(frame.seq);
     if (expected !== undefined) this.emit('gap', { channel: frame.channel, expected, got: frame.seq });
     for (const handler of sub.handlers) handler(frame.data, frame);
   }
 
+  /** Subscribes, or after a reconnect resubscribes with `since` to recover what was missed. */
   #subscribe(channel, sub) {
-    this.#request({ type: 'subscribe', channel }).then(
-      () => sub.accepted(),
+    const since = sub.since;
+    this.#request(since === undefined ? { type: 'subscribe', channel } : { type: 'subscribe', channel, since }).then(
+      (ack) => {
+        if (since !== undefined && ack.recovered === true) {
+          if (ack.seq > since.seq) this.emit('recovered', { channel, from: since.seq + 1, to: ack.seq });
+        } else if (since !== undefined && (ack.epoch !== since.epoch || ack.seq !== since.seq)) {
+          this.emit('gap', { channel, expected: since.seq + 1, got: ack.seq });
+        }
+        // The replay (after a recovery) follows the ack: deliver() takes it from since.seq.
+        sub.accepted(ack.recovered === true ? since : ack);
+      },
       (err) => {
         if (this.#channels.get(channel) === sub) this.#channels.delete(channel);
         // The caller of subscribe() hears of a first refusal; a refused
@@ -221,14 +235,14 @@ export class Client extends Emitter {
     });
   }
 
-  #settle(id, err) {
+  #settle(id, err, ack) {
     const request = this.#pending.get(id);
     if (request === undefined) {
       if (err !== undefined) this.emit('error', err);
       return;
     }
     this.#pending.delete(id);
-    if (err === undefined) request.resolve();
+    if (err === undefined) request.resolve(ack);
     else request.reject(err);
   }
 

@@ -1,10 +1,13 @@
 // One channel the application listens to: its handlers, the promise that the
-// first subscribe was accepted, and the last seq seen, which survives
-// reconnects so a gap in the middle of an outage shows.
+// first subscribe was accepted, and where the client stands in the channel
+// (`epoch`, `lastSeq`), which survives reconnects: the resubscribe asks for
+// what was missed since, and a message already handed over is never handed
+// over again.
 
 export class Subscription {
   constructor() {
     this.handlers = new Set();
+    this.epoch = undefined;
     this.lastSeq = undefined;
     this.acked = false;
     this.ready = new Promise((resolve, reject) => {
@@ -13,7 +16,19 @@ export class Subscription {
     });
   }
 
-  accepted() {
+  /** The `since` of a resubscribe, once the gateway has said where the channel stands. */
+  get since() {
+    return this.epoch === undefined ? undefined : { seq: this.lastSeq, epoch: this.epoch };
+  }
+
+  /**
+   * Takes a subscribe's ack. After a resubscribe, `recovered: true` means the
+   * missed messages follow; otherwise the client resumes from the ack's seq.
+   */
+  accepted({ seq, epoch }) {
+    this.epoch = epoch;
+    this.lastSeq = seq;
+    if (this.acked) return;
     this.acked = true;
     this.resolveReady();
   }
@@ -27,5 +42,10 @@ export class Subscription {
     const expected = this.lastSeq === undefined ? seq : this.lastSeq + 1;
     this.lastSeq = seq;
     return seq === expected ? undefined : expected;
+  }
+
+  /** Whether a message with this seq was handed over already (a replay overlapping the live stream). */
+  seen(seq) {
+    return this.lastSeq !== undefined && seq <= this.lastSeq;
   }
 }
