@@ -55,9 +55,13 @@ export class GatewayMaster extends sticky.Master {
     const inFlight = this.inFlightTo(slot.worker);
     inFlight.add(socket);
     const message = { type: Message.SOCKET, ip, head: head?.length ? head.toString('base64') : undefined };
-    slot.worker.send(message, socket, { keepOpen: false }, (err) => {
+    // keepOpen, then close our copy once written: the descriptor in flight is
+    // the kernel's own, closed with the worker if it dies before reading it.
+    // With keepOpen: false Node would hold our copy until the worker's ACK,
+    // and forever if the worker died first: a client left hanging.
+    slot.worker.send(message, socket, { keepOpen: true }, () => {
       inFlight.delete(socket);
-      if (err) socket.destroy();
+      socket.destroy();
     });
   }
 
