@@ -29,6 +29,7 @@ export const CloseCode = Object.freeze({
 
 export const MAX_DATA_DEPTH = 64;
 export const MAX_ID_LENGTH = 128;
+export const MAX_USER_LENGTH = 128; // a token's sub
 const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
 
 export class ProtocolError extends Error {
@@ -91,6 +92,19 @@ export function parsePublishBody(text) {
   if (!('data' in body)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body needs a data field');
   checkDepth(body.data);
   return { channel, data: body.data };
+}
+
+/**
+ * Validates the body of POST /disconnect (`{"user":"42"}`).
+ * @returns {string} the user id
+ * @throws {ProtocolError}
+ */
+export function parseDisconnectBody(text) {
+  const { user } = parseObject(text, 'body');
+  if (typeof user !== 'string' || user === '' || user.length > MAX_USER_LENGTH) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, `user must be a string of 1 to ${MAX_USER_LENGTH} characters`);
+  }
+  return user;
 }
 
 // Server frames. `message` frames are built from already-serialised data so a

@@ -6,6 +6,7 @@ import { GatewayMaster } from './master.js';
 import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
+import { attachUsers } from './users.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from './proxy-protocol.js';
@@ -16,6 +17,7 @@ export async function startPrimary(config) {
   const log = createLogger(config.logLevel, { role: 'primary' });
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length });
   const relay = new PrimaryRelay({ onPublish: (n) => metrics.relayed.inc(n) });
+  if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser);
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
   const master = new GatewayMaster({
     supervisor,
@@ -33,6 +35,7 @@ export async function startPrimary(config) {
   const { address, port } = master.address();
   log.info({ address, port, backlog: config.backlog }, 'listening');
   for (const warning of capacityWarnings(config)) log.warn(warning);
+  if (config.auth === 'none') log.warn('--auth none: anyone who reaches the port may subscribe and publish to any channel');
 
   let metricsServer;
   if (config.metricsPort !== 0) {

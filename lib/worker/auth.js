@@ -9,11 +9,10 @@
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { ErrorCode } from '../protocol.js';
+import { ErrorCode, MAX_USER_LENGTH } from '../protocol.js';
 import { compilePermissions } from './permissions.js';
 
 const MAX_TOKEN_LENGTH = 8192; // longer is refused before any decoding
-const MAX_SUB_LENGTH = 128;
 // An unknown kid refetches the JWKS at most once per cooldown, however many
 // connections present it: a forged kid cannot make the gateway hammer the IdP.
 const JWKS_COOLDOWN_MS = 5000;
@@ -57,7 +56,7 @@ export function createVerifier(config) {
       return invalid();
     }
     const { sub, exp } = payload;
-    if (typeof sub !== 'string' || sub === '' || sub.length > MAX_SUB_LENGTH) return invalid('sub must be a string of 1 to 128 characters');
+    if (typeof sub !== 'string' || sub === '' || sub.length > MAX_USER_LENGTH) return invalid(`sub must be a string of 1 to ${MAX_USER_LENGTH} characters`);
     if (!Number.isFinite(exp)) return invalid();
     const permissions = compilePermissions(sub, payload.subscribe, payload.publish);
     if (typeof permissions === 'string') return invalid(permissions);

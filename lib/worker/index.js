@@ -46,7 +46,7 @@ export function startWorker(config, worker) {
     perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
     maxPayload: config.maxPayload
   });
-  const server = http.createServer(createRequestHandler({ config, relay, draining }));
+  const server = http.createServer(createRequestHandler({ config, relay, users: connections.users, draining }));
   server.on(
     'upgrade',
     createUpgradeHandler({ config, wss, connections, draining, rejected: (reason) => metrics.rejected.inc({ reason }) })

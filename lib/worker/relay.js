@@ -12,6 +12,8 @@
 //                             ['subok', token]         the primary now routes the channel here
 //                             ['stats', clusterFigures]
 //                             ['busy', boolean]        a worker is not keeping up: refuse publishes
+// Other operations go to the module that registered them with handle()
+// (lib/worker/users.js).
 import { IpcBatch } from '../ipc.js';
 import { messageFrame } from '../protocol.js';
 import { encodeText, writeFrame } from './frames.js';
@@ -33,6 +35,12 @@ export class WorkerRelay {
     this.waitingByChannel = new Map(); // channel -> token of its outstanding sub
     this.clusterStats = null;
     this.primaryBusy = false;
+    this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
+  }
+
+  /** Routes operations named `name` from the primary to `handler(op)`. */
+  handle(name, handler) {
+    this.handlers.set(name, handler);
   }
 
   /** Publishes are refused while the relay is congested, here or in the primary. */
@@ -101,6 +109,8 @@ export class WorkerRelay {
         case 'busy':
           this.primaryBusy = op[1];
           break;
+        default:
+          this.handlers.get(op[0])?.(op);
       }
     }
   }
