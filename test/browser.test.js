@@ -46,7 +46,7 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => pageErrors.push(err));
     page.on('response', (res) => loaded.push([new URL(res.url()).pathname, res.status()]));
-    await page.goto(`${gw.http}/`);
+    await page.goto(`http://127.0.0.1:${gw.metricsPort}/`); // the status page lives on the metrics listener
     await page.waitForFunction(() => window.gatewayClient?.state === 'open', null, { timeout: 15000 }).catch((err) => {
       const failed = loaded.filter(([, status]) => status >= 400);
       throw new Error(`the page's client did not open (failed loads ${JSON.stringify(failed)}, page errors ${pageErrors}): ${err.message}`);

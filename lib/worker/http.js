@@ -6,8 +6,7 @@ import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from 
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
-  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8'],
-  '/': ['status/index.html', 'text/html; charset=utf-8']
+  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8']
 };
 
 const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
@@ -41,9 +40,6 @@ export function createRequestHandler({ config, relay, users, draining }) {
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 404, { error: 'not_found' });
     if (path === '/health') {
       return draining() ? reply(res, 503, { status: 'draining' }) : reply(res, 200, { status: 'ok' });
-    }
-    if (path === '/stats') {
-      return relay.clusterStats ? reply(res, 200, relay.clusterStats) : reply(res, 503, { error: 'starting' });
     }
     if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
     // The client's own modules, imported by /client.js as ./client/<name>.js.

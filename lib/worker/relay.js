@@ -10,7 +10,6 @@
 // Operations from the primary: ['msg', channel, seq, dataJson]
 //                             ['seq', token, seq]      reply to a pub with a token
 //                             ['subok', token]         the primary now routes the channel here
-//                             ['stats', clusterFigures]
 //                             ['busy', boolean]        a worker is not keeping up: refuse publishes
 // Other operations go to the module that registered them with handle()
 // (lib/worker/users.js).
@@ -33,7 +32,6 @@ export class WorkerRelay {
     this.replies = new Map(); // token -> resolve(seq) of an HTTP publish
     this.waiting = new Map(); // token -> {channel, callbacks} waiting for a subok
     this.waitingByChannel = new Map(); // channel -> token of its outstanding sub
-    this.clusterStats = null;
     this.primaryBusy = false;
     this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
   }
@@ -102,9 +100,6 @@ export class WorkerRelay {
           break;
         case 'subok':
           this.routed(op[1]);
-          break;
-        case 'stats':
-          this.clusterStats = op[1];
           break;
         case 'busy':
           this.primaryBusy = op[1];

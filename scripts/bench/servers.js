@@ -61,9 +61,9 @@ export class Server {
     this.ready.catch(() => this.stop());
   }
 
-  /** GET /stats on the public port: {workers: [...], totals: {...}}. */
+  /** GET /stats (the gateway's on its metrics listener, the baselines' on their port): {workers: [...], totals: {...}}. */
   async stats() {
-    const res = await fetch(`http://127.0.0.1:${this.port}/stats`);
+    const res = await fetch(`http://127.0.0.1:${this.kind === 'gateway' ? this.metricsPort : this.port}/stats`);
     if (!res.ok) throw new Error(`${this.kind} /stats answered ${res.status}`);
     return res.json();
   }
