@@ -5,6 +5,7 @@
 import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
 import { resolveOptions, commaList, UsageError } from './cli.js';
 
 const int = (min, max) => ({ type: 'number', integer: true, min, max });
@@ -112,6 +113,7 @@ function combinationProblem(config) {
     if (config.maxConnsPerUser > 0) return '--max-conns-per-user needs --auth jwt';
   }
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) return '--tls-cert and --tls-key go together';
+  if (config.tlsCert !== undefined) return tlsProblem(config.tlsCert, config.tlsKey);
   return undefined;
 }
 
@@ -136,6 +138,16 @@ function readableFile(flag) {
       return `--${flag} ${path}: ${err.code ?? err.message}`;
     }
   };
+}
+
+// Checked here so a bad pair is a usage error, not workers dying at start.
+function tlsProblem(cert, key) {
+  try {
+    createSecureContext({ cert: readFileSync(cert), key: readFileSync(key) });
+    return undefined;
+  } catch (err) {
+    return `--tls-cert ${cert} with --tls-key ${key}: ${err.message}`;
+  }
 }
 
 function readablePublicKey(path) {

@@ -64,7 +64,8 @@ describe('gateway command line', () => {
     [['--jwt-secret', 's'.repeat(32)], '--jwt-secret needs --auth jwt'],
     [['--max-conns-per-user', '2'], '--max-conns-per-user needs --auth jwt'],
     [['--tls-cert', 'package.json'], '--tls-cert and --tls-key go together'],
-    [['--tls-cert', 'no-such.pem', '--tls-key', 'package.json'], '--tls-cert no-such.pem: ENOENT']
+    [['--tls-cert', 'no-such.pem', '--tls-key', 'package.json'], '--tls-cert no-such.pem: ENOENT'],
+    [['--tls-cert', 'package.json', '--tls-key', 'package.json'], '--tls-cert package.json with --tls-key package.json:']
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, () => {
       const result = run(args);
