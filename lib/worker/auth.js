@@ -58,7 +58,7 @@ export function createVerifier(config) {
     const { sub, exp } = payload;
     if (typeof sub !== 'string' || sub === '' || sub.length > MAX_USER_LENGTH) return invalid(`sub must be a string of 1 to ${MAX_USER_LENGTH} characters`);
     if (!Number.isFinite(exp)) return invalid();
-    const permissions = compilePermissions(sub, payload.subscribe, payload.publish);
+    const permissions = compilePermissions(payload.subscribe, payload.publish);
     if (typeof permissions === 'string') return invalid(permissions);
     return { user: sub, expiresAt: exp * 1000, permissions };
   };

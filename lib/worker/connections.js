@@ -185,7 +185,7 @@ export class Connections {
 
   /** Whether the connection's token allows `action` on `channel`; answers forbidden if not. */
   permitted(ws, action, channel, id) {
-    if (allows(ws[kPermissions][action], channel)) return true;
+    if (allows(ws[kPermissions][action], channel, ws[kUser])) return true;
     metrics.authFailures.inc({ reason: 'forbidden' });
     this.fail(ws, new ProtocolError(ErrorCode.FORBIDDEN, `the token does not allow ${action} on ${channel}`, id));
     return false;
