@@ -27,14 +27,17 @@ import { metrics } from './metrics.js';
 const kIp = Symbol('clientIp');
 const kTokens = Symbol('publishTokens');
 const kRefilled = Symbol('tokensRefilledAt');
-// Under --auth jwt: the token's sub, and its compiled permissions (shared
-// between connections with the same claims), set once admitted.
+// Under --auth jwt: the token's sub (null once an auth frame came, before one
+// was admitted), and its compiled permissions (shared between connections with
+// the same claims), set once admitted. With the deadline (./deadlines.js),
+// that is all an idle authenticated connection holds.
 const kUser = Symbol('user');
 const kPermissions = Symbol('permissions');
 const kAuthTokens = Symbol('authTokens');
 const kAuthRefilled = Symbol('authTokensRefilledAt');
-// Auth frames per second per connection (bursts of as many): verifying costs
-// CPU, so no client may make a worker verify in a loop.
+// Auth frames per second per connection after the first (bursts of as many):
+// verifying costs CPU, so no client may make a worker verify in a loop. The
+// first is free, so a connection that never refreshes holds no bucket.
 const AUTH_RATE = 2;
 
 const CLOSE_REASONS = new Map([
@@ -197,7 +200,8 @@ export class Connections {
       this.fail(ws, new ProtocolError(ErrorCode.BAD_REQUEST, 'this gateway takes no tokens (--auth none)', id));
       return;
     }
-    if (!takeToken(ws, AUTH_RATE, kAuthTokens, kAuthRefilled)) {
+    if (ws[kUser] === undefined) ws[kUser] = null;
+    else if (!takeToken(ws, AUTH_RATE, kAuthTokens, kAuthRefilled)) {
       this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${AUTH_RATE} auth frames per second`, id));
       return;
     }
@@ -208,7 +212,7 @@ export class Connections {
     if (ws.readyState !== WebSocket.OPEN) return;
     if (result instanceof AuthError) return this.refuse(ws, result.reason, result.code, result.message, id);
     const { user, expiresAt, permissions } = result;
-    if (ws[kUser] === undefined) return this.admit(ws, result, id);
+    if (ws[kUser] === null) return this.admit(ws, result, id);
     if (ws[kUser] !== user) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'a refresh must carry the same sub', id);
     if (ws[kPermissions] === undefined) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'the first auth is still under way', id);
     ws[kPermissions] = permissions; // held subscriptions stay; new frames follow the new claims
@@ -220,7 +224,7 @@ export class Connections {
     ws[kUser] = user;
     this.users.admit(user).then((allowed) => {
       if (!allowed) {
-        ws[kUser] = undefined;
+        ws[kUser] = null;
         return this.refuse(ws, 'forbidden', ErrorCode.FORBIDDEN, `at most ${this.config.maxConnsPerUser} connections per user`, id);
       }
       if (ws.readyState !== WebSocket.OPEN) return this.users.remove(ws, user); // closed while the primary counted

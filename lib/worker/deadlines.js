@@ -4,7 +4,11 @@
 // refresh. It sits in the slot of its deadline's time modulo the wheel, so a
 // tick only looks at one slot; a deadline further than one turn away is seen
 // once a turn and left in place until its time comes.
-const kAt = Symbol('deadline');
+//
+// A deadline is kept as the number of the slot it falls in, counted from the
+// wheel's start: a small integer V8 stores in the connection's field itself,
+// where milliseconds since 1970 would be a separate 16-byte number.
+const kSlot = Symbol('deadlineSlot');
 const SLOT_MS = 250; // a deadline is acted on within about two slots of passing
 const SLOTS = 240; // one turn: a minute
 
@@ -13,7 +17,8 @@ export class Deadlines {
   constructor(expired) {
     this.expired = expired;
     this.slots = Array.from({ length: SLOTS }, () => new Set());
-    this.done = Math.floor(Date.now() / SLOT_MS) - 1; // slots up to this one have been visited
+    this.start = Date.now();
+    this.done = -1; // slots up to this one have been visited
     this.timer = setInterval(() => this.tick(), SLOT_MS);
     this.timer.unref();
   }
@@ -21,26 +26,27 @@ export class Deadlines {
   /** Sets (or moves) the deadline of `ws` to `at` (ms since the epoch). */
   set(ws, at) {
     this.remove(ws);
-    ws[kAt] = at;
-    this.slots[slotOf(at)].add(ws);
+    const n = Math.max(0, Math.floor((at - this.start) / SLOT_MS));
+    ws[kSlot] = n;
+    this.slots[n % SLOTS].add(ws);
   }
 
   remove(ws) {
-    if (ws[kAt] === undefined) return;
-    this.slots[slotOf(ws[kAt])].delete(ws);
-    ws[kAt] = undefined;
+    const n = ws[kSlot];
+    if (n === -1 || n === undefined) return;
+    this.slots[n % SLOTS].delete(ws);
+    ws[kSlot] = -1;
   }
 
   tick() {
-    const now = Date.now();
-    const current = Math.floor(now / SLOT_MS);
+    const current = Math.floor((Date.now() - this.start) / SLOT_MS);
     // A slot is visited once it is over; a stalled loop catches up, at most one turn.
     for (let n = Math.max(this.done + 1, current - SLOTS); n < current; n++) {
       const slot = this.slots[n % SLOTS];
       for (const ws of slot) {
-        if (ws[kAt] > now) continue;
+        if (ws[kSlot] > n) continue; // a later turn's
         slot.delete(ws);
-        ws[kAt] = undefined;
+        ws[kSlot] = -1;
         this.expired(ws);
       }
     }
@@ -52,6 +58,3 @@ export class Deadlines {
   }
 }
 
-function slotOf(at) {
-  return Math.floor(at / SLOT_MS) % SLOTS;
-}
