@@ -145,8 +145,13 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
       { what: `status page = /metrics (last: ${JSON.stringify(last)})`, timeout: 20000, interval: 250 }
     );
 
-    const rows = await page.locator('#workers tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
-    expect(rows.map(([worker, pid]) => [Number(worker), Number(pid)])).to.deep.equal([
+    // A worker restarted by the test above shows up once its first figures arrive.
+    const workerRows = async () =>
+      (await page.locator('#workers tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)))).map(
+        ([worker, pid]) => [Number(worker), Number(pid)]
+      );
+    await eventually(async () => (await workerRows()).length === 2, { what: 'both workers on the page' });
+    expect(await workerRows()).to.deep.equal([
       [1, gw.workerPid(1)],
       [2, gw.workerPid(2)]
     ]);
