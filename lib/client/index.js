@@ -187,7 +187,8 @@ export class Client extends Emitter {
       case 'pong':
         return this.#heartbeat.pong();
       case 'welcome':
-        if (!this.#tokens.configured) return this.#opened(frame);
+        // A gateway under --auth none says nothing of auth: a token is not sent.
+        if (!this.#tokens.configured || frame.auth !== 'jwt') return this.#opened(frame);
         return this.#authenticate().then((ok) => ok && this.#opened(frame));
     }
   }
