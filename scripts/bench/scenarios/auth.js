@@ -36,7 +36,7 @@ export async function auth(opts) {
         workers: opts.workers,
         size: opts.authConnections,
         url: (server) => server.url,
-        clientOptions: list && { token: (i) => list[i] }
+        clientOptions: list && { token: (i) => list[i % list.length] }
       })
     );
   }
