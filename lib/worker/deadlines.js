@@ -26,7 +26,8 @@ export class Deadlines {
   /** Sets (or moves) the deadline of `ws` to `at` (ms since the epoch). */
   set(ws, at) {
     this.remove(ws);
-    const n = Math.max(0, Math.floor((at - this.start) / SLOT_MS));
+    // A deadline already past goes in the next slot to visit, not a turn later.
+    const n = Math.max(this.done + 1, Math.floor((at - this.start) / SLOT_MS));
     ws[kSlot] = n;
     this.slots[n % SLOTS].add(ws);
   }
