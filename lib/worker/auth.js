@@ -56,7 +56,9 @@ export function createVerifier(config) {
       return invalid();
     }
     const { sub, exp } = payload;
-    if (typeof sub !== 'string' || sub === '' || sub.length > MAX_USER_LENGTH) return invalid(`sub must be a string of 1 to ${MAX_USER_LENGTH} characters`);
+    if (typeof sub !== 'string' || sub === '' || sub.length > MAX_USER_LENGTH) {
+      return invalid(`sub must be a string of 1 to ${MAX_USER_LENGTH} characters`);
+    }
     if (!Number.isFinite(exp)) return invalid();
     const permissions = compilePermissions(payload.subscribe, payload.publish);
     if (typeof permissions === 'string') return invalid(permissions);

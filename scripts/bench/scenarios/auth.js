@@ -19,7 +19,11 @@ export async function auth(opts) {
   const hmac = new TextEncoder().encode(SECRET);
   const variants = [
     { variant: 'handshake + ping (--auth none)', flags: [] },
-    { variant: 'handshake + auth, HS256', flags: ['--auth', 'jwt', '--jwt-secret', SECRET], tokens: await tokens(opts.authConnections, 'HS256', hmac) },
+    {
+      variant: 'handshake + auth, HS256',
+      flags: ['--auth', 'jwt', '--jwt-secret', SECRET],
+      tokens: await tokens(opts.authConnections, 'HS256', hmac)
+    },
     {
       variant: 'handshake + auth, ES256',
       flags: ['--auth', 'jwt', '--jwt-public-key', join(dir, 'es256.pem')],
@@ -47,6 +51,8 @@ export async function auth(opts) {
 async function tokens(count, alg, key) {
   const exp = Math.floor(Date.now() / 1000) + 3600;
   return Promise.all(
-    Array.from({ length: count }, (_, i) => new SignJWT({ ...CLAIMS, sub: `user-${i}` }).setProtectedHeader({ alg }).setExpirationTime(exp).sign(key))
+    Array.from({ length: count }, (_, i) =>
+      new SignJWT({ ...CLAIMS, sub: `user-${i}` }).setProtectedHeader({ alg }).setExpirationTime(exp).sign(key)
+    )
   );
 }
