@@ -2,7 +2,7 @@
 // The gateway's command line: `gateway [options]` starts the primary, which
 // forks the workers; `gateway doctor ...` checks this machine's limits.
 import { parseCommandLine, exitOnUsageError } from '../lib/cli.js';
-import { options } from '../lib/config.js';
+import { options, checkCombinations } from '../lib/config.js';
 
 const argv = process.argv.slice(2);
 
@@ -16,7 +16,9 @@ if (argv[0] === 'doctor') {
     usage: 'gateway [options]',
     envPrefix: 'GATEWAY',
     epilogue: 'Every flag can also be set as GATEWAY_<FLAG> (dashes as underscores). `gateway doctor --help` checks this machine.'
-  }).catch(exitOnUsageError);
+  })
+    .then(checkCombinations)
+    .catch(exitOnUsageError);
   const { startPrimary } = await import('../lib/primary/index.js');
   startPrimary(config);
 }

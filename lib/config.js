@@ -3,7 +3,10 @@
 // (which receive the resolved object from the primary) and the README's table
 // all come from here.
 import os from 'node:os';
-import { resolveOptions, commaList } from './cli.js';
+import { readFileSync } from 'node:fs';
+import { createPublicKey } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
+import { resolveOptions, commaList, UsageError } from './cli.js';
 
 const int = (min, max) => ({ type: 'number', integer: true, min, max });
 const ms = (min) => ({ ...int(min, 24 * 3600 * 1000) });
@@ -46,6 +49,21 @@ export const options = {
   'max-publish-rate': { ...int(1, 1e9), default: 100, describe: 'publishes per second per connection (token bucket)' },
   'max-buffered': { ...int(1024, 1 << 30), default: 1048576, describe: 'bytes queued to one client before it is dropped with 1013' },
   'api-key': { type: 'string', describe: 'bearer token that POST /publish requires (unset = HTTP publish disabled)' },
+  auth: {
+    type: 'string',
+    choices: ['none', 'jwt'],
+    default: 'none',
+    describe: 'none: anyone may connect, subscribe and publish (a warning is logged); jwt: every connection presents a token'
+  },
+  'jwt-secret': { type: 'string', check: minLength('jwt-secret', 32), describe: 'HMAC key for HS256/384/512 tokens (at least 32 characters)' },
+  'jwt-public-key': { type: 'string', check: readablePublicKey, describe: 'path to a PEM public key for RS*, PS*, ES* or EdDSA tokens' },
+  'jwt-jwks-url': { type: 'string', check: httpUrl('jwt-jwks-url'), describe: 'JWKS endpoint, cached and refetched on an unknown kid' },
+  'jwt-audience': { type: 'string', describe: 'required aud claim (unchecked when unset)' },
+  'jwt-issuer': { type: 'string', describe: 'required iss claim (unchecked when unset)' },
+  'auth-timeout': { ...ms(100), default: 5000, describe: 'ms a WebSocket may stay open without a valid auth frame (closed with 4001)' },
+  'max-conns-per-user': { ...int(0, 1e9), default: 0, describe: 'connections per token sub across all workers (0 = no cap; needs --auth jwt)' },
+  'tls-cert': { type: 'string', check: readableFile('tls-cert'), describe: 'path to a PEM certificate (chain): the workers terminate TLS (wss://, https://)' },
+  'tls-key': { type: 'string', check: readableFile('tls-key'), describe: 'path to the PEM private key of --tls-cert' },
   'allowed-origins': {
     type: 'string',
     coerce: commaList,
@@ -72,7 +90,80 @@ export const options = {
   }
 };
 
-/** The resolved configuration for `given` (camelCase keys), defaults filled. */
+/**
+ * The resolved configuration for `given` (camelCase keys), defaults filled.
+ * @throws {UsageError} for a bad value or a combination that makes no sense
+ */
 export function resolveConfig(given) {
-  return resolveOptions(options, given);
+  return checkCombinations(resolveOptions(options, given));
+}
+
+/**
+ * Refuses flags that are each valid alone but not together.
+ * @returns {object} config, unchanged
+ * @throws {UsageError}
+ */
+export function checkCombinations(config) {
+  const problem = combinationProblem(config);
+  if (problem) throw new UsageError(problem);
+  return config;
+}
+
+function combinationProblem(config) {
+  const keys = ['jwtSecret', 'jwtPublicKey', 'jwtJwksUrl'].filter((k) => config[k] !== undefined);
+  const flags = keys.map((k) => `--${kebab(k)}`).join(', ');
+  if (config.auth === 'jwt' && keys.length === 0) return '--auth jwt needs a key: --jwt-secret, --jwt-public-key or --jwt-jwks-url';
+  if (keys.length > 1) return `give one JWT key, not ${flags}`;
+  if (config.auth === 'none') {
+    const jwtOnly = ['jwtSecret', 'jwtPublicKey', 'jwtJwksUrl', 'jwtAudience', 'jwtIssuer'].filter((k) => config[k] !== undefined);
+    if (jwtOnly.length > 0) return `--${kebab(jwtOnly[0])} needs --auth jwt`;
+    if (config.maxConnsPerUser > 0) return '--max-conns-per-user needs --auth jwt';
+  }
+  if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) return '--tls-cert and --tls-key go together';
+  if (config.tlsCert !== undefined) return tlsProblem(config.tlsCert, config.tlsKey);
+  return undefined;
+}
+
+function kebab(key) {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function minLength(flag, min) {
+  return (v) => (v.length >= min ? undefined : `--${flag} must be at least ${min} characters (a short HMAC key can be guessed)`);
+}
+
+function httpUrl(flag) {
+  return (v) => (/^https?:\/\/./.test(v) ? undefined : `--${flag} must be an http:// or https:// URL, got ${v}`);
+}
+
+function readableFile(flag) {
+  return (path) => {
+    try {
+      readFileSync(path);
+      return undefined;
+    } catch (err) {
+      return `--${flag} ${path}: ${err.code ?? err.message}`;
+    }
+  };
+}
+
+// Checked here so a bad pair is a usage error, not workers dying at start.
+function tlsProblem(cert, key) {
+  try {
+    createSecureContext({ cert: readFileSync(cert), key: readFileSync(key) });
+    return undefined;
+  } catch (err) {
+    return `--tls-cert ${cert} with --tls-key ${key}: ${err.message}`;
+  }
+}
+
+function readablePublicKey(path) {
+  const unreadable = readableFile('jwt-public-key')(path);
+  if (unreadable) return unreadable;
+  try {
+    createPublicKey(readFileSync(path));
+    return undefined;
+  } catch {
+    return `--jwt-public-key ${path} is not a PEM public key`;
+  }
 }

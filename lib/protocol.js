@@ -8,7 +8,9 @@ export const ErrorCode = Object.freeze({
   INVALID_CHANNEL: 'invalid_channel',
   TOO_MANY_SUBSCRIPTIONS: 'too_many_subscriptions',
   RATE_LIMITED: 'rate_limited',
-  FORBIDDEN: 'forbidden',
+  FORBIDDEN: 'forbidden', // the token does not allow this channel (or a wrong API key)
+  UNAUTHORIZED: 'unauthorized', // no valid token yet, or a bad one
+  TOKEN_EXPIRED: 'token_expired',
   PAYLOAD_TOO_LARGE: 'payload_too_large'
 });
 
@@ -26,11 +28,15 @@ export const CloseCode = Object.freeze({
   TOO_BIG: 1009,
   INTERNAL: 1011,
   RESTART: 1012,
-  TRY_AGAIN: 1013 // slow consumer, over capacity
+  TRY_AGAIN: 1013, // slow consumer, over capacity
+  AUTH_TIMEOUT: 4001, // no valid token within --auth-timeout: do not retry with the same token
+  TOKEN_EXPIRED: 4003, // exp passed unrefreshed: get a new token and reconnect
+  DISCONNECTED: 4004 // disconnected by POST /disconnect: do not reconnect
 });
 
 export const MAX_DATA_DEPTH = 64;
 export const MAX_ID_LENGTH = 128;
+export const MAX_USER_LENGTH = 128; // a token's sub
 const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
 // A channel's epoch as the gateway writes it (base 36); a seq is a count of
 // publishes, so it stays a safe integer.
@@ -50,7 +56,7 @@ export function isValidChannel(name) {
 
 /**
  * Parses and validates one client text frame.
- * @returns {{type: string, id?: string|number, channel?: string, data?: *}}
+ * @returns {{type: string, id?: string|number, channel?: string, data?: *, token?: string}}
  * @throws {ProtocolError} with the code to answer
  */
 export function parseClientFrame(text) {
@@ -62,6 +68,11 @@ export function parseClientFrame(text) {
   switch (type) {
     case 'ping':
       return { type, id };
+    case 'auth':
+      if (typeof frame.token !== 'string' || frame.token === '') {
+        throw new ProtocolError(ErrorCode.UNAUTHORIZED, 'auth needs a token string', id);
+      }
+      return { type, id, token: frame.token };
     case 'subscribe': {
       const channel = checkChannel(frame.channel, id);
       return frame.since === undefined ? { type, id, channel } : { type, id, channel, since: checkSince(frame.since, id) };
@@ -96,11 +107,25 @@ export function parsePublishBody(text) {
   return { channel, data: body.data };
 }
 
+/**
+ * Validates the body of POST /disconnect (`{"user":"42"}`).
+ * @returns {string} the user id
+ * @throws {ProtocolError}
+ */
+export function parseDisconnectBody(text) {
+  const { user } = parseObject(text, 'body');
+  if (typeof user !== 'string' || user === '' || user.length > MAX_USER_LENGTH) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, `user must be a string of 1 to ${MAX_USER_LENGTH} characters`);
+  }
+  return user;
+}
+
 // Server frames. `message` frames are built from already-serialised data so a
 // publish is serialised once, however many workers and subscribers it reaches.
 
-export function welcomeFrame(connectionId, worker, pingInterval) {
-  return JSON.stringify({ type: 'welcome', connectionId, worker, pingInterval });
+/** @param {string} [auth] 'jwt' when a token is required; left out otherwise */
+export function welcomeFrame(connectionId, worker, pingInterval, auth) {
+  return JSON.stringify({ type: 'welcome', connectionId, worker, pingInterval, auth });
 }
 
 export function ackFrame(id) {
@@ -114,6 +139,11 @@ export function ackFrame(id) {
  */
 export function subscribeAckFrame(id, seq, epoch, recovered) {
   return JSON.stringify({ type: 'ack', id, seq, epoch, recovered });
+}
+
+/** The ack of an `auth` frame: who the token says, and when it expires (ms). */
+export function authAckFrame(id, user, expiresAt) {
+  return JSON.stringify({ type: 'ack', id, user, expiresAt });
 }
 
 export function pongFrame(id) {

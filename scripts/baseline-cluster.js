@@ -4,6 +4,7 @@
 // primary. Workers call startWorker() and listen on the shared port
 // themselves; the primary relays publishes with the gateway's PrimaryRelay,
 // so what differs from the gateway is only how connections reach a worker.
+// GET /stats is on --metrics-host:--metrics-port, as the gateway's.
 //
 //   node scripts/baseline-cluster.js [gateway flags: --port, --workers, --ping-interval, ...]
 import cluster from 'node:cluster';
@@ -28,7 +29,11 @@ async function primary() {
   );
 
   const relay = new PrimaryRelay({ engine: new MemoryEngine(config), onPublish() {} });
-  startClusterStats(relay);
+  const clusterStats = startClusterStats(relay);
+  const { default: http } = await import('node:http');
+  http
+    .createServer((req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(clusterStats.latest())))
+    .listen(config.metricsPort, config.metricsHost);
   cluster.schedulingPolicy = cluster.SCHED_RR;
   // The gateway's workers run with --expose-gc for the periodic GC; so do these.
   const execArgv = ['--expose-gc'];

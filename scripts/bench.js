@@ -15,6 +15,8 @@ import { relay } from './bench/scenarios/relay.js';
 import { keepalive } from './bench/scenarios/keepalive.js';
 import { gc } from './bench/scenarios/gc.js';
 import { balance } from './bench/scenarios/balance.js';
+import { auth } from './bench/scenarios/auth.js';
+import { tls } from './bench/scenarios/tls.js';
 import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
 
@@ -36,7 +38,9 @@ const RUN = {
   relay,
   keepalive: (o) => keepalive(o, ['gateway', 'ws']),
   gc,
-  balance
+  balance,
+  auth,
+  tls
 };
 
 const { values } = parseArgs({

@@ -46,7 +46,7 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => pageErrors.push(err));
     page.on('response', (res) => loaded.push([new URL(res.url()).pathname, res.status()]));
-    await page.goto(`${gw.http}/`);
+    await page.goto(`http://127.0.0.1:${gw.metricsPort}/`); // the status page lives on the metrics listener
     await page.waitForFunction(() => window.gatewayClient?.state === 'open', null, { timeout: 15000 }).catch((err) => {
       const failed = loaded.filter(([, status]) => status >= 400);
       throw new Error(`the page's client did not open (failed loads ${JSON.stringify(failed)}, page errors ${pageErrors}): ${err.message}`);
@@ -122,8 +122,8 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
 
   it('recovers across a worker kill in the page: every message once, in order, no gap', async () => {
     // A second client in the status page's tab (a tab in the background would be throttled).
-    const worker = await page.evaluate(async (ws) => {
-      const { connect } = await import('/client.js');
+    const worker = await page.evaluate(async ({ http, ws }) => {
+      const { connect } = await import(`${http}/client.js`);
       const client = connect(ws, { backoffBase: 300 });
       window.recoveryClient = client;
       window.got = [];
@@ -134,7 +134,7 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
       client.on('state', (state) => state === 'open' && window.recoveryReopened++);
       await client.subscribe('browser-recovery', (data, { seq }) => window.got.push([data, seq]));
       return client.welcome.worker;
-    }, gw.url);
+    }, { http: gw.http, ws: gw.url });
     await httpPublish(gw, 'browser-recovery', 1);
     await page.waitForFunction(() => window.got.length === 1, null, { timeout: 10000, polling: 100 });
     process.kill(gw.workerPid(worker), 'SIGKILL');
@@ -175,8 +175,13 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
       { what: 'status page = /metrics', timeout: 20000, interval: 250 }
     );
 
-    const rows = await page.locator('#workers tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
-    expect(rows.map(([worker, pid]) => [Number(worker), Number(pid)])).to.deep.equal([
+    // A worker restarted by the test above shows up once its first figures arrive.
+    const workerRows = async () =>
+      (await page.locator('#workers tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)))).map(
+        ([worker, pid]) => [Number(worker), Number(pid)]
+      );
+    await eventually(async () => (await workerRows()).length === 2, { what: 'both workers on the page' });
+    expect(await workerRows()).to.deep.equal([
       [1, gw.workerPid(1)],
       [2, gw.workerPid(2)]
     ]);

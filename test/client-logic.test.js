@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { backoffDelay } from '../lib/client/backoff.js';
 import { PublishQueue } from '../lib/client/queue.js';
 import { closePolicy } from '../lib/client/close-policy.js';
+import { TokenSource } from '../lib/client/token.js';
 import { Subscription } from '../lib/client/subscription.js';
 import { Heartbeat } from '../lib/client/heartbeat.js';
 import { ClientErrorCode } from '../lib/client/errors.js';
@@ -78,6 +79,27 @@ describe('client close policy', () => {
     expect(closePolicy(CloseCode.TRY_AGAIN).minAttempt).to.be.above(closePolicy(1006).minAttempt);
     expect(closePolicy(CloseCode.TOO_BIG).largest).to.equal(ErrorCode.PAYLOAD_TOO_LARGE);
     expect(closePolicy(1006).largest).to.equal(undefined);
+  });
+
+  it('stops on 4001 and 4004, and comes back on 4003 only with a new token', () => {
+    expect(closePolicy(CloseCode.AUTH_TIMEOUT).retry).to.equal(false);
+    expect(closePolicy(CloseCode.DISCONNECTED).retry).to.equal(false);
+    expect(closePolicy(CloseCode.TOKEN_EXPIRED)).to.include({ retry: true, newToken: true });
+  });
+});
+
+describe('client token source', () => {
+  it('refreshes 30 s ahead of exp, or a quarter of the life left when shorter', () => {
+    expect(TokenSource.refreshDelay(3600000, 0)).to.equal(3570000);
+    expect(TokenSource.refreshDelay(4000, 0)).to.equal(3000);
+    expect(TokenSource.refreshDelay(-5, 0)).to.equal(0);
+  });
+
+  it('refuses a token and getToken together, and a getToken that resolves to no string', async () => {
+    expect(() => new TokenSource({ token: 'a', getToken: () => 'b' })).to.throw('not both');
+    expect(() => new TokenSource({ token: 42 })).to.throw('token must be a string');
+    const err = await new TokenSource({ getToken: async () => undefined }).get().catch((e) => e);
+    expect(err).to.be.an.instanceof(TypeError);
   });
 });
 

@@ -41,6 +41,14 @@ describe('client against the gateway', function () {
     expect(got[1][1]).to.equal(got[0][1] + 1);
   });
 
+  it('sends no token to a gateway under --auth none, and works as without one', async () => {
+    const client = open({ token: 'a.b.c' });
+    const got = [];
+    await client.subscribe('tokenless', (data) => got.push(data));
+    await client.publish('tokenless', 1);
+    await eventually(() => got.length === 1, { what: 'the message' });
+  });
+
   it('rejects a publish with the code the gateway answers', async () => {
     const client = open();
     await whenOpen(client);

@@ -55,7 +55,17 @@ describe('gateway command line', () => {
     [['--port', '-1'], '--port must be at least 0'],
     [['--balance', 'nope'], 'balance'],
     [['--no-such-flag'], 'Unknown argument'],
-    [['--max-payload'], 'max-payload']
+    [['--max-payload'], 'max-payload'],
+    [['--auth', 'jwt'], '--auth jwt needs a key'],
+    [['--auth', 'jwt', '--jwt-secret', 's'.repeat(32), '--jwt-jwks-url', 'http://127.0.0.1/jwks'], 'give one JWT key'],
+    [['--auth', 'jwt', '--jwt-secret', 'short'], '--jwt-secret must be at least 32 characters'],
+    [['--auth', 'jwt', '--jwt-public-key', 'package.json'], 'is not a PEM public key'],
+    [['--auth', 'jwt', '--jwt-jwks-url', 'file:///etc/passwd'], '--jwt-jwks-url must be an http:// or https:// URL'],
+    [['--jwt-secret', 's'.repeat(32)], '--jwt-secret needs --auth jwt'],
+    [['--max-conns-per-user', '2'], '--max-conns-per-user needs --auth jwt'],
+    [['--tls-cert', 'package.json'], '--tls-cert and --tls-key go together'],
+    [['--tls-cert', 'no-such.pem', '--tls-key', 'package.json'], '--tls-cert no-such.pem: ENOENT'],
+    [['--tls-cert', 'package.json', '--tls-key', 'package.json'], '--tls-cert package.json with --tls-key package.json:']
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, () => {
       const result = run(args);

@@ -229,6 +229,15 @@ describe('gateway: protocol and relay', function () {
       expect(missing.body).to.deep.equal({ error: 'not_found' });
     });
 
+    it('keeps the status page and /stats off the public port, on the metrics listener', async () => {
+      for (const path of ['/', '/stats']) expect((await gw.request(path)).status, path).to.equal(404);
+      const page = await gw.request('/', { port: gw.metricsPort });
+      expect(page.status).to.equal(200);
+      expect(page.body).to.include(`<meta name="gateway" content="{&quot;port&quot;:${gw.port},`);
+      const stats = await eventually(async () => (await gw.request('/stats', { port: gw.metricsPort })).body.workers?.length === 2 && true);
+      expect(stats).to.equal(true);
+    });
+
     it('answers garbage on the public port with 400 or a close, and keeps serving', async () => {
       for (const junk of ['\x00\x01\x02garbage\r\n\r\n', 'GET / HTTP/9.9\r\n\r\n', 'GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n']) {
         const answer = await rawExchange(gw.port, junk);

@@ -63,7 +63,7 @@ describe('periodic manual GC', function () {
     const sum = Number(/^gateway_gc_pause_seconds_sum (\S+)/m.exec(text)[1]);
     expect(count).to.be.at.least(6);
     expect(sum).to.be.above(0);
-    await eventually(async () => (await gw.request('/stats')).body.workers?.every((w) => w.gcRuns > 0), {
+    await eventually(async () => (await gw.request('/stats', { port: gw.metricsPort })).body.workers?.every((w) => w.gcRuns > 0), {
       what: 'both workers report GC runs'
     });
   });
@@ -71,7 +71,7 @@ describe('periodic manual GC', function () {
   it('is off with --gc-interval 0', async () => {
     const off = await startGateway(['--gc-interval', '0']);
     try {
-      await eventually(async () => (await off.request('/stats')).body.workers?.length === 2, { what: 'stats from both workers' });
+      await eventually(async () => (await off.request('/stats', { port: off.metricsPort })).body.workers?.length === 2, { what: 'stats from both workers' });
       expect(await off.metric('gateway_gc_runs_total')).to.equal(0);
     } finally {
       await off.stop();

@@ -5,6 +5,8 @@ import {
   isValidChannel,
   parseClientFrame,
   parsePublishBody,
+  parseDisconnectBody,
+  authAckFrame,
   messageFrame,
   MAX_DATA_DEPTH
 } from '../lib/protocol.js';
@@ -32,6 +34,18 @@ describe('protocol', () => {
     expect(parseClientFrame('{"type":"subscribe","channel":"n","id":"a"}')).to.deep.equal({ type: 'subscribe', id: 'a', channel: 'n' });
     expect(parseClientFrame('{"type":"unsubscribe","channel":"n"}')).to.deep.equal({ type: 'unsubscribe', id: undefined, channel: 'n' });
     expect(parseClientFrame('{"type":"publish","channel":"n","data":null}')).to.deep.equal({ type: 'publish', id: undefined, channel: 'n', data: null });
+  });
+
+  it('parses auth frames and disconnect bodies, and refuses them without a string', () => {
+    expect(parseClientFrame('{"type":"auth","token":"t","id":1}')).to.deep.equal({ type: 'auth', id: 1, token: 't' });
+    for (const bad of ['{"type":"auth"}', '{"type":"auth","token":""}', '{"type":"auth","token":["t"]}']) {
+      expect(codeOf(() => parseClientFrame(bad)), bad).to.equal(ErrorCode.UNAUTHORIZED);
+    }
+    expect(parseDisconnectBody('{"user":"42"}')).to.equal('42');
+    for (const bad of ['{"user":42}', '{"user":""}', '{}', `{"user":"${'u'.repeat(129)}"}`]) {
+      expect(codeOf(() => parseDisconnectBody(bad)), bad).to.equal(ErrorCode.BAD_REQUEST);
+    }
+    expect(JSON.parse(authAckFrame(1, 'u', 5))).to.deep.equal({ type: 'ack', id: 1, user: 'u', expiresAt: 5 });
   });
 
   it('gives bad_request or invalid_channel with the id for malformed frames', () => {

@@ -8,6 +8,7 @@ import { CloseCode, ErrorCode } from '../protocol.js';
  * @property {number} minAttempt backoff attempt to start from at least (a wider first window)
  * @property {string} [largest] code for the largest publish sent but not acked when the
  *   connection closed, when the close blames it; the others are `disconnected`
+ * @property {boolean} [newToken] retry only with a new token (from getToken)
  */
 
 const RETRY = Object.freeze({ retry: true, minAttempt: 0 });
@@ -22,7 +23,13 @@ const POLICIES = new Map([
   [CloseCode.TOO_BIG, { retry: true, minAttempt: 0, largest: ErrorCode.PAYLOAD_TOO_LARGE }],
   // Slow consumer or over capacity: the gateway asks for room, so the first
   // window is 8x wider than after a crash.
-  [CloseCode.TRY_AGAIN, { retry: true, minAttempt: 3 }]
+  [CloseCode.TRY_AGAIN, { retry: true, minAttempt: 3 }],
+  // No valid token in time, or disconnected by the operator: the same token
+  // would meet the same end. The client stops and reports.
+  [CloseCode.AUTH_TIMEOUT, { retry: false, minAttempt: 0 }],
+  [CloseCode.DISCONNECTED, { retry: false, minAttempt: 0 }],
+  // The token expired unrefreshed: come back at once with a fresh one.
+  [CloseCode.TOKEN_EXPIRED, { retry: true, minAttempt: 0, newToken: true }]
 ]);
 
 /** @returns {ClosePolicy} */

@@ -1,6 +1,7 @@
 // The gateway's client, for browsers and Node: one WebSocket that comes back
-// by itself (capped exponential backoff, full jitter), resubscribes, notices
-// dead connections and lost messages, and holds publishes while it is away.
+// by itself (capped exponential backoff, full jitter), authenticates and
+// refreshes its token, resubscribes, notices dead connections and lost
+// messages, and holds publishes while it is away.
 //
 // Browsers load this file as /client.js and its siblings as /client/*.js, so
 // it imports them as '../client/x.js': the same file in Node (lib/client/x.js)
@@ -13,12 +14,13 @@ import { ClientError, ClientErrorCode } from '../client/errors.js';
 import { Heartbeat } from '../client/heartbeat.js';
 import { PublishQueue } from '../client/queue.js';
 import { Subscription } from '../client/subscription.js';
+import { TokenSource } from '../client/token.js';
 
 export { ErrorCode, CloseCode, ProtocolError } from '../protocol.js';
 export { ClientError, ClientErrorCode } from '../client/errors.js';
 
 export const State = Object.freeze({
-  CONNECTING: 'connecting', // the first connection, until its welcome
+  CONNECTING: 'connecting', // the first connection, until its welcome (and auth ack)
   OPEN: 'open',
   RECONNECTING: 'reconnecting', // waiting out a backoff delay, or dialling again
   CLOSED: 'closed' // close() was called, or the gateway refused us for good
@@ -62,6 +64,10 @@ export class Client extends Emitter {
   #channels = new Map(); // channel -> Subscription
   #queue;
   #heartbeat;
+  #tokens;
+  #expiresAt; // of the current token, from the last auth ack
+  #refreshTimer;
+  #generation = 0; // counts dropped sockets, so late answers about one are ignored
 
   /**
    * @param {string|URL} url ws:// or wss://; in a browser also http(s):// or a path such as '/ws'
@@ -70,7 +76,10 @@ export class Client extends Emitter {
    * @param {number} [options.backoffBase=1000] ms, window of the random delay before the first reconnect; it doubles per failed attempt
    * @param {number} [options.backoffCap=30000] ms, the largest window
    * @param {number} [options.maxQueued=100] publishes held while disconnected; more are rejected with queue_full
-   * @param {number} [options.connectTimeout=10000] ms from dialling to the welcome frame before giving up on that attempt
+   * @param {number} [options.connectTimeout=10000] ms from dialling to the welcome frame (and auth ack) before giving up on that attempt
+   * @param {string} [options.token] a JWT sent in an auth frame on every (re)connect, for a gateway under --auth jwt
+   * @param {() => Promise<string>} [options.getToken] instead of token: fetches a fresh one for every (re)connect, and
+   *   for the refresh ahead of exp
    */
   constructor(url, options = {}) {
     super();
@@ -86,6 +95,7 @@ export class Client extends Emitter {
     }
     this.#options = opts;
     this.url = resolveUrl(url);
+    this.#tokens = new TokenSource(opts);
     this.#queue = new PublishQueue(opts.maxQueued);
     this.#heartbeat = new Heartbeat(
       () => this.#send({ type: 'ping' }),
@@ -99,7 +109,7 @@ export class Client extends Emitter {
     return this.#state;
   }
 
-  /** The current connection's welcome frame ({connectionId, worker, pingInterval}), if open. */
+  /** The current connection's welcome frame ({connectionId, worker, pingInterval, auth}), if open. */
   get welcome() {
     return this.#state === State.OPEN ? this.#welcome : undefined;
   }
@@ -174,14 +184,43 @@ export class Client extends Emitter {
       case 'message':
         return this.#deliver(frame);
       case 'ack':
+        if (frame.expiresAt !== undefined) this.#expiresAt = frame.expiresAt;
         return this.#settle(frame.id, undefined, frame);
       case 'error':
         return this.#settle(frame.id, new ProtocolError(frame.code, frame.message, frame.id));
       case 'pong':
         return this.#heartbeat.pong();
       case 'welcome':
-        return this.#opened(frame);
+        // A gateway under --auth none says nothing of auth: a token is not sent.
+        if (!this.#tokens.configured || frame.auth !== 'jwt') return this.#opened(frame);
+        return this.#authenticate().then((ok) => ok && this.#opened(frame));
     }
+  }
+
+  /**
+   * Sends an auth frame with a token from the source: before anything else on
+   * a new connection, and again to refresh ahead of exp.
+   * @returns {Promise<boolean>} whether the connection is (still) authenticated
+   */
+  async #authenticate() {
+    const generation = this.#generation;
+    try {
+      const token = await this.#tokens.get();
+      if (generation !== this.#generation) return false; // that connection is gone
+      await this.#request({ type: 'auth', token });
+    } catch (err) {
+      if (generation !== this.#generation) return false;
+      this.emit('error', err);
+      // A refused token ends the client unless a new one can be had; a
+      // refresh that failed leaves the connection to its 4003 and a reconnect.
+      if (this.#state === State.OPEN) return false;
+      if (err.code === ErrorCode.UNAUTHORIZED || !this.#tokens.renewable) this.#stop(1000, `auth refused: ${err.code}`);
+      else this.#abandon(`no token: ${err.message}`);
+      return false;
+    }
+    clearTimeout(this.#refreshTimer);
+    if (this.#tokens.renewable) this.#refreshTimer = setTimeout(() => this.#authenticate(), TokenSource.refreshDelay(this.#expiresAt));
+    return true;
   }
 
   #opened(welcome) {
@@ -256,14 +295,8 @@ export class Client extends Emitter {
   /** The socket closed under us: reconnect, unless its close code says not to. */
   #closed(code, reason) {
     const policy = closePolicy(code);
+    if (!policy.retry || (policy.newToken && !this.#tokens.renewable)) return this.#stop(code, reason, policy.largest);
     this.#drop(policy.largest);
-    if (!policy.retry) {
-      const err = new ClientError(ClientErrorCode.CLOSED, `the gateway closed the connection for good (${code} ${reason})`);
-      err.closeCode = code;
-      this.#finish({ code, reason });
-      this.emit('error', err);
-      return;
-    }
     const attempt = Math.max(this.#attempt, policy.minAttempt);
     this.#attempt = attempt + 1;
     const delay = backoffDelay(attempt, { base: this.#options.backoffBase, cap: this.#options.backoffCap });
@@ -283,6 +316,8 @@ export class Client extends Emitter {
    */
   #drop(largestCode) {
     clearTimeout(this.#timer);
+    clearTimeout(this.#refreshTimer);
+    this.#generation++;
     this.#heartbeat.stop();
     const socket = this.#socket;
     socket.onmessage = socket.onclose = socket.onerror = noop;
@@ -300,6 +335,16 @@ export class Client extends Emitter {
     // Nothing to undo for an unsubscribe (it is not resubscribed); a
     // subscribe is sent again with every reconnect.
     for (const request of pending) if (request.frame.type === 'unsubscribe') request.resolve();
+    for (const request of pending) if (request.frame.type === 'auth') request.reject(new ClientError(ClientErrorCode.DISCONNECTED, 'connection lost'));
+  }
+
+  /** Closes for good on the gateway's word, and reports why. */
+  #stop(code, reason, largestCode) {
+    this.#drop(largestCode);
+    const err = new ClientError(ClientErrorCode.CLOSED, `the gateway closed the connection for good (${code} ${reason})`);
+    err.closeCode = code;
+    this.#finish({ code, reason });
+    this.emit('error', err);
   }
 
   #finish(detail) {

@@ -1,16 +1,17 @@
 // Merges the figures each worker reports every second into the cluster view
-// behind GET /stats, and sends it to every worker to serve.
+// behind GET /stats on the operator listener (lib/primary/metrics.js).
 import { STATS_INTERVAL_MS } from '../ipc.js';
 
 const TOTALS = ['connections', 'subscriptions', 'published', 'delivered'];
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
- * @returns {() => void} stops the broadcasts
+ * @returns {{latest: () => object|null, stop: () => void}}
  */
 export function startClusterStats(relay) {
   const started = Date.now();
   let previous = null;
+  let latest = null;
   const timer = setInterval(() => {
     const workers = [...relay.figures.values()].sort((a, b) => a.worker - b.worker);
     const totals = Object.fromEntries(TOTALS.map((k) => [k, workers.reduce((sum, w) => sum + w[k], 0)]));
@@ -32,8 +33,8 @@ export function startClusterStats(relay) {
       rates: { publishedPerSec: Math.round(perSec('published')), deliveredPerSec: Math.round(perSec('delivered')) }
     };
     previous = { at: now, totals };
-    relay.broadcast(['stats', stats]);
+    latest = stats;
   }, STATS_INTERVAL_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return { latest: () => latest, stop: () => clearInterval(timer) };
 }

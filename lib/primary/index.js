@@ -7,9 +7,11 @@ import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
 import { MemoryEngine } from './memory-engine.js';
+import { attachUsers } from './users.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from './proxy-protocol.js';
+import { statusPage } from './status-page.js';
 import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
@@ -18,6 +20,7 @@ export async function startPrimary(config) {
   const engine = new MemoryEngine(config);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
+  if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser);
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
   const master = new GatewayMaster({
     supervisor,
@@ -35,12 +38,20 @@ export async function startPrimary(config) {
   const { address, port } = master.address();
   log.info({ address, port, backlog: config.backlog }, 'listening');
   for (const warning of capacityWarnings(config)) log.warn(warning);
+  if (config.auth === 'none') log.warn('--auth none: anyone who reaches the port may subscribe and publish to any channel');
 
+  const clusterStats = startClusterStats(relay);
   let metricsServer;
   if (config.metricsPort !== 0) {
-    metricsServer = await serveMetrics({ host: config.metricsHost, port: config.metricsPort, registry: metrics.registry, log });
+    metricsServer = await serveMetrics({
+      host: config.metricsHost,
+      port: config.metricsPort,
+      registry: metrics.registry,
+      log,
+      stats: clusterStats.latest,
+      page: statusPage({ port, path: config.path, tls: config.tlsCert !== undefined })
+    });
   }
-  const stopStats = startClusterStats(relay);
 
   supervisor.start();
   await readyAll(supervisor, config.workers);
@@ -61,7 +72,7 @@ export async function startPrimary(config) {
     log.info({ signal, drainTimeout: config.drainTimeout }, 'draining');
     master.close(); // no new connections; the load balancer sees the port closed
     await supervisor.drain();
-    stopStats();
+    clusterStats.stop();
     metricsServer?.close();
     log.info('stopped');
     process.exit(0);

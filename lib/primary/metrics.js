@@ -1,6 +1,8 @@
-// The cluster-wide Prometheus endpoint. prom-client's AggregatorRegistry asks
-// every worker for its metrics over cluster IPC and sums them; the primary's
-// own figures (workers, restarts, relay) are appended from its own registry.
+// The operator listener (--metrics-host:--metrics-port, loopback by default):
+// the cluster-wide Prometheus endpoint, the status page and its JSON. For
+// /metrics prom-client's AggregatorRegistry asks every worker for its metrics
+// over cluster IPC and sums them; the primary's own figures (workers,
+// restarts, relay) are appended from its own registry.
 import http from 'node:http';
 import client from 'prom-client';
 
@@ -47,14 +49,27 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
 }
 
 /**
- * Serves GET /metrics on host:port.
+ * Serves GET /metrics, GET / (the status page) and GET /stats (its JSON) on host:port.
+ * @param {object} options
+ * @param {() => object|null} options.stats the latest cluster stats (lib/primary/cluster-stats.js)
+ * @param {Buffer} options.page the status page (lib/primary/status-page.js)
  * @returns {Promise<http.Server>} once listening
  */
-export function serveMetrics({ host, port, registry, log }) {
+export function serveMetrics({ host, port, registry, log, stats, page }) {
   const aggregator = new client.AggregatorRegistry();
   const server = http.createServer(async (req, res) => {
-    if (req.url !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: try /metrics\n');
+    const path = req.url.split('?', 1)[0];
+    if (path === '/') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' }).end(page);
+      return;
+    }
+    if (path === '/stats') {
+      const body = JSON.stringify(stats() ?? { error: 'starting' });
+      res.writeHead(stats() ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(body);
+      return;
+    }
+    if (path !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: try /metrics, /stats or /\n');
       return;
     }
     try {

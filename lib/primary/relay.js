@@ -25,8 +25,17 @@ export class PrimaryRelay {
     this.figures = new Map(); // cluster worker id -> last stats the worker reported
     this.onPublish = onPublish;
     this.busy = false;
+    this.handlers = new Map(); // op name -> handler(link, op), for operations owned by other modules
     this.pressure = setInterval(() => this.checkPressure(), PRESSURE_CHECK_MS);
     this.pressure.unref();
+  }
+
+  /**
+   * Routes operations named `name` from a worker to `handler(link, op)`
+   * (lib/primary/users.js); the name 'detach' is called with a link that is gone.
+   */
+  handle(name, handler) {
+    this.handlers.set(name, handler);
   }
 
   checkPressure() {
@@ -50,6 +59,7 @@ export class PrimaryRelay {
     if (link === undefined) return;
     this.engine.detach(link.batch);
     this.links.delete(worker.id);
+    this.handlers.get('detach')?.(link);
     this.figures.delete(worker.id);
   }
 
@@ -77,6 +87,8 @@ export class PrimaryRelay {
         case 'stats':
           this.figures.set(worker.id, op[1]);
           break;
+        default:
+          this.handlers.get(op[0])?.(link, op);
       }
     }
     if (published > 0) this.onPublish(published);

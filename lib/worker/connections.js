@@ -1,6 +1,6 @@
 // Everything that happens on one WebSocket connection after the upgrade: the
-// welcome, the protocol (subscribe, unsubscribe, publish, ping), the publish
-// rate limit, and the close. Handlers are created once per worker and read the
+// welcome, the protocol (auth, subscribe, unsubscribe, publish, ping), the
+// permissions and rate limits, and the close. Handlers are created once per worker and read the
 // connection from `this`, so a connection costs no closures of its own.
 import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
@@ -9,6 +9,7 @@ import {
   ErrorCode,
   ProtocolError,
   ackFrame,
+  authAckFrame,
   errorFrame,
   messageFrame,
   parseClientFrame,
@@ -19,6 +20,10 @@ import {
 } from '../protocol.js';
 import { Keepalive } from './keepalive.js';
 import { encodeText, writeFrame } from './frames.js';
+import { AuthError, createVerifier } from './auth.js';
+import { allows } from './permissions.js';
+import { Deadlines } from './deadlines.js';
+import { WorkerUsers } from './users.js';
 import { metrics } from './metrics.js';
 
 // Per-connection state, set only when needed: most connections never publish,
@@ -26,6 +31,18 @@ import { metrics } from './metrics.js';
 const kIp = Symbol('clientIp');
 const kTokens = Symbol('publishTokens');
 const kRefilled = Symbol('tokensRefilledAt');
+// Under --auth jwt: the token's sub (null once an auth frame came, before one
+// was admitted), and its compiled permissions (shared between connections with
+// the same claims), set once admitted. With the deadline (./deadlines.js),
+// that is all an idle authenticated connection holds.
+const kUser = Symbol('user');
+const kPermissions = Symbol('permissions');
+const kAuthTokens = Symbol('authTokens');
+const kAuthRefilled = Symbol('authTokensRefilledAt');
+// Auth frames per second per connection after the first (bursts of as many):
+// verifying costs CPU, so no client may make a worker verify in a loop. The
+// first is free, so a connection that never refreshes holds no bucket.
+const AUTH_RATE = 2;
 
 const CLOSE_REASONS = new Map([
   [1000, 'normal'],
@@ -35,7 +52,10 @@ const CLOSE_REASONS = new Map([
   [1008, 'policy'],
   [1009, 'too_big'],
   [1011, 'internal_error'],
-  [1013, 'try_again']
+  [1013, 'try_again'],
+  [CloseCode.AUTH_TIMEOUT, 'auth_timeout'],
+  [CloseCode.TOKEN_EXPIRED, 'token_expired'],
+  [CloseCode.DISCONNECTED, 'disconnected']
 ]);
 
 export class Connections {
@@ -60,6 +80,13 @@ export class Connections {
     // Worker number and a random part, so ids stay unique across restarts.
     this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
     this.perIp = new Map(); // client IP -> open connections, kept only with --max-conns-per-ip
+    this.jwt = config.auth === 'jwt';
+    if (this.jwt) {
+      this.verify = createVerifier(config);
+      this.deadlines = new Deadlines((ws) => this.deadlinePassed(ws));
+      const disconnected = (n) => metrics.disconnects.inc({ reason: 'api' }, n);
+      this.users = new WorkerUsers({ relay, cap: config.maxConnsPerUser, disconnected });
+    }
     const self = this;
     this.onMessage = function onMessage(data, isBinary) {
       self.message(this, data, isBinary);
@@ -91,11 +118,12 @@ export class Connections {
       this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
     }
     this.keepalive.add(ws);
+    if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
     metrics.connections.inc();
     metrics.opened.inc();
     const id = `${this.idPrefix}${(this.opened++).toString(36)}`;
-    ws.send(welcomeFrame(id, this.worker, this.config.pingInterval));
+    ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
   }
 
   message(ws, data, isBinary) {
@@ -109,6 +137,15 @@ export class Connections {
       return;
     }
     const { type, id, channel } = frame;
+    if (type === 'auth') {
+      this.authenticate(ws, frame.token, id);
+      return;
+    }
+    if (this.jwt && ws[kPermissions] === undefined) {
+      metrics.authFailures.inc({ reason: 'missing' });
+      this.fail(ws, new ProtocolError(ErrorCode.UNAUTHORIZED, 'send an auth frame with a token first', id));
+      return;
+    }
     switch (type) {
       case 'ping':
         ws.send(pongFrame(id));
@@ -121,11 +158,12 @@ export class Connections {
         ws.send(ackFrame(id));
         break;
       case 'publish':
+        if (this.jwt && !this.permitted(ws, 'publish', channel, id)) return;
         if (this.relay.busy) {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, 'the gateway is busy relaying: retry shortly', id));
           return;
         }
-        if (!takeToken(ws, this.config.maxPublishRate)) {
+        if (!takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} publishes per second`, id));
           return;
         }
@@ -141,6 +179,8 @@ export class Connections {
    * answered() completes it.
    */
   subscribe(ws, channel, id, since) {
+    // A channel the token does not allow is forbidden, with `since` or not: nothing replayed.
+    if (this.jwt && !this.permitted(ws, 'subscribe', channel, id)) return;
     const subscriptions = this.subscriptions;
     if (subscriptions.has(ws, channel)) {
       const local = subscriptions.channel(channel);
@@ -157,7 +197,7 @@ export class Connections {
     const upToDate = known?.routed === true && (since === undefined || (since.epoch === known.epoch && since.seq === known.seq));
     // A recovery costs the primary a look-up and a replay: a client asking in
     // a loop spends its publish tokens.
-    if (!upToDate && since !== undefined && !takeToken(ws, this.config.maxPublishRate)) {
+    if (!upToDate && since !== undefined && !takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {
       this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} recoveries and publishes per second`, id));
       return;
     }
@@ -190,6 +230,71 @@ export class Connections {
     }
   }
 
+  /** Whether the connection's token allows `action` on `channel`; answers forbidden if not. */
+  permitted(ws, action, channel, id) {
+    if (allows(ws[kPermissions][action], channel, ws[kUser])) return true;
+    metrics.authFailures.inc({ reason: 'forbidden' });
+    this.fail(ws, new ProtocolError(ErrorCode.FORBIDDEN, `the token does not allow ${action} on ${channel}`, id));
+    return false;
+  }
+
+  /** An auth frame: the first authenticates the connection, later ones refresh it (same sub only). */
+  authenticate(ws, token, id) {
+    if (!this.jwt) {
+      this.fail(ws, new ProtocolError(ErrorCode.BAD_REQUEST, 'this gateway takes no tokens (--auth none)', id));
+      return;
+    }
+    if (ws[kUser] === undefined) ws[kUser] = null;
+    else if (!takeToken(ws, AUTH_RATE, kAuthTokens, kAuthRefilled)) {
+      this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${AUTH_RATE} auth frames per second`, id));
+      return;
+    }
+    this.verify(token).then((result) => this.verified(ws, result, id));
+  }
+
+  verified(ws, result, id) {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (result instanceof AuthError) return this.refuse(ws, result.reason, result.code, result.message, id);
+    const { user, expiresAt, permissions } = result;
+    if (ws[kUser] === null) return this.admit(ws, result, id);
+    if (ws[kUser] !== user) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'a refresh must carry the same sub', id);
+    if (ws[kPermissions] === undefined) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'the first auth is still under way', id);
+    ws[kPermissions] = permissions; // held subscriptions stay; new frames follow the new claims
+    this.deadlines.set(ws, expiresAt);
+    ws.send(authAckFrame(id, user, expiresAt));
+  }
+
+  admit(ws, { user, expiresAt, permissions }, id) {
+    ws[kUser] = user;
+    this.users.admit(user).then((allowed) => {
+      if (!allowed) {
+        ws[kUser] = null;
+        return this.refuse(ws, 'forbidden', ErrorCode.FORBIDDEN, `at most ${this.config.maxConnsPerUser} connections per user`, id);
+      }
+      if (ws.readyState !== WebSocket.OPEN) return this.users.remove(ws, user); // closed while the primary counted
+      this.users.add(ws, user);
+      ws[kPermissions] = permissions;
+      this.deadlines.set(ws, expiresAt);
+      ws.send(authAckFrame(id, user, expiresAt));
+    });
+  }
+
+  refuse(ws, reason, code, message, id) {
+    metrics.authFailures.inc({ reason });
+    this.fail(ws, new ProtocolError(code, message, id));
+  }
+
+  /** The auth timeout of a connection that never authenticated, or its token's exp, passed. */
+  deadlinePassed(ws) {
+    if (ws[kPermissions] === undefined) {
+      metrics.disconnects.inc({ reason: 'auth_timeout' });
+      ws.close(CloseCode.AUTH_TIMEOUT, 'no valid token in time');
+    } else {
+      metrics.disconnects.inc({ reason: 'token_expired' });
+      ws.close(CloseCode.TOKEN_EXPIRED, 'token expired');
+    }
+  }
+
   fail(ws, err) {
     if (!(err instanceof ProtocolError)) throw err;
     metrics.errors.inc({ code: err.code });
@@ -198,6 +303,10 @@ export class Connections {
 
   closed(ws, code) {
     this.keepalive.remove(ws);
+    if (this.jwt) {
+      this.deadlines.remove(ws);
+      if (ws[kPermissions] !== undefined) this.users.remove(ws, ws[kUser]);
+    }
     this.subscriptions.removeAll(ws);
     if (this.config.maxConnsPerIp > 0) {
       const left = this.perIp.get(ws[kIp]) - 1;
@@ -230,16 +339,16 @@ export class Connections {
   }
 }
 
-// Token bucket: `rate` publishes per second, bursts of up to `rate`; full
-// before the first publish.
-function takeToken(ws, rate) {
+// Token bucket kept on the connection under the keys given: `rate` per
+// second, bursts of up to `rate`; full before the first use.
+function takeToken(ws, rate, kLeft, kAt) {
   const now = Date.now();
-  const tokens = ws[kTokens] === undefined ? rate : Math.min(rate, ws[kTokens] + ((now - ws[kRefilled]) * rate) / 1000);
-  ws[kRefilled] = now;
+  const tokens = ws[kLeft] === undefined ? rate : Math.min(rate, ws[kLeft] + ((now - ws[kAt]) * rate) / 1000);
+  ws[kAt] = now;
   if (tokens < 1) {
-    ws[kTokens] = tokens;
+    ws[kLeft] = tokens;
     return false;
   }
-  ws[kTokens] = tokens - 1;
+  ws[kLeft] = tokens - 1;
   return true;
 }

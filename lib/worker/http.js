@@ -1,13 +1,12 @@
-// Plain HTTP on the public port: health, HTTP publish, the browser client and
-// the status page. Upgrades are handled in ./upgrade.js.
+// Plain HTTP on the public port: health, the keyed POST routes (publish,
+// disconnect) and the browser client. Upgrades are handled in ./upgrade.js.
 import { readFileSync } from 'node:fs';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ErrorCode, ProtocolError, parsePublishBody } from '../protocol.js';
+import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
-  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8'],
-  '/': ['status/index.html', 'text/html; charset=utf-8']
+  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8']
 };
 
 const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
@@ -22,26 +21,25 @@ const STATUS_FOR = {
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
  * @param {import('./relay.js').WorkerRelay} options.relay
+ * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
  * @param {() => boolean} options.draining
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, draining }) {
+export function createRequestHandler({ config, relay, users, draining }) {
   const apiKeyHash = config.apiKey === undefined ? undefined : sha256(config.apiKey);
   const files = new Map();
 
   return function handleRequest(req, res) {
     const path = req.url.split('?', 1)[0];
     if (draining()) res.setHeader('Connection', 'close');
-    if (path === '/publish') {
+    if (path === '/publish' || path === '/disconnect') {
       if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'POST' });
-      return publish(req, res);
+      if (!keyAccepted(req, res)) return;
+      return path === '/publish' ? publish(req, res) : disconnect(req, res);
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 404, { error: 'not_found' });
     if (path === '/health') {
       return draining() ? reply(res, 503, { status: 'draining' }) : reply(res, 200, { status: 'ok' });
-    }
-    if (path === '/stats') {
-      return relay.clusterStats ? reply(res, 200, relay.clusterStats) : reply(res, 503, { error: 'starting' });
     }
     if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
     // The client's own modules, imported by /client.js as ./client/<name>.js.
@@ -50,34 +48,45 @@ export function createRequestHandler({ config, relay, draining }) {
     reply(res, 404, { error: 'not_found' });
   };
 
-  function publish(req, res) {
+  /** Whether the request carries the API key; answers 401/403 if not. */
+  function keyAccepted(req, res) {
     if (apiKeyHash === undefined) {
-      return reply(res, 403, { error: ErrorCode.FORBIDDEN, message: 'HTTP publish is disabled: start the gateway with --api-key' });
+      reply(res, 403, { error: ErrorCode.FORBIDDEN, message: `POST ${req.url.split('?', 1)[0]} is disabled: start the gateway with --api-key` });
+      return false;
     }
     const auth = req.headers.authorization;
     if (auth === undefined || !auth.startsWith('Bearer ')) {
-      return reply(res, 401, { error: ErrorCode.FORBIDDEN, message: 'Authorization: Bearer <api key> is required' }, { 'WWW-Authenticate': 'Bearer' });
+      reply(res, 401, { error: ErrorCode.FORBIDDEN, message: 'Authorization: Bearer <api key> is required' }, { 'WWW-Authenticate': 'Bearer' });
+      return false;
     }
     if (!timingSafeEqual(sha256(auth.slice(7)), apiKeyHash)) {
-      return reply(res, 403, { error: ErrorCode.FORBIDDEN, message: 'wrong api key' });
+      reply(res, 403, { error: ErrorCode.FORBIDDEN, message: 'wrong api key' });
+      return false;
     }
+    return true;
+  }
+
+  function publish(req, res) {
     if (relay.busy) {
       const body = { error: ErrorCode.RATE_LIMITED, message: 'the gateway is busy relaying: retry shortly' };
       return reply(res, 503, body, { 'Retry-After': '1' });
     }
-    readBody(req, config.maxPayload)
-      .then((text) => {
-        const { channel, data } = parsePublishBody(text);
-        return relay.publishForSeq(channel, JSON.stringify(data));
-      })
-      .then(
-        (seq) => reply(res, 202, { seq }),
-        (err) => {
-          if (!(err instanceof ProtocolError)) throw err;
-          reply(res, STATUS_FOR[err.code], { error: err.code, message: err.message });
-        }
-      )
-      .catch(() => res.destroy());
+    const seq = readBody(req, config.maxPayload).then((text) => {
+      const { channel, data } = parsePublishBody(text);
+      return relay.publishForSeq(channel, JSON.stringify(data));
+    });
+    answer(res, seq, (value) => reply(res, 202, { seq: value }));
+  }
+
+  function disconnect(req, res) {
+    if (users === undefined) {
+      return reply(res, 400, { error: ErrorCode.BAD_REQUEST, message: 'there are no users to disconnect without --auth jwt' });
+    }
+    answer(
+      res,
+      readBody(req, config.maxPayload).then((text) => users.disconnect(parseDisconnectBody(text))),
+      (disconnected) => reply(res, 200, { disconnected })
+    );
   }
 
   function serveFile(res, file, type) {
@@ -98,6 +107,16 @@ export function createRequestHandler({ config, relay, draining }) {
     });
     res.end(body);
   }
+}
+
+/** Replies with `ok(value)` once `promise` settles, or with the ProtocolError it failed with. */
+function answer(res, promise, ok) {
+  promise
+    .then(ok, (err) => {
+      if (!(err instanceof ProtocolError)) throw err;
+      reply(res, STATUS_FOR[err.code], { error: err.code, message: err.message });
+    })
+    .catch(() => res.destroy());
 }
 
 /** Reads a request body of at most `limit` bytes; larger is payload_too_large. */

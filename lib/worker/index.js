@@ -1,6 +1,9 @@
-// A worker: one HTTP server fed with sockets by the primary, ws in noServer
-// mode for the upgrades, and the pieces that keep connections healthy.
+// A worker: one HTTP server (HTTPS with --tls-cert) fed with sockets by the
+// primary, ws in noServer mode for the upgrades, and the pieces that keep
+// connections healthy.
 import http from 'node:http';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
 import { WebSocketServer } from 'ws';
 import { createLogger } from '../logger.js';
 import { Message } from '../ipc.js';
@@ -47,7 +50,13 @@ export function startWorker(config, worker) {
     perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
     maxPayload: config.maxPayload
   });
-  const server = http.createServer(createRequestHandler({ config, relay, draining }));
+  const handleRequest = createRequestHandler({ config, relay, users: connections.users, draining });
+  // The primary reads only TCP (and the PROXY header); TLS ends here, on the
+  // handed-over socket, exactly as plain HTTP would start.
+  const server =
+    config.tlsCert === undefined
+      ? http.createServer(handleRequest)
+      : https.createServer({ cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }, handleRequest);
   server.on(
     'upgrade',
     createUpgradeHandler({ config, wss, connections, draining, rejected: (reason) => metrics.rejected.inc({ reason }) })

@@ -19,6 +19,8 @@ export const metrics = {
   published: counter('gateway_messages_published_total', 'Messages accepted for publishing (WebSocket and HTTP)'),
   delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers'),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
+  authFailures: counter('gateway_auth_failures_total', 'Refused tokens and frames, by reason (missing, invalid, expired, forbidden)', ['reason']),
+  disconnects: counter('gateway_disconnects_total', 'Connections closed by the gateway for auth, by reason (auth_timeout, token_expired, api)', ['reason']),
   errors: counter('gateway_protocol_errors_total', 'Error frames sent to clients, by code', ['code']),
   recoveries: counter('gateway_recoveries_total', 'Subscribes with since, by result', ['result']),
   pings: counter('gateway_pings_sent_total', 'Keepalive ping frames sent'),

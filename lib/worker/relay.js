@@ -18,8 +18,9 @@
 //                             ['seq', token, seq]      reply to a pub with a token
 //                             ['subok', token, epoch, seq, result, replay]  reply to a sub:
 //                               the channel is routed here; result and replay only with since
-//                             ['stats', clusterFigures]
 //                             ['busy', boolean]        a worker is not keeping up: refuse publishes
+// Other operations go to the module that registered them with handle()
+// (lib/worker/users.js).
 import { IpcBatch } from '../ipc.js';
 import { messageFrame } from '../protocol.js';
 import { encodeText, writeFrame } from './frames.js';
@@ -41,8 +42,13 @@ export class WorkerRelay {
     this.nextToken = 1;
     this.replies = new Map(); // token -> resolve(seq) of an HTTP publish
     this.subscribing = new Map(); // token -> {ws, channel, local, id, since} waiting for a subok
-    this.clusterStats = null;
     this.primaryBusy = false;
+    this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
+  }
+
+  /** Routes operations named `name` from the primary to `handler(op)`. */
+  handle(name, handler) {
+    this.handlers.set(name, handler);
   }
 
   /** Publishes are refused while the relay is congested, here or in the primary. */
@@ -97,12 +103,11 @@ export class WorkerRelay {
         case 'subok':
           this.routed(op);
           break;
-        case 'stats':
-          this.clusterStats = op[1];
-          break;
         case 'busy':
           this.primaryBusy = op[1];
           break;
+        default:
+          this.handlers.get(op[0])?.(op);
       }
     }
   }

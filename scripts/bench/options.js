@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'gc', 'balance'];
+export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'gc', 'balance', 'auth', 'tls'];
 
 /** name: [default, smoke, help] */
 export const OPTIONS = {
@@ -32,6 +32,7 @@ export const OPTIONS = {
   'gc-interval': [5000, 1000, 'gc: the manual GC interval compared with 0 (off, the default)'],
   'gc-seconds': [12, 1.5, 'gc: seconds watched'],
   'balance-connections': [4000, 200, 'balance: connections over 4 workers'],
+  'auth-connections': [3000, 100, 'auth and tls: connections opened and held per variant'],
   out: [fileURLToPath(new URL('../results', import.meta.url)), path.join(os.tmpdir(), 'gateway-bench-smoke'), 'folder for latest.json and latest.md']
 };
 

@@ -40,6 +40,9 @@ const TITLES = {
   autoGcs: 'V8 GCs',
   autoPauseP99Ms: 'V8 pause p99 (ms)',
   pauseMaxMs: 'GC pause max (ms)',
+  extraCpuUsPerHandshake: 'CPU µs/conn over the first',
+  extraHeapPerConnBytes: 'heap/conn over the first (B)',
+  extraUserRssPerConnBytes: 'user RSS/conn over the first (B)',
   perWorker: 'connections per worker',
   busiestVsMean: 'busiest / mean'
 };
@@ -58,6 +61,7 @@ const TARGETS = [
   { goal: 'handshake ≤ 150 µs server CPU (sticky primary)', scenario: /^handshake$/, variant: 'gateway', figure: 'cpuUsPerHandshake', met: (v) => v <= 150 },
   { goal: 'fan-out CPU per delivery ≤ 1.0× plain ws', scenario: /^fan-out$/, variant: 'gateway', ratio: 'cpuUsPerDelivery', met: (v) => v <= 1 },
   { goal: 'keepalive stall ≤ 10 ms', scenario: /^keepalive$/, variant: 'gateway', figure: 'eventLoopMaxMs', met: (v) => v <= 10 },
+  { goal: 'auth ≤ 200 B heap per idle authenticated connection over none', scenario: /^auth$/, variant: 'handshake + auth, HS256', figure: 'extraHeapPerConnBytes', met: (v) => v <= 200 },
   { goal: 'relay ≥ 400k publishes/s', scenario: /^relay$/, variant: 'primary relay, batched', figure: 'publishesPerSec', met: (v) => v >= 400000 }
 ];
 

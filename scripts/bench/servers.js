@@ -27,9 +27,10 @@ export class Server {
    */
   static async start(kind, flags = [], nodeArgs = []) {
     const port = await freePort();
-    const metricsPort = kind === 'gateway' ? await freePort() : 0;
+    // The gateway and the cluster baseline serve /stats on the metrics port; plain ws on its own.
+    const metricsPort = kind === 'ws' ? 0 : await freePort();
     const args = [...nodeArgs, SERVERS[kind].script, '--port', String(port), '--host', '127.0.0.1', ...flags];
-    if (kind === 'gateway') args.push('--metrics-port', String(metricsPort));
+    if (metricsPort !== 0) args.push('--metrics-port', String(metricsPort));
     const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new Server(kind, track(proc), port, metricsPort);
     await server.ready;
@@ -61,9 +62,9 @@ export class Server {
     this.ready.catch(() => this.stop());
   }
 
-  /** GET /stats on the public port: {workers: [...], totals: {...}}. */
+  /** GET /stats: {workers: [...], totals: {...}}. */
   async stats() {
-    const res = await fetch(`http://127.0.0.1:${this.port}/stats`);
+    const res = await fetch(`http://127.0.0.1:${this.metricsPort || this.port}/stats`);
     if (!res.ok) throw new Error(`${this.kind} /stats answered ${res.status}`);
     return res.json();
   }

@@ -1,0 +1,61 @@
+// The primary's part of user bookkeeping under --auth jwt (the workers' part
+// and the operations are in lib/worker/users.js):
+// - --max-conns-per-user is exact across workers because one process, this
+//   one, holds every user's count and answers each admission in turn;
+// - POST /disconnect reaches every worker: a kick is sent to all of them and
+//   answered with the sum once each has said how many it closed.
+
+/**
+ * @param {import('./relay.js').PrimaryRelay} relay
+ * @param {number} cap --max-conns-per-user (0 = none)
+ */
+export function attachUsers(relay, cap) {
+  const counts = new Map(); // user -> connections admitted cluster-wide
+  const kicks = new Map(); // request -> {origin link, token, waiting: Set of links, total}
+  let nextRequest = 1;
+
+  const release = (user, n) => {
+    const left = counts.get(user) - n;
+    if (left > 0) counts.set(user, left);
+    else counts.delete(user);
+  };
+  const settle = (request, kick) => {
+    if (kick.waiting.size > 0) return;
+    kicks.delete(request);
+    kick.origin.batch.push(['kickd', kick.token, kick.total]); // dropped by the batch if the origin is gone
+  };
+
+  relay.handle('uadd', (link, [, user, token]) => {
+    const held = counts.get(user) ?? 0;
+    const allowed = held < cap;
+    if (allowed) {
+      counts.set(user, held + 1);
+      link.users ??= new Map(); // user -> count on this worker, released if it dies
+      link.users.set(user, (link.users.get(user) ?? 0) + 1);
+    }
+    link.batch.push(['uok', token, allowed]);
+  });
+  relay.handle('udel', (link, [, user]) => {
+    const here = link.users?.get(user);
+    if (here === undefined) return;
+    if (here > 1) link.users.set(user, here - 1);
+    else link.users.delete(user);
+    release(user, 1);
+  });
+  relay.handle('kick', (link, [, user, token]) => {
+    const request = nextRequest++;
+    const kick = { origin: link, token, waiting: new Set(relay.links.values()), total: 0 };
+    kicks.set(request, kick);
+    for (const target of kick.waiting) target.batch.push(['kick', user, request]);
+  });
+  relay.handle('kicked', (link, [, request, n]) => {
+    const kick = kicks.get(request);
+    if (kick === undefined || !kick.waiting.delete(link)) return;
+    kick.total += n;
+    settle(request, kick);
+  });
+  relay.handle('detach', (link) => {
+    for (const [user, n] of link.users ?? []) release(user, n);
+    for (const [request, kick] of kicks) if (kick.waiting.delete(link)) settle(request, kick);
+  });
+}

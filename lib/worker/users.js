@@ -1,0 +1,80 @@
+// The worker's user index under --auth jwt: user id -> its connections here,
+// for POST /disconnect and --max-conns-per-user. The cluster-wide part (the
+// count per user, the fan-out of a disconnect to every worker) is the
+// primary's (lib/primary/users.js); the IPC operations:
+//
+// To the primary:   ['uadd', user, token]   may this user open one more? (only with a cap)
+//                   ['udel', user]          one of its connections closed (only with a cap)
+//                   ['kick', user, token]   disconnect the user everywhere
+//                   ['kicked', request, n]  closed n connections for a kick
+// From the primary: ['uok', token, allowed] answer to uadd
+//                   ['kick', user, request] close the user's connections here
+//                   ['kickd', token, n]     the kick closed n connections in all
+import { CloseCode } from '../protocol.js';
+
+export class WorkerUsers {
+  /**
+   * @param {object} options
+   * @param {import('./relay.js').WorkerRelay} options.relay
+   * @param {number} options.cap --max-conns-per-user (0 = none)
+   * @param {(count: number) => void} options.disconnected counts connections closed by the API
+   */
+  constructor({ relay, cap, disconnected }) {
+    this.relay = relay;
+    this.cap = cap;
+    this.disconnected = disconnected;
+    this.byUser = new Map(); // user -> WebSocket, or Set of them when more than one
+    this.nextToken = 1;
+    this.pending = new Map(); // token -> resolve of an uadd or a kick
+    relay.handle('uok', (op) => this.answered(op[1], op[2]));
+    relay.handle('kickd', (op) => this.answered(op[1], op[2]));
+    relay.handle('kick', (op) => relay.batch.push(['kicked', op[2], this.closeHere(op[1])]));
+  }
+
+  /** @returns {Promise<boolean>} whether the user stays within --max-conns-per-user, counted cluster-wide */
+  admit(user) {
+    if (this.cap === 0) return Promise.resolve(true);
+    return this.ask(['uadd', user]);
+  }
+
+  add(ws, user) {
+    const held = this.byUser.get(user);
+    if (held === undefined) this.byUser.set(user, ws);
+    else if (held instanceof Set) held.add(ws);
+    else this.byUser.set(user, new Set([held, ws]));
+  }
+
+  /** Forgets an admitted connection: closed, or admitted too late to be kept. */
+  remove(ws, user) {
+    const held = this.byUser.get(user);
+    if (held === ws) this.byUser.delete(user);
+    else if (held instanceof Set && held.delete(ws) && held.size === 1) this.byUser.set(user, held.values().next().value);
+    if (this.cap > 0) this.relay.batch.push(['udel', user]);
+  }
+
+  /** @returns {Promise<number>} connections closed with 4004, on every worker */
+  disconnect(user) {
+    return this.ask(['kick', user]);
+  }
+
+  closeHere(user) {
+    const held = this.byUser.get(user);
+    if (held === undefined) return 0;
+    this.byUser.delete(user); // a second kick before the closes complete finds none
+    const list = held instanceof Set ? [...held] : [held];
+    for (const ws of list) ws.close(CloseCode.DISCONNECTED, 'disconnected by the server');
+    this.disconnected(list.length);
+    return list.length;
+  }
+
+  ask(op) {
+    const token = this.nextToken++;
+    this.relay.batch.push([...op, token]);
+    return new Promise((resolve) => this.pending.set(token, resolve));
+  }
+
+  answered(token, value) {
+    this.pending.get(token)?.(value);
+    this.pending.delete(token);
+  }
+}
