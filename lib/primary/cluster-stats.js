@@ -1,5 +1,6 @@
 // Merges the figures each worker reports every second into the cluster view
 // behind GET /stats on the operator listener (lib/primary/metrics.js).
+import { getHeapStatistics } from 'node:v8';
 import { STATS_INTERVAL_MS } from '../ipc.js';
 
 const TOTALS = ['connections', 'subscriptions', 'published', 'delivered'];
@@ -25,6 +26,7 @@ export function startClusterStats(relay) {
         pid: process.pid,
         rssBytes: memory.rss,
         heapUsedBytes: memory.heapUsed,
+        heapLimitBytes: getHeapStatistics().heap_size_limit,
         busy: relay.busy,
         ...relay.engine.figures()
       },

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'gc', 'balance', 'auth', 'tls'];
+export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery'];
 
 /** name: [default, smoke, help] */
 export const OPTIONS = {
@@ -33,6 +33,9 @@ export const OPTIONS = {
   'gc-seconds': [12, 1.5, 'gc: seconds watched'],
   'balance-connections': [4000, 200, 'balance: connections over 4 workers'],
   'auth-connections': [3000, 100, 'auth and tls: connections opened and held per variant'],
+  channels: [1000000, 2000, 'channels: routed channels (subscriptions over 20 connections)'],
+  'history-channels': [10000, 100, 'channels: channels given a full history of 100 messages of 128 B'],
+  'recovery-clients': [1000, 50, 'recovery: clients resubscribing with since at once'],
   out: [fileURLToPath(new URL('../results', import.meta.url)), path.join(os.tmpdir(), 'gateway-bench-smoke'), 'folder for latest.json and latest.md']
 };
 

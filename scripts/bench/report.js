@@ -43,6 +43,17 @@ const TITLES = {
   extraCpuUsPerHandshake: 'CPU µs/conn over the first',
   extraHeapPerConnBytes: 'heap/conn over the first (B)',
   extraUserRssPerConnBytes: 'user RSS/conn over the first (B)',
+  subscribesPerSec: 'subscribes/s',
+  primaryHeapPerChannelBytes: 'primary heap/channel (B)',
+  primaryRssPerChannelBytes: 'primary RSS/channel (B)',
+  primaryHeapPerMessageBytes: 'primary heap/message (B)',
+  historyBytesCounted: 'history bytes counted',
+  primaryHeapUsedMiB: 'primary heap (MiB)',
+  primaryHeapHeadroomMiB: 'primary heap headroom (MiB)',
+  p50Ms: 'p50 (ms)',
+  p99Ms: 'p99 (ms)',
+  maxMs: 'max (ms)',
+  replayedPerSec: 'replayed/s',
   perWorker: 'connections per worker',
   busiestVsMean: 'busiest / mean'
 };
@@ -62,6 +73,7 @@ const TARGETS = [
   { goal: 'fan-out CPU per delivery ≤ 1.0× plain ws', scenario: /^fan-out$/, variant: 'gateway', ratio: 'cpuUsPerDelivery', met: (v) => v <= 1 },
   { goal: 'keepalive stall ≤ 10 ms', scenario: /^keepalive$/, variant: 'gateway', figure: 'eventLoopMaxMs', met: (v) => v <= 10 },
   { goal: 'auth ≤ 200 B heap per idle authenticated connection over none', scenario: /^auth$/, variant: 'handshake + auth, HS256', figure: 'extraHeapPerConnBytes', met: (v) => v <= 200 },
+  { goal: 'channels ≤ 200 B primary heap per routed channel', scenario: /^channels$/, variant: 'gateway, routed channels without history', figure: 'primaryHeapPerChannelBytes', met: (v) => v <= 200 },
   { goal: 'relay ≥ 400k publishes/s', scenario: /^relay$/, variant: 'primary relay, batched', figure: 'publishesPerSec', met: (v) => v >= 400000 }
 ];
 
