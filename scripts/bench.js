@@ -13,6 +13,7 @@ import { proxy } from './bench/scenarios/proxy.js';
 import { fanout } from './bench/scenarios/fanout.js';
 import { relay } from './bench/scenarios/relay.js';
 import { keepalive } from './bench/scenarios/keepalive.js';
+import { massClose } from './bench/scenarios/mass-close.js';
 import { gc } from './bench/scenarios/gc.js';
 import { balance } from './bench/scenarios/balance.js';
 import { runResult } from './bench/result.js';
@@ -35,6 +36,7 @@ const RUN = {
   'fan-out': (o) => fanout(o, o.smoke ? ['gateway', 'ws'] : ALL),
   relay,
   keepalive: (o) => keepalive(o, ['gateway', 'ws']),
+  'mass-close': (o) => massClose(o, ['gateway', 'ws']),
   gc,
   balance
 };

@@ -8,6 +8,7 @@ import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { Connections } from './connections.js';
 import { Keepalive } from './keepalive.js';
+import { ClosePacer } from './close-pacer.js';
 import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
 import { createUpgradeHandler } from './upgrade.js';
@@ -49,7 +50,14 @@ export function startWorker(config, worker) {
   const server = http.createServer(createRequestHandler({ config, relay, draining }));
   server.on(
     'upgrade',
-    createUpgradeHandler({ config, wss, connections, draining, rejected: (reason) => metrics.rejected.inc({ reason }) })
+    createUpgradeHandler({
+      config,
+      wss,
+      connections,
+      closes: new ClosePacer(),
+      draining,
+      rejected: (reason) => metrics.rejected.inc({ reason })
+    })
   );
   server.on('clientError', (err, socket) => {
     if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
