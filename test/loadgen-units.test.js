@@ -86,6 +86,19 @@ describe('loadgen run plan', () => {
     expect(agents.every((a) => a.maxHandshakes === 4)).to.equal(true);
   });
 
+  it('gives explicit source ports with --local-address unless --no-source-ports, and refuses what the ports cannot hold', () => {
+    const range = { low: 40000, high: 40999 };
+    const two = ['127.0.0.1', '127.0.0.2'];
+    expect(planRun(base({ connections: 10, localAddress: two }), 100, range).agents[0].ports).to.deep.equal(range);
+    expect(planRun(base({ connections: 10, localAddress: two, sourcePorts: false }), 100, range).agents[0].ports).to.equal(undefined);
+    expect(planRun(base({ connections: 10 }), 100, range).agents[0].ports).to.equal(undefined);
+    expect(planRun(base({ connections: 2000, localAddress: two, processes: 20 }), 100, range).agents[0].ports).to.deep.equal(range);
+    expect(() => planRun(base({ connections: 2001, localAddress: two, processes: 21 }), 100, range)).to.throw(
+      UsageError,
+      /2 source addresses hold at most 2000 connections \(ip_local_port_range 40000-40999: 1000 ports each\); give at least 3 addresses/
+    );
+  });
+
   it('refuses too few processes for the open-files limit and flags that do not fit together', () => {
     expect(() => planRun(base({ connections: 60000, processes: 2 }), 17936)).to.throw(UsageError, /use at least 4/);
     expect(() => planRun(base({ publishRate: 10 }))).to.throw(UsageError, /needs --channels/);

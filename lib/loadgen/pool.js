@@ -44,6 +44,7 @@ export class Pool extends SocketTable {
    * @param {number} plan.handshakeTimeout ms before a handshake (or a subscribe) counts as failed
    * @param {string} plan.url target
    * @param {string[]} plan.addresses source addresses, used round-robin by global index
+   * @param {{low: number, high: number}} [plan.ports] explicit source ports: g binds low + floor(g / addresses)
    * @param {number} plan.channels connection i subscribes to c<i mod channels> (0 = none)
    * @param {number} plan.messageSize bytes of data per published message
    */
@@ -107,7 +108,15 @@ export class Pool extends SocketTable {
     this.pending.add(k);
     this.handshaking++;
     this.counts.attempted++;
-    this.connect(k, addresses.length > 0 ? addresses[g % addresses.length] : undefined);
+    if (addresses.length === 0) return this.connect(k, undefined, undefined);
+    const port = this.plan.ports === undefined ? undefined : this.plan.ports.low + Math.floor(g / addresses.length);
+    this.connect(k, addresses[g % addresses.length], port);
+  }
+
+  /** Port taken on that address (a listener, a leftover): the kernel picks a free one instead. */
+  onAddressInUse(k) {
+    const { addresses } = this.plan;
+    this.connect(k, addresses[(this.plan.first + k) % addresses.length], undefined);
   }
 
   onOpen(k) {
