@@ -18,9 +18,9 @@ export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? 
 export function planRun(o, perProcess = connectionsPerProcess(), portRange = ephemeralPorts()) {
   if (!o.allowRemote) checkLoopback(o);
   const ports = sourcePorts(o, portRange);
+  const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
   if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey) throw new UsageError('--publish-via http needs --api-key');
-  const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
     throw new UsageError(
@@ -40,7 +40,7 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       handshakeTimeout: o.handshakeTimeout,
       url: o.url,
       addresses: o.localAddress,
-      ports,
+      ports: ports && spareSlice(ports, a, processes),
       channels: o.channels,
       messageSize: o.messageSize
     });
@@ -68,7 +68,17 @@ function sourcePorts(o, { low, high }) {
         `(ip_local_port_range ${low}-${high}: ${held} ports each); give at least ${Math.ceil(o.connections / held)} addresses or fewer --connections`
     );
   }
-  return { low, high };
+  return { low, high, spare: low + perAddress };
+}
+
+/**
+ * The ports above the planned ones are spares for connections whose planned
+ * port is taken; each agent gets its own slice, so two agents never retry on
+ * the same port.
+ */
+function spareSlice({ low, high, spare }, agent, processes) {
+  const size = Math.floor((high - spare + 1) / processes);
+  return { low, spareFrom: spare + agent * size, spareSize: size };
 }
 
 // Off this machine only when asked for in so many words (--allow-remote).

@@ -1,8 +1,8 @@
 // A table of client WebSocket connections, indexed 0..count-1. It speaks the
 // wire (lib/loadgen/wire.js) and tells its subclass what happened through four
 // hooks: onOpen(k), onText(k, payload), onFail(k, reason) before the upgrade,
-// onClose(k, code) after it, and onAddressInUse(k) when an explicit source
-// port was taken.
+// onClose(k, code) after it, and onPortTaken(k) when a source port was in use
+// (true: the subclass retries the connection).
 //
 // Memory per connection is what limits a load generator: each connection is a
 // bare net.Socket carrying only its index, its other state lives in arrays
@@ -165,8 +165,8 @@ function makeHandlers(table) {
       table.received(this[SLOT], chunk);
     },
     error(err) {
-      // Binding happens before connecting: nothing of this socket reached the server.
-      if (err.code === 'EADDRINUSE' && err.syscall === 'bind' && err.port > 0) return table.onAddressInUse(this[SLOT]);
+      // Bind or connect refused the source port: nothing of this socket reached the server.
+      if ((err.code === 'EADDRINUSE' || err.code === 'EADDRNOTAVAIL') && table.onPortTaken(this[SLOT])) return;
       table.failHandshake(this[SLOT], err.code ?? 'error');
     },
     close() {
