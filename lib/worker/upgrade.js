@@ -30,10 +30,14 @@ export function createUpgradeHandler({ config, wss, connections, closes, drainin
     if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
     const ip = clientIp(req, config.trustForwarded);
     if (!connections.allowsIp(ip)) return refuse(429, 'ip_cap');
+    // ws answers 101 and the welcome follows at once (no verifyClient: all
+    // synchronous): corked, both leave in one write.
+    socket.cork();
     wss.handleUpgrade(req, socket, head, (ws) => {
       closes.watch(ws);
       connections.accept(ws, ip);
     });
+    socket.uncork();
   };
 }
 
