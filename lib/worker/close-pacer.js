@@ -1,31 +1,50 @@
 // Spreads a burst of client closes over several turns of the event loop.
 //
 // libuv hands a worker every ready socket in one poll phase (up to 48 × 1024
-// events), and answering a close costs ~50 µs in ws and the kernel: echo the
-// close frame, send FIN, then on the client's FIN end and close the socket.
-// 15,000 clients closing at once kept one worker's loop busy for half a
-// second, timers and every other client waiting. Here the answer to a close
-// frame is queued instead (ws's own 'conclude' handler, called later with the
-// same arguments) and at most BUDGET_MS of answers run per turn of the loop.
-// The client's FIN answers our close frame, so the rest of each close comes
-// paced the same way. A close is answered a few ms later at worst; nothing
-// else about it changes.
+// events), and a close costs ~60 µs in ws, Node's streams and the kernel:
+// answer the close frame (echo it, send FIN), then on the client's FIN end
+// the streams and close the socket. 15,000 clients closing at once kept a
+// worker's loop busy for most of a second, timers and every other client
+// waiting. Here both halves are queued and run a bounded amount per turn:
+//
+// - a close frame's answer is ws's own 'conclude' handler, called later with
+//   the same arguments, for at most BUDGET_MS per turn;
+// - once answered, the socket's reading is held ('readable' mode, nothing
+//   read) so the client's FIN only marks it; ENDS_PER_TURN marked sockets a
+//   turn are let go, and Node ends and closes them then. Clients answer our
+//   close frames in bursts of their own, so their FINs come bunched however
+//   evenly the answers went out.
+//
+// A close completes a few ms later at worst; nothing else about it changes.
 import { performance } from 'node:perf_hooks';
 
 const BUDGET_MS = 5;
+const ENDS_PER_TURN = 100; // their work runs after this turn's code, so it is counted, not timed (~30 µs each)
+const kSocket = Symbol('socket');
 
 export class ClosePacer {
-  constructor(budgetMs = BUDGET_MS) {
+  constructor(budgetMs = BUDGET_MS, endsPerTurn = ENDS_PER_TURN) {
     this.budgetMs = budgetMs;
-    this.queue = []; // receiver, code, reason, receiver, code, reason, ...
-    this.head = 0;
-    this.turns = 0; // loop turns that answered closes: a test reads it
+    this.endsPerTurn = endsPerTurn;
+    this.answers = new Fifo(); // receiver, code, reason
+    this.ends = new Fifo(); // sockets whose client sent FIN
+    this.scheduled = false;
+    this.turns = 0; // loop turns that answered or ended closes: a test reads it
     this.wsOnConclude = undefined; // ws's handler, the same function for every connection
     const self = this;
     this.onConclude = function onConclude(code, reason) {
-      self.defer(this, code, reason);
+      self.answers.push(this, code, reason);
+      self.schedule();
     };
-    this.run = () => this.answer();
+    this.onReadable = function onReadable() {
+      this.removeListener('readable', self.onReadable);
+      self.ends.push(this);
+      self.schedule();
+    };
+    this.hold = (socket) => {
+      if (!socket.destroyed) socket.on('readable', this.onReadable);
+    };
+    this.run = () => this.turn();
   }
 
   /** Takes over the close-frame handler of a connection ws has just set up. */
@@ -36,33 +55,59 @@ export class ClosePacer {
     this.wsOnConclude = handlers[0];
     receiver.removeListener('conclude', this.wsOnConclude);
     receiver.on('conclude', this.onConclude);
+    receiver[kSocket] = ws._socket;
   }
 
-  defer(receiver, code, reason) {
-    if (this.queue.length === this.head) setImmediate(this.run);
-    this.queue.push(receiver, code, reason);
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.run);
   }
 
-  /** Answers queued closes, oldest first, for at most the budget; the rest wait a turn. */
-  answer() {
-    const { queue } = this;
-    const until = performance.now() + this.budgetMs;
+  turn() {
+    this.scheduled = false;
     this.turns++;
-    while (this.head < queue.length) {
-      const receiver = queue[this.head];
-      const code = queue[this.head + 1];
-      const reason = queue[this.head + 2];
-      queue[this.head] = queue[this.head + 2] = undefined;
-      this.head += 3;
+    for (let n = 0; n < this.endsPerTurn && this.ends.size > 0; n++) {
+      const socket = this.ends.shift();
+      if (!socket.destroyed) socket.resume(); // reads the FIN: Node ends and closes it, ws says goodbye
+    }
+    const until = performance.now() + this.budgetMs;
+    while (this.answers.size > 0) {
+      const receiver = this.answers.shift();
+      const code = this.answers.shift();
+      const reason = this.answers.shift();
       // ws ignores the answer if the socket closed meanwhile.
       this.wsOnConclude.call(receiver, code, reason);
+      // After ws's own resume (a tick of its own), which reads what is left.
+      process.nextTick(this.hold, receiver[kSocket]);
       if (performance.now() >= until) break;
     }
-    if (this.head < queue.length) {
-      setImmediate(this.run);
-    } else {
-      queue.length = 0;
+    if (this.answers.size > 0 || this.ends.size > 0) this.schedule();
+  }
+}
+
+/** A queue that reuses its array: shift without moving what is left. */
+class Fifo {
+  constructor() {
+    this.items = [];
+    this.head = 0;
+  }
+
+  get size() {
+    return this.items.length - this.head;
+  }
+
+  push(...values) {
+    this.items.push(...values);
+  }
+
+  shift() {
+    const value = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head === this.items.length) {
+      this.items.length = 0;
       this.head = 0;
     }
+    return value;
   }
 }
