@@ -79,7 +79,7 @@ export class GatewayMaster extends sticky.Master {
  * acknowledged, so each hand-over costs the same however many wait. Sockets
  * still queued when the worker dies are closed with it.
  */
-class HandOverLine {
+export class HandOverLine {
   constructor(worker) {
     this.worker = worker;
     this.queue = []; // socket, message, socket, message, ...
