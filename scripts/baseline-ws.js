@@ -24,6 +24,10 @@ const channels = new Map(); // channel -> {seq, subscribers: Set}
 const counts = { delivered: 0, pings: 0, subscriptions: 0 };
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
+// Never reset: a /stats read served in the same turn as a stall resets
+// loopDelay before the late timer records it, and the stall would be lost.
+const sinceStart = monitorEventLoopDelay({ resolution: 10 });
+sinceStart.enable();
 
 const server = http.createServer((req, res) => {
   if (req.url !== '/stats') return void res.writeHead(404).end();
@@ -83,7 +87,8 @@ setInterval(() => {
   }
 }, Number(values['ping-interval']));
 
-// The gateway's /stats shape, one worker; event-loop delay since the last read.
+// The gateway's /stats shape, one worker; event-loop delay since the last read,
+// and its worst since start.
 function stats() {
   const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - 10);
   const { rss, heapUsed } = process.memoryUsage();
@@ -94,7 +99,7 @@ function stats() {
     subscriptions: counts.subscriptions,
     delivered: counts.delivered,
     pings: counts.pings,
-    eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+    eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max), worst: ms(sinceStart.max) },
     rssBytes: rss,
     heapUsedBytes: heapUsed
   };

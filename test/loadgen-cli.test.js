@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { startGateway } from './helpers/gateway.js';
+import { ephemeralPorts } from '../lib/loadgen/addresses.js';
 
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
 
@@ -79,6 +80,28 @@ describe('loadgen (command line)', function () {
       gw = await startGateway(['--api-key', 'k3y']);
     });
     after(() => gw?.stop());
+
+    it('binds explicit source ports, and takes a free one where the planned port is in use', async () => {
+      const { low } = ephemeralPorts();
+      // Connection g of 3 on 2 addresses binds 127.0.0.9 or .10, port low + floor(g / 2): .9:low is taken.
+      const squatter = net.createServer().listen(low, '127.0.0.9');
+      await once(squatter, 'listening');
+      try {
+        const run = await loadgen(gw, { connections: 3, rate: 100, 'local-address': '127.0.0.9-127.0.0.10', duration: 0 });
+        expect(run.code, run.stderr).to.equal(0);
+        expect(run.report).to.include({ open: 3, heldAtClose: 3 });
+        expect(run.report.failed).to.deep.equal({});
+      } finally {
+        squatter.close();
+      }
+    });
+
+    it('refuses more connections than the source addresses have ports, naming what would fit', async () => {
+      const { low, high } = ephemeralPorts();
+      const run = await loadgen(gw, { connections: 2 * (high - low + 1) + 1, 'local-address': '127.0.0.9-127.0.0.10' });
+      expect(run.code).to.equal(2);
+      expect(run.stderr).to.include(`hold at most ${2 * (high - low + 1)} connections`).and.include('give at least 3 addresses');
+    });
 
     it('holds 3000 connections from 4 source addresses over 2 processes, publishing over WebSocket: nothing lost', async () => {
       const run = await loadgen(gw, {

@@ -5,7 +5,7 @@ import { expandAddresses, isLoopback, portRangeWarning, ephemeralPortCount } fro
 import { planRun, connectionsPerProcess } from '../lib/loadgen/plan.js';
 import { resolveOptions, UsageError } from '../lib/cli.js';
 import { options } from '../lib/loadgen/options.js';
-import { buildReport, formatSummary } from '../lib/loadgen/report.js';
+import { buildReport, formatSummary, progressLine } from '../lib/loadgen/report.js';
 import { Histogram } from '../lib/loadgen/histogram.js';
 import { readMessage, padding, dataJson, nowUs } from '../lib/loadgen/frames.js';
 import { messageFrame } from '../lib/protocol.js';
@@ -86,6 +86,27 @@ describe('loadgen run plan', () => {
     expect(agents.every((a) => a.maxHandshakes === 4)).to.equal(true);
   });
 
+  it('gives explicit source ports with --local-address unless --no-source-ports, and refuses what the ports cannot hold', () => {
+    const range = { low: 40000, high: 40999 };
+    const two = ['127.0.0.1', '127.0.0.2'];
+    // 5 ports per address planned (40000-40004), the other 995 spares split between the agents.
+    expect(planRun(base({ connections: 10, localAddress: two, processes: 2 }), 100, range).agents.map((a) => a.ports)).to.deep.equal([
+      { low: 40000, spareFrom: 40005, spareSize: 497 },
+      { low: 40000, spareFrom: 40502, spareSize: 497 }
+    ]);
+    expect(planRun(base({ connections: 10, localAddress: two, sourcePorts: false }), 100, range).agents[0].ports).to.equal(undefined);
+    expect(planRun(base({ connections: 10 }), 100, range).agents[0].ports).to.equal(undefined);
+    expect(planRun(base({ connections: 2000, localAddress: two, processes: 20 }), 100, range).agents[0].ports).to.deep.equal({
+      low: 40000,
+      spareFrom: 41000,
+      spareSize: 0
+    });
+    expect(() => planRun(base({ connections: 2001, localAddress: two, processes: 21 }), 100, range)).to.throw(
+      UsageError,
+      /2 source addresses hold at most 2000 connections \(ip_local_port_range 40000-40999: 1000 ports each\); give at least 3 addresses/
+    );
+  });
+
   it('refuses too few processes for the open-files limit and flags that do not fit together', () => {
     expect(() => planRun(base({ connections: 60000, processes: 2 }), 17936)).to.throw(UsageError, /use at least 4/);
     expect(() => planRun(base({ publishRate: 10 }))).to.throw(UsageError, /needs --channels/);
@@ -160,5 +181,19 @@ describe('loadgen report', () => {
     expect(text).to.match(/failed 2 \(EADDRNOTAVAIL 2\)/);
     expect(text).to.match(/hint .*more --local-address addresses, or wait 60 s/);
     expect(formatSummary(report({ peakOpen: 10 }), 'ws://x')).not.to.match(/hint/);
+  });
+
+  it('gives the rate of the ramp\'s first 90 % and of its last 10 %, over agents', () => {
+    // Two agents of 1000: each 900 open 1 s after the first attempt, the last 100 over 4 s more (a wall).
+    const agent = (start) => ({ opened: 1000, peakOpen: 1000, firstAttemptAt: start, opened90: 900, at90: start + 1000, lastOpenAt: start + 5000 });
+    const r = report(combine([agent(0), agent(0)]));
+    expect(r).to.include({ first90Rate: 1800, last10Rate: 50 });
+    expect(formatSummary(r, 'ws://x')).to.include('first 90 % 1800/s, last 10 % 50/s');
+    expect(report({ peakOpen: 3, opened: 3 })).to.include({ first90Rate: 0, last10Rate: 0 });
+  });
+
+  it('shows each agent\'s handshakes in flight and worst event-loop delay in the progress line', () => {
+    const line = progressLine({ open: 5 }, { uptimeS: 1, target: 10, connectRate: 5, agents: [{ handshaking: 12, loopDelayMs: 3.4 }, {}] });
+    expect(line).to.match(/agents handshaking\/loop ms 12\/3 0\/0\n$/);
   });
 });

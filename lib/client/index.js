@@ -246,31 +246,33 @@ export class Client extends Emitter {
   /** Subscribes, or after a reconnect resubscribes with `since` to recover what was missed. */
   #subscribe(channel, sub) {
     const since = sub.since;
-    this.#request(since === undefined ? { type: 'subscribe', channel } : { type: 'subscribe', channel, since }).then(
-      (ack) => {
-        if (since !== undefined && ack.recovered === true) {
-          if (ack.seq > since.seq) this.emit('recovered', { channel, from: since.seq + 1, to: ack.seq });
-        } else if (since !== undefined && (ack.epoch !== since.epoch || ack.seq !== since.seq)) {
-          this.emit('gap', { channel, expected: since.seq + 1, got: ack.seq });
-        }
-        // The replay (after a recovery) follows the ack: deliver() takes it from since.seq.
-        sub.accepted(ack.recovered === true ? since : ack);
-      },
-      (err) => {
-        if (this.#channels.get(channel) === sub) this.#channels.delete(channel);
-        // The caller of subscribe() hears of a first refusal; a refused
-        // resubscribe has no caller left to hear it.
-        if (sub.acked) this.emit('error', err);
-        else sub.rejectReady(err);
+    const frame = since === undefined ? { type: 'subscribe', channel } : { type: 'subscribe', channel, since };
+    // Taken as the ack arrives, not a microtask later: the replay and the
+    // live messages may come in the same read, right behind it.
+    const acked = (ack) => {
+      if (since !== undefined && ack.recovered === true) {
+        if (ack.seq > since.seq) this.emit('recovered', { channel, from: since.seq + 1, to: ack.seq });
+      } else if (since !== undefined && (ack.epoch !== since.epoch || ack.seq !== since.seq)) {
+        this.emit('gap', { channel, expected: since.seq + 1, got: ack.seq });
       }
-    );
+      // The replay (after a recovery) follows the ack: deliver() takes it from since.seq.
+      sub.accepted(ack.recovered === true ? since : ack);
+    };
+    this.#request(frame, acked).catch((err) => {
+      if (this.#channels.get(channel) === sub) this.#channels.delete(channel);
+      // The caller of subscribe() hears of a first refusal; a refused
+      // resubscribe has no caller left to hear it.
+      if (sub.acked) this.emit('error', err);
+      else sub.rejectReady(err);
+    });
   }
 
-  #request(frame) {
+  /** @param {(ack: object) => void} [acked] called with the ack as it arrives, before the promise settles */
+  #request(frame, acked) {
     frame.id = this.#nextId++;
     return new Promise((resolve, reject) => {
       const size = this.#send(frame); // throws (so rejects) on data JSON cannot hold
-      this.#pending.set(frame.id, { frame, size, resolve, reject });
+      this.#pending.set(frame.id, { frame, size, resolve, reject, acked });
     });
   }
 
@@ -281,8 +283,9 @@ export class Client extends Emitter {
       return;
     }
     this.#pending.delete(id);
-    if (err === undefined) request.resolve(ack);
-    else request.reject(err);
+    if (err !== undefined) return request.reject(err);
+    request.acked?.(ack);
+    request.resolve(ack);
   }
 
   /** @returns {number} the frame's length in characters */

@@ -15,8 +15,19 @@ import { count, bytes, show } from './format.js';
  */
 export const BYTES_PER_CONNECTION = (8 + 5) * 1024;
 
-/** What one Node process holds before its first client (V8 heap, code, libuv). */
-export const BYTES_PER_PROCESS = 64 * 1024 ** 2;
+/**
+ * Memory of its own that one Node process holds before its first client (V8
+ * heap, compiled code, malloc arenas, libuv): 20–21 MB of private dirty pages
+ * per worker and for the primary (/proc/<pid>/smaps_rollup, 2 workers idle).
+ */
+export const BYTES_PER_PROCESS = 24 * 1024 ** 2;
+
+/**
+ * Node's executable, counted once: its code and data pages are shared by every
+ * process of the machine (42–47 MB of shared clean pages in each one's RSS,
+ * which is why `ps` shows ~63 MB per idle worker).
+ */
+export const BYTES_NODE_SHARED = 48 * 1024 ** 2;
 
 /**
  * Descriptors a Node process holds besides its clients: stdio, epoll and
@@ -208,13 +219,13 @@ const CHECKS = [
     unit: 'bytes',
     read: (s) => s.memory?.available,
     evaluate(current, { connections, workers }, snapshot) {
-      const reserved = (workers + 1) * BYTES_PER_PROCESS;
+      const reserved = BYTES_NODE_SHARED + (workers + 1) * BYTES_PER_PROCESS;
       const needed = connections * BYTES_PER_CONNECTION + reserved;
       const total = snapshot.memory.total;
       return {
         needed,
         status: needed > total ? Status.FAIL : atLeast(current, needed, Status.WARN),
-        detail: `at ~${BYTES_PER_CONNECTION / 1024} KiB per connection and ${bytes(BYTES_PER_PROCESS)} per process, ${bytes(total)} of RAM (${bytes(current)} available) holds about ${count(Math.max(0, Math.floor((current - reserved) / BYTES_PER_CONNECTION)))} connections`,
+        detail: `at ~${BYTES_PER_CONNECTION / 1024} KiB per connection, ${bytes(BYTES_PER_PROCESS)} per process and ${bytes(BYTES_NODE_SHARED)} of Node's code shared by all, ${bytes(total)} of RAM (${bytes(current)} available) holds about ${count(Math.max(0, Math.floor((current - reserved) / BYTES_PER_CONNECTION)))} connections`,
         fix: `an instance with more than ${bytes(needed)} of RAM free for the gateway, or fewer connections per instance (--max-connections)`
       };
     }

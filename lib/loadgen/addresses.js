@@ -62,6 +62,12 @@ export function ephemeralPortCount(snapshot = readSnapshot()) {
   return high >= low ? high - low + 1 : Infinity;
 }
 
+/** net.ipv4.ip_local_port_range as {low, high}; Linux's default when unreadable. */
+export function ephemeralPorts(snapshot = readSnapshot()) {
+  const [low, high] = snapshot.sysctl('net.ipv4.ip_local_port_range') ?? [];
+  return low > 0 && high >= low ? { low, high } : { low: 32768, high: 60999 };
+}
+
 function checkSource(address, value) {
   if (!net.isIP(address)) throw new UsageError(`--local-address ${value}: ${address} is not an IP address`);
   return address;

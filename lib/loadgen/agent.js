@@ -2,7 +2,13 @@
 // connections (one process can hold only as many sockets as its open-files
 // limit allows) and answers the orchestrator's commands over IPC. Commands
 // carry an id; the answer carries the same id.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool } from './pool.js';
+
+// A stalled agent slows the ramp whatever the server does: the orchestrator
+// shows each agent's worst delay.
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 
 let pool;
 const rss = { baseline: 0, held: 0, heldConnections: 0, peak: 0 };
@@ -46,7 +52,9 @@ process.on('disconnect', () => process.exit());
 function withRss(figures) {
   const now = process.memoryUsage.rss();
   rss.peak = Math.max(rss.peak, now);
-  return { ...figures, rss: { ...rss, now } };
+  const loopDelayMs = Math.max(0, loopDelay.max / 1e6 - 10); // less the timer's own period
+  loopDelay.reset();
+  return { ...figures, loopDelayMs, rss: { ...rss, now } };
 }
 
 function settledRss() {

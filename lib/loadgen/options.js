@@ -30,6 +30,11 @@ export const options = {
     defaultDescription: "kernel's choice",
     describe: 'source address, repeatable, or a range 127.0.0.1-127.0.0.32; used round-robin'
   },
+  'source-ports': {
+    type: 'boolean',
+    default: true,
+    describe: 'with --local-address, connection g binds address g mod A and port low + floor(g / A) of ip_local_port_range, instead of the kernel searching for a free port on every connect'
+  },
   'max-handshakes': { ...int(1, 1e6), default: 1000, describe: 'handshakes in flight at most, all processes together' },
   'handshake-timeout': { ...ms(1), default: 10000, describe: 'ms before a handshake (or a subscribe) counts as failed' },
   channels: { ...int(0, 1e7), default: 0, describe: 'connection i subscribes to channel c<i mod channels> (0 = no subscribe)' },

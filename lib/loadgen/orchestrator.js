@@ -40,6 +40,7 @@ class Run {
     this.stderr = stderr;
     this.agents = plan.agents.map(() => new AgentHandle());
     this.latest = new Array(plan.processes);
+    this.worstDelayMs = new Array(plan.processes).fill(0); // per agent, since the last progress line
     this.totals = {};
   }
 
@@ -132,7 +133,9 @@ class Run {
   async poll() {
     const statuses = await this.ask('status');
     statuses.forEach((s, i) => {
-      if (s) this.latest[i] = s;
+      if (!s) return;
+      this.latest[i] = s;
+      this.worstDelayMs[i] = Math.max(this.worstDelayMs[i], s.loopDelayMs);
     });
     this.totals = combine(this.latest);
   }
@@ -156,7 +159,9 @@ class Run {
       const connectRate = ((t.opened ?? 0) - lastOpened) / (PROGRESS_MS / 1000);
       lastOpened = t.opened ?? 0;
       const uptimeS = (performance.now() - startedAt) / 1000;
-      this.stderr.write(progressLine(t, { uptimeS, target: this.options.connections, connectRate }));
+      const agents = this.latest.map((s, i) => ({ handshaking: s?.handshaking, loopDelayMs: this.worstDelayMs[i] }));
+      this.worstDelayMs.fill(0);
+      this.stderr.write(progressLine(t, { uptimeS, target: this.options.connections, connectRate, agents }));
     }, PROGRESS_MS);
   }
 }

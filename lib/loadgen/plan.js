@@ -3,7 +3,7 @@
 // that involve more than one flag.
 import { UsageError } from '../cli.js';
 import { readSnapshot } from '../doctor/proc.js';
-import { isLoopback } from './addresses.js';
+import { isLoopback, ephemeralPorts } from './addresses.js';
 
 /** Sockets one agent may hold: 90 % of its open-files limit, less what Node itself keeps open. */
 export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? Infinity) {
@@ -15,11 +15,12 @@ export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? 
  * @returns {{processes: number, agents: object[]}} one entry per agent, in the shape Pool takes
  * @throws {UsageError}
  */
-export function planRun(o, perProcess = connectionsPerProcess()) {
+export function planRun(o, perProcess = connectionsPerProcess(), portRange = ephemeralPorts()) {
   if (!o.allowRemote) checkLoopback(o);
+  const ports = sourcePorts(o, portRange);
+  const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
   if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey) throw new UsageError('--publish-via http needs --api-key');
-  const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
     throw new UsageError(
@@ -39,12 +40,45 @@ export function planRun(o, perProcess = connectionsPerProcess()) {
       handshakeTimeout: o.handshakeTimeout,
       url: o.url,
       addresses: o.localAddress,
+      ports: ports && spareSlice(ports, a, processes),
       channels: o.channels,
       messageSize: o.messageSize
     });
     first += count;
   }
   return { processes, agents };
+}
+
+/**
+ * The explicit source ports (--source-ports with --local-address): connection
+ * g binds port low + floor(g / A) of its address, so no connect makes the
+ * kernel search the ephemeral range for a free port, which past ~950k
+ * connections made connects slower than the gateway. Undefined: the kernel
+ * picks.
+ * @throws {UsageError} when the addresses cannot hold the connections
+ */
+function sourcePorts(o, { low, high }) {
+  const count = o.localAddress.length;
+  if (!o.sourcePorts || count === 0) return undefined;
+  const perAddress = Math.ceil(o.connections / count);
+  const held = high - low + 1;
+  if (perAddress > held) {
+    throw new UsageError(
+      `${count} source address${count === 1 ? '' : 'es'} hold at most ${count * held} connections ` +
+        `(ip_local_port_range ${low}-${high}: ${held} ports each); give at least ${Math.ceil(o.connections / held)} addresses or fewer --connections`
+    );
+  }
+  return { low, high, spare: low + perAddress };
+}
+
+/**
+ * The ports above the planned ones are spares for connections whose planned
+ * port is taken; each agent gets its own slice, so two agents never retry on
+ * the same port.
+ */
+function spareSlice({ low, high, spare }, agent, processes) {
+  const size = Math.floor((high - spare + 1) / processes);
+  return { low, spareFrom: spare + agent * size, spareSize: size };
 }
 
 // Off this machine only when asked for in so many words (--allow-remote).

@@ -29,6 +29,7 @@ const CLOSED = 6;
 const TICK_MS = 10;
 const SWEEP_MS = 250;
 const NORMAL_CLOSURE = 1000;
+const MAX_PORT_RETRIES = 8;
 
 /** The pool's phases, in order. */
 export const Phase = Object.freeze({ RAMPING: 'ramping', RAMPED: 'ramped', CLOSING: 'closing', CLOSED: 'closed' });
@@ -44,6 +45,8 @@ export class Pool extends SocketTable {
    * @param {number} plan.handshakeTimeout ms before a handshake (or a subscribe) counts as failed
    * @param {string} plan.url target
    * @param {string[]} plan.addresses source addresses, used round-robin by global index
+   * @param {{low: number, spareFrom: number, spareSize: number}} [plan.ports] explicit source ports: g binds
+   *   low + floor(g / addresses); a connection whose port is taken retries on this agent's spare ports
    * @param {number} plan.channels connection i subscribes to c<i mod channels> (0 = none)
    * @param {number} plan.messageSize bytes of data per published message
    */
@@ -70,6 +73,11 @@ export class Pool extends SocketTable {
     this.subscribers = new Float64Array(plan.channels);
     this.firstAttemptAt = 0;
     this.lastOpenAt = 0;
+    // When 90 % of this pool's connections were open: the ramp's tail is the rest.
+    this.opened90 = Math.ceil(0.9 * n);
+    this.portRetries = plan.ports === undefined ? undefined : new Uint8Array(n);
+    this.nextSpare = 0;
+    this.at90 = 0;
 
     this.publisher = { sent: 0, acked: 0, errors: {}, errorCount: 0, perChannel: new Float64Array(plan.channels), cursor: 0, counter: 0 };
     this.pad = padding(plan.messageSize);
@@ -107,7 +115,24 @@ export class Pool extends SocketTable {
     this.pending.add(k);
     this.handshaking++;
     this.counts.attempted++;
-    this.connect(k, addresses.length > 0 ? addresses[g % addresses.length] : undefined);
+    if (addresses.length === 0) return this.connect(k, undefined, undefined);
+    const port = this.plan.ports === undefined ? undefined : this.plan.ports.low + Math.floor(g / addresses.length);
+    this.connect(k, addresses[g % addresses.length], port);
+  }
+
+  /**
+   * The planned source port is taken on that address (a listener, another
+   * program's connection, a leftover of an earlier run): the connection
+   * retries on the agent's next spare port, a few times at most.
+   * @returns {boolean} whether it retries
+   */
+  onPortTaken(k) {
+    const { addresses, ports } = this.plan;
+    if (ports === undefined || ports.spareSize === 0 || this.portRetries[k] >= MAX_PORT_RETRIES) return false;
+    this.portRetries[k]++;
+    const port = ports.spareFrom + (this.nextSpare++ % ports.spareSize);
+    this.connect(k, addresses[(this.plan.first + k) % addresses.length], port);
+    return true;
   }
 
   onOpen(k) {
@@ -118,6 +143,7 @@ export class Pool extends SocketTable {
     c.opened++;
     if (++c.open > c.peakOpen) c.peakOpen = c.open;
     this.lastOpenAt = wallMs();
+    if (c.opened === this.opened90) this.at90 = this.lastOpenAt;
     if (this.plan.channels === 0) {
       this.state[k] = OPEN;
       this.pending.delete(k);
@@ -260,8 +286,11 @@ export class Pool extends SocketTable {
       published: p.acked,
       publishSent: p.sent,
       publishErrors: p.errors,
+      handshaking: this.handshaking,
       firstAttemptAt: this.firstAttemptAt,
       lastOpenAt: this.lastOpenAt,
+      opened90: this.at90 > 0 ? this.opened90 : 0,
+      at90: this.at90,
       latencyUs: this.latencyUs
     };
   }

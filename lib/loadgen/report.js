@@ -28,6 +28,7 @@ export function buildReport({ options, processes, totals: t, heldAtClose, publis
     dropped: t.dropped ?? {},
     connectRate: connectS > 0 ? round(t.opened / connectS) : 0,
     rampS: round(rampS),
+    ...rampRates(t),
     handshakeMs: ms(handshake, ['min', 'mean', 'p50', 'p90', 'p99', 'max']),
     subscribed: t.subscribed ?? 0,
     subscribeErrors: t.subscribeErrors ?? {},
@@ -72,7 +73,7 @@ export function formatSummary(r, url) {
   const lines = [
     `loadgen ${url}: ${r.target} connections, ${r.processes} processes, ${r.localAddresses || 'default'} source addresses`,
     `  open       ${r.open} / ${r.target} at peak, ${r.heldAtClose} held at close; failed ${reasons(r.failed)}; dropped ${reasons(r.dropped)}`,
-    `  connect    ${r.connectRate}/s (ramp ${r.rampS} s); handshake p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms`,
+    `  connect    ${r.connectRate}/s (ramp ${r.rampS} s; first 90 % ${r.first90Rate}/s, last 10 % ${r.last10Rate}/s); handshake p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms`,
     `  messages   published ${r.published} (errors ${reasons(r.publishErrors)}, unacked ${r.publishUnacked}); ` +
       `received ${r.received} of ${r.expected} expected; lost ${r.lost}; out of order ${r.outOfOrder}`,
     `  latency    min ${l.min} mean ${l.mean} stdev ${l.stdev} p50 ${l.p50} p90 ${l.p90} p99 ${l.p99} max ${l.max} ms`,
@@ -84,14 +85,35 @@ export function formatSummary(r, url) {
   return lines.join('\n') + '\n';
 }
 
-/** One progress line from the latest combined status. */
-export function progressLine(t, { uptimeS, target, connectRate }) {
+/**
+ * One progress line from the latest combined status, then each agent's
+ * handshakes in flight and worst event-loop delay (ms) since the last line,
+ * so a stalled agent shows.
+ */
+export function progressLine(t, { uptimeS, target, connectRate, agents = [] }) {
   const latency = t.latencyUs ?? new Histogram();
+  const each = agents.map(({ handshaking = 0, loopDelayMs = 0 } = {}) => `${handshaking}/${Math.round(loopDelayMs)}`);
   return (
     `[${uptimeS.toFixed(1).padStart(6)} s] open ${t.open ?? 0}/${target}  failed ${reasons(t.failed)}  ` +
     `rate ${Math.round(connectRate)}/s  received ${t.received ?? 0}  ` +
-    `latency p50 ${round(latency.quantile(0.5) / 1000)} ms p99 ${round(latency.quantile(0.99) / 1000)} ms\n`
+    `latency p50 ${round(latency.quantile(0.5) / 1000)} ms p99 ${round(latency.quantile(0.99) / 1000)} ms` +
+    (each.length > 0 ? `  agents handshaking/loop ms ${each.join(' ')}` : '') +
+    '\n'
   );
+}
+
+/**
+ * Connects per second over the first 90 % of the ramp and over the rest: a
+ * ramp that slows near its end (a wall) shows as a much lower second figure.
+ */
+function rampRates(t) {
+  if (!(t.at90 > 0) || !(t.opened90 > 0)) return { first90Rate: 0, last10Rate: 0 };
+  const firstS = (t.at90 - t.firstAttemptAt) / 1000;
+  const lastS = (t.lastOpenAt - t.at90) / 1000;
+  return {
+    first90Rate: firstS > 0 ? round(t.opened90 / firstS) : 0,
+    last10Rate: lastS > 0 ? round((t.opened - t.opened90) / lastS) : 0
+  };
 }
 
 function ms(h, fields) {

@@ -1,7 +1,8 @@
 // A table of client WebSocket connections, indexed 0..count-1. It speaks the
 // wire (lib/loadgen/wire.js) and tells its subclass what happened through four
 // hooks: onOpen(k), onText(k, payload), onFail(k, reason) before the upgrade,
-// onClose(k, code) after it.
+// onClose(k, code) after it, and onPortTaken(k) when a source port was in use
+// (true: the subclass retries the connection).
 //
 // Memory per connection is what limits a load generator: each connection is a
 // bare net.Socket carrying only its index, its other state lives in arrays
@@ -30,6 +31,7 @@ export class SocketTable {
       host: this.url.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: Number(this.url.port) || (secure ? 443 : 80),
       localAddress: undefined,
+      localPort: undefined,
       noDelay: true,
       rejectUnauthorized: false
     };
@@ -43,8 +45,9 @@ export class SocketTable {
   }
 
   /** Opens connection k; the handshake is written at once and goes out on connect. */
-  connect(k, localAddress) {
+  connect(k, localAddress, localPort) {
     this.connectOptions.localAddress = localAddress;
+    this.connectOptions.localPort = localPort;
     const socket = this.connectTo(this.connectOptions);
     socket[SLOT] = k;
     socket.on('data', this.handlers.data);
@@ -162,6 +165,8 @@ function makeHandlers(table) {
       table.received(this[SLOT], chunk);
     },
     error(err) {
+      // Bind or connect refused the source port: nothing of this socket reached the server.
+      if ((err.code === 'EADDRINUSE' || err.code === 'EADDRNOTAVAIL') && table.onPortTaken(this[SLOT])) return;
       table.failHandshake(this[SLOT], err.code ?? 'error');
     },
     close() {

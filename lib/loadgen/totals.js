@@ -5,7 +5,7 @@
 import { Histogram } from './histogram.js';
 
 const EARLIEST = new Set(['firstAttemptAt']);
-const LATEST = new Set(['lastOpenAt']);
+const LATEST = new Set(['lastOpenAt', 'at90']);
 
 /** @param {object[]} figures one object per agent, of the same shape */
 export function combine(figures) {

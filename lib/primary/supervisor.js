@@ -152,12 +152,12 @@ function exitOf(worker, ms) {
   return once(worker, 'exit').finally(() => clearTimeout(timer));
 }
 
-// Workers inherit the primary's own V8 flags (`npm start` caps the young
-// generation for both), then --expose-gc and the heap options; V8 takes the
-// last of a repeated flag, so an option given to the gateway wins.
+// Workers inherit the primary's own Node flags (--cpu-prof reaches them this
+// way), then --expose-gc and the heap options; V8 takes the last of a repeated
+// flag, so the gateway's options win: however the primary was started, its
+// workers hold connections with the same young-generation cap.
 function workerExecArgv(config) {
-  const argv = [...process.execArgv, '--expose-gc'];
+  const argv = [...process.execArgv, '--expose-gc', `--max-semi-space-size=${config.maxSemiSpaceSize}`];
   if (config.maxOldSpaceSize) argv.push(`--max-old-space-size=${config.maxOldSpaceSize}`);
-  if (config.maxSemiSpaceSize) argv.push(`--max-semi-space-size=${config.maxSemiSpaceSize}`);
   return argv;
 }

@@ -11,6 +11,7 @@ import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { Connections } from './connections.js';
 import { Keepalive } from './keepalive.js';
+import { ClosePacer } from './close-pacer.js';
 import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
 import { createUpgradeHandler } from './upgrade.js';
@@ -59,7 +60,14 @@ export function startWorker(config, worker) {
       : https.createServer({ cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }, handleRequest);
   server.on(
     'upgrade',
-    createUpgradeHandler({ config, wss, connections, draining, rejected: (reason) => metrics.rejected.inc({ reason }) })
+    createUpgradeHandler({
+      config,
+      wss,
+      connections,
+      closes: new ClosePacer(),
+      draining,
+      rejected: (reason) => metrics.rejected.inc({ reason })
+    })
   );
   server.on('clientError', (err, socket) => {
     if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');

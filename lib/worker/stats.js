@@ -20,12 +20,14 @@ const RESOLUTION_MS = 10;
 export function startStatsReporter({ worker, relay, gc, sockets }) {
   const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   delay.enable();
-  let worstMs = 0;
+  // Never reset: when this timer runs before the histogram's own after a
+  // stall, the reset drops the stall from `delay`; `worst` still has it.
+  const sinceStart = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  sinceStart.enable();
   const timer = setInterval(async () => {
     const { open, received } = sockets; // one moment, for the primary's arithmetic
     const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
     const max = ms(delay.max);
-    worstMs = Math.max(worstMs, max);
     const memory = memoryUsage();
     const figures = {
       worker,
@@ -39,7 +41,7 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
       delivered: await value(metrics.delivered),
       gcRuns: await value(metrics.gcRuns),
       gcPauseMs: { last: round(gc.lastPauseMs), max: round(gc.maxPauseMs) },
-      eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max, worst: worstMs },
+      eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max, worst: ms(sinceStart.max) },
       rssBytes: memory.rss,
       heapUsedBytes: memory.heapUsed
     };
@@ -50,6 +52,7 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
   return () => {
     clearInterval(timer);
     delay.disable();
+    sinceStart.disable();
   };
 }
 

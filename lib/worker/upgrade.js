@@ -9,11 +9,12 @@ import { workerCapacity } from '../doctor/limits.js';
  * @param {object} options.config resolved gateway configuration
  * @param {import('ws').WebSocketServer} options.wss in noServer mode
  * @param {import('./connections.js').Connections} options.connections
+ * @param {import('./close-pacer.js').ClosePacer} options.closes
  * @param {() => boolean} options.draining
  * @param {(reason: string) => void} options.rejected counts a refused upgrade
  * @returns {(req, socket, head) => void} the server's 'upgrade' listener
  */
-export function createUpgradeHandler({ config, wss, connections, draining, rejected }) {
+export function createUpgradeHandler({ config, wss, connections, closes, draining, rejected }) {
   const origins = config.allowedOrigins && new Set(config.allowedOrigins);
   const capacity = workerCapacity(config);
 
@@ -29,7 +30,14 @@ export function createUpgradeHandler({ config, wss, connections, draining, rejec
     if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
     const ip = clientIp(req, config.trustForwarded);
     if (!connections.allowsIp(ip)) return refuse(429, 'ip_cap');
-    wss.handleUpgrade(req, socket, head, (ws) => connections.accept(ws, ip));
+    // ws answers 101 and the welcome follows at once (no verifyClient: all
+    // synchronous): corked, both leave in one write.
+    socket.cork();
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      closes.watch(ws);
+      connections.accept(ws, ip);
+    });
+    socket.uncork();
   };
 }
 

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery'];
+export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'mass-close', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery'];
 
 /** name: [default, smoke, help] */
 export const OPTIONS = {
@@ -29,6 +29,7 @@ export const OPTIONS = {
   'keepalive-connections': [15000, 200, 'keepalive: connections on the one worker'],
   'keepalive-seconds': [12, 2, 'keepalive: seconds watched'],
   'ping-interval': [5000, 1000, 'keepalive: ms between pings'],
+  'mass-close-connections': [15000, 200, 'mass-close: connections on the one worker, closed together'],
   'gc-interval': [5000, 1000, 'gc: the manual GC interval compared with 0 (off, the default)'],
   'gc-seconds': [12, 1.5, 'gc: seconds watched'],
   'balance-connections': [4000, 200, 'balance: connections over 4 workers'],

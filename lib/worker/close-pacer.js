@@ -1,0 +1,113 @@
+// Spreads a burst of client closes over several turns of the event loop.
+//
+// libuv hands a worker every ready socket in one poll phase (up to 48 × 1024
+// events), and a close costs ~60 µs in ws, Node's streams and the kernel:
+// answer the close frame (echo it, send FIN), then on the client's FIN end
+// the streams and close the socket. 15,000 clients closing at once kept a
+// worker's loop busy for most of a second, timers and every other client
+// waiting. Here both halves are queued and run a bounded amount per turn:
+//
+// - a close frame's answer is ws's own 'conclude' handler, called later with
+//   the same arguments, for at most BUDGET_MS per turn;
+// - once answered, the socket's reading is held ('readable' mode, nothing
+//   read) so the client's FIN only marks it; ENDS_PER_TURN marked sockets a
+//   turn are let go, and Node ends and closes them then. Clients answer our
+//   close frames in bursts of their own, so their FINs come bunched however
+//   evenly the answers went out.
+//
+// A close completes a few ms later at worst; nothing else about it changes.
+import { performance } from 'node:perf_hooks';
+
+const BUDGET_MS = 5;
+const ENDS_PER_TURN = 100; // their work runs after this turn's code, so it is counted, not timed (~30 µs each)
+const kSocket = Symbol('socket');
+
+export class ClosePacer {
+  constructor(budgetMs = BUDGET_MS, endsPerTurn = ENDS_PER_TURN) {
+    this.budgetMs = budgetMs;
+    this.endsPerTurn = endsPerTurn;
+    this.answers = new Fifo(); // receiver, code, reason
+    this.ends = new Fifo(); // sockets whose client sent FIN
+    this.scheduled = false;
+    this.turns = 0; // loop turns that answered or ended closes: a test reads it
+    this.wsOnConclude = undefined; // ws's handler, the same function for every connection
+    const self = this;
+    this.onConclude = function onConclude(code, reason) {
+      self.answers.push(this, code, reason);
+      self.schedule();
+    };
+    this.onReadable = function onReadable() {
+      this.removeListener('readable', self.onReadable);
+      self.ends.push(this);
+      self.schedule();
+    };
+    this.hold = (socket) => {
+      if (!socket.destroyed) socket.on('readable', this.onReadable);
+    };
+    this.run = () => this.turn();
+  }
+
+  /** Takes over the close-frame handler of a connection ws has just set up. */
+  watch(ws) {
+    const receiver = ws._receiver;
+    const handlers = receiver.listeners('conclude');
+    if (handlers.length !== 1 || (this.wsOnConclude !== undefined && handlers[0] !== this.wsOnConclude)) return;
+    this.wsOnConclude = handlers[0];
+    receiver.removeListener('conclude', this.wsOnConclude);
+    receiver.on('conclude', this.onConclude);
+    receiver[kSocket] = ws._socket;
+  }
+
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.run);
+  }
+
+  turn() {
+    this.scheduled = false;
+    this.turns++;
+    for (let n = 0; n < this.endsPerTurn && this.ends.size > 0; n++) {
+      const socket = this.ends.shift();
+      if (!socket.destroyed) socket.resume(); // reads the FIN: Node ends and closes it, ws says goodbye
+    }
+    const until = performance.now() + this.budgetMs;
+    while (this.answers.size > 0) {
+      const receiver = this.answers.shift();
+      const code = this.answers.shift();
+      const reason = this.answers.shift();
+      // ws ignores the answer if the socket closed meanwhile.
+      this.wsOnConclude.call(receiver, code, reason);
+      // After ws's own resume (a tick of its own), which reads what is left.
+      process.nextTick(this.hold, receiver[kSocket]);
+      if (performance.now() >= until) break;
+    }
+    if (this.answers.size > 0 || this.ends.size > 0) this.schedule();
+  }
+}
+
+/** A queue that reuses its array: shift without moving what is left. */
+class Fifo {
+  constructor() {
+    this.items = [];
+    this.head = 0;
+  }
+
+  get size() {
+    return this.items.length - this.head;
+  }
+
+  push(...values) {
+    this.items.push(...values);
+  }
+
+  shift() {
+    const value = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head === this.items.length) {
+      this.items.length = 0;
+      this.head = 0;
+    }
+    return value;
+  }
+}

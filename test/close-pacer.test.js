@@ -1,0 +1,67 @@
+// A burst of client closes is answered over several turns of the event loop
+// (lib/worker/close-pacer.js), and every close still completes normally.
+import { once } from 'node:events';
+import http from 'node:http';
+import WebSocket, { WebSocketServer } from 'ws';
+import { expect } from 'chai';
+import { ClosePacer } from '../lib/worker/close-pacer.js';
+import { startGateway, eventually } from './helpers/gateway.js';
+import { TestClient } from './helpers/client.js';
+
+const BURST = 60;
+
+describe('close pacer', function () {
+  let server;
+  afterEach(() => server?.close());
+
+  it('answers one close and ends one socket per loop turn at the smallest budget, each close with its own code', async () => {
+    const pacer = new ClosePacer(0, 1);
+    const seen = [];
+    const wss = new WebSocketServer({ noServer: true });
+    server = http.createServer();
+    server.on('upgrade', (req, socket, head) =>
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        pacer.watch(ws);
+        ws.on('close', (code) => seen.push({ code, turn: pacer.turns }));
+      })
+    );
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `ws://127.0.0.1:${server.address().port}`;
+    const clients = await Promise.all(
+      Array.from({ length: BURST }, async () => {
+        const ws = new WebSocket(url);
+        await once(ws, 'open');
+        return ws;
+      })
+    );
+    const echoed = clients.map((ws) => once(ws, 'close').then(([code]) => code));
+    clients.forEach((ws, i) => ws.close(4000 + i));
+    const codes = await Promise.all(echoed);
+    expect(codes).to.deep.equal(clients.map((_, i) => 4000 + i)); // the server echoed each client's own code
+    await eventually(() => seen.length === BURST, { what: 'server side closed' });
+    expect(seen.map((s) => s.code).sort()).to.deep.equal(codes);
+    // One answer and one end per turn, however many arrived together: no two
+    // sockets ended in the same turn.
+    expect(new Set(seen.map((s) => s.turn)).size).to.equal(BURST);
+    expect(pacer.turns).to.be.at.least(BURST);
+  });
+});
+
+describe('mass disconnect through the gateway', function () {
+  let gw;
+  afterEach(() => gw?.stop());
+
+  it('closes every client with its code and leaves no connection or subscription behind', async () => {
+    gw = await startGateway(['--workers', '1']);
+    const clients = await Promise.all(Array.from({ length: BURST }, () => TestClient.connect(gw.url)));
+    await Promise.all(clients.map((c, i) => c.request({ type: 'subscribe', channel: `c${i % 5}` })));
+    clients.forEach((c) => c.ws.close(1000));
+    const codes = await Promise.all(clients.map((c) => c.closed.then(({ code }) => code)));
+    expect(codes).to.deep.equal(clients.map(() => 1000));
+    await eventually(async () => (await gw.metric('gateway_connections')) === 0 && (await gw.metric('gateway_subscriptions')) === 0, {
+      what: 'no connection or subscription left'
+    });
+    expect(await gw.metric('gateway_connections_closed_total', '{reason="normal"}')).to.equal(BURST);
+  });
+});
