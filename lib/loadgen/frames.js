@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 /** Ids that tell which request an ack or error answers. */
 export const SUBSCRIBE_ID = 1;
 export const PUBLISH_ID = 2;
+export const RESUBSCRIBE_ID = 3; // a subscribe with since, after a reconnect
 
 const MESSAGE = Buffer.from('{"type":"message",');
 const SEQ = Buffer.from('"seq":');
@@ -34,6 +35,11 @@ export function dataJson(sentUs, publisher, counter, pad) {
 
 export function subscribeFrame(channel) {
   return `{"type":"subscribe","channel":"${channel}","id":${SUBSCRIBE_ID}}`;
+}
+
+/** A subscribe that asks for what was missed after `seq` of `epoch`. */
+export function resubscribeFrame(channel, seq, epoch) {
+  return `{"type":"subscribe","channel":"${channel}","since":{"seq":${seq},"epoch":"${epoch}"},"id":${RESUBSCRIBE_ID}}`;
 }
 
 export function publishFrame(channel, data) {

@@ -42,6 +42,13 @@ export const options = {
   'publish-via': { type: 'string', choices: ['ws', 'http'], default: 'ws', describe: 'ws: from the held connections; http: POST /publish driven by autocannon' },
   'api-key': { type: 'string', describe: 'bearer token for --publish-via http' },
   'message-size': { ...int(64, 1 << 20), default: 128, describe: 'bytes of data per published message (about)' },
+  'reconnect-every': {
+    type: 'number',
+    min: 0,
+    default: 0,
+    describe: 'seconds between reconnect rounds while holding: each drops --reconnect-fraction of the connections at once and re-dials them, resubscribing with since (0 = off)'
+  },
+  'reconnect-fraction': { type: 'number', min: 0.0001, max: 1, default: 0.1, describe: 'share of the connections each reconnect round drops' },
   duration: { type: 'number', min: 0, default: 30, describe: 'seconds to hold after the ramp, then close and report' },
   'drain-timeout': { ...ms(0), default: 5000, describe: 'ms to wait for messages still in flight once publishing stops' },
   json: { type: 'string', describe: 'write the report as JSON to this file (- = stdout)' }

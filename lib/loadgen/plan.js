@@ -42,7 +42,9 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       addresses: o.localAddress,
       ports: ports && spareSlice(ports, a, processes),
       channels: o.channels,
-      messageSize: o.messageSize
+      messageSize: o.messageSize,
+      reconnectEvery: o.reconnectEvery,
+      reconnectFraction: o.reconnectFraction
     });
     first += count;
   }

@@ -9,11 +9,13 @@ import { TokenBucket } from './token-bucket.js';
 import {
   SUBSCRIBE_ID,
   PUBLISH_ID,
+  RESUBSCRIBE_ID,
   nowUs,
   channelName,
   padding,
   dataJson,
   subscribeFrame,
+  resubscribeFrame,
   publishFrame,
   readMessage
 } from './frames.js';
@@ -25,6 +27,11 @@ const SUBSCRIBING = 3;
 const SUBSCRIBED = 4;
 const FAILED = 5;
 const CLOSED = 6;
+
+// A connection dropped on purpose by a reconnect round: until its old
+// socket is closed, then while it dials and resubscribes with since.
+const DROPPED = 1;
+const REDIALING = 2;
 
 const TICK_MS = 10;
 const SWEEP_MS = 250;
@@ -49,6 +56,8 @@ export class Pool extends SocketTable {
    *   low + floor(g / addresses); a connection whose port is taken retries on this agent's spare ports
    * @param {number} plan.channels connection i subscribes to c<i mod channels> (0 = none)
    * @param {number} plan.messageSize bytes of data per published message
+   * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
+   * @param {number} plan.reconnectFraction share of the connections each round drops
    */
   constructor(plan) {
     super(plan.url, plan.count);
@@ -57,6 +66,10 @@ export class Pool extends SocketTable {
     this.state = new Uint8Array(n);
     this.startedAt = new Float64Array(n); // ms (performance.now) when the handshake or subscribe began
     this.lastSeq = new Float64Array(n);
+    this.redialing = new Uint8Array(n); // DROPPED, REDIALING, or 0
+    this.replayedUntil = new Float64Array(n); // the last seq a recovery replayed: no latency for those
+    this.epochs = new Array(plan.channels); // each channel's epoch, from its subscribe acks
+    this.reconnectCursor = 0;
     this.pending = new Set(); // slots with a handshake or subscribe in flight
     this.phase = Phase.RAMPING;
     this.next = 0;
@@ -64,7 +77,19 @@ export class Pool extends SocketTable {
     this.closing = false;
     this.parsed = { seq: 0, sentUs: 0 };
 
-    this.counts = { attempted: 0, opened: 0, open: 0, peakOpen: 0, subscribed: 0, received: 0, outOfOrder: 0, gaps: 0 };
+    this.counts = {
+      attempted: 0,
+      opened: 0,
+      open: 0,
+      peakOpen: 0,
+      subscribed: 0,
+      received: 0,
+      outOfOrder: 0,
+      gaps: 0,
+      reconnects: 0,
+      recovered: 0,
+      unrecoverable: 0
+    };
     this.failed = {};
     this.dropped = {};
     this.subscribeErrors = {};
@@ -95,6 +120,10 @@ export class Pool extends SocketTable {
         if (this.next === this.plan.count && this.pending.size === 0) {
           this.stopTimers();
           this.phase = Phase.RAMPED;
+          if (this.plan.reconnectEvery > 0) {
+            this.sweepTimer = setInterval(() => this.sweep(), SWEEP_MS);
+            this.reconnectTimer = setInterval(() => this.reconnectRound(), this.plan.reconnectEvery * 1000);
+          }
           resolve();
         }
       }, TICK_MS);
@@ -105,6 +134,7 @@ export class Pool extends SocketTable {
     clearInterval(this.rampTimer);
     clearInterval(this.sweepTimer);
     clearInterval(this.publishTimer);
+    clearInterval(this.reconnectTimer);
   }
 
   open(k) {
@@ -138,6 +168,7 @@ export class Pool extends SocketTable {
   onOpen(k) {
     const now = performance.now();
     this.handshaking--;
+    if (this.redialing[k] === REDIALING) return this.reopened(k, now);
     this.handshakeUs.record((now - this.startedAt[k]) * 1000);
     const c = this.counts;
     c.opened++;
@@ -163,6 +194,7 @@ export class Pool extends SocketTable {
 
   onClose(k, code) {
     this.counts.open--;
+    if (this.redialing[k] === DROPPED) return this.redial(k);
     if (!this.closing) this.dropped[code] = (this.dropped[code] ?? 0) + 1;
     this.pending.delete(k);
     this.state[k] = CLOSED;
@@ -173,7 +205,7 @@ export class Pool extends SocketTable {
     if (!readMessage(buf, m)) return this.control(k, parseFrame(buf));
     const c = this.counts;
     c.received++;
-    if (m.sentUs >= 0) this.latencyUs.record(nowUs() - m.sentUs);
+    if (m.sentUs >= 0 && m.seq > this.replayedUntil[k]) this.latencyUs.record(nowUs() - m.sentUs);
     // The channel's seq is the order every subscriber must see: strictly consecutive.
     const last = this.lastSeq[k];
     if (last !== 0 && m.seq !== last + 1) {
@@ -189,7 +221,10 @@ export class Pool extends SocketTable {
       this.state[k] = SUBSCRIBED;
       this.pending.delete(k);
       this.subscribers[this.channelOf(k)]++;
+      this.epochs[this.channelOf(k)] = frame.epoch;
       this.counts.subscribed++;
+    } else if (frame.id === RESUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
+      this.resubscribed(k, frame);
     } else if (frame.type === 'ack' && frame.id === PUBLISH_ID) {
       this.publisher.acked++;
       this.publisher.perChannel[this.channelOf(k)]++;
@@ -205,6 +240,70 @@ export class Pool extends SocketTable {
     this.state[k] = OPEN;
     this.pending.delete(k);
     this.subscribeErrors[reason] = (this.subscribeErrors[reason] ?? 0) + 1;
+  }
+
+  /**
+   * A reconnect round: drops the next share of the connections at once, as a
+   * network would (no closing handshake); each re-dials as soon as its old
+   * socket is closed and resubscribes with since.
+   */
+  reconnectRound() {
+    const n = this.plan.count;
+    let left = Math.max(1, Math.round(n * this.plan.reconnectFraction));
+    for (let tries = 0; tries < n && left > 0; tries++) {
+      const k = this.reconnectCursor;
+      this.reconnectCursor = (k + 1) % n;
+      if ((this.state[k] !== SUBSCRIBED && this.state[k] !== OPEN) || this.redialing[k] !== 0) continue;
+      this.redialing[k] = DROPPED;
+      this.counts.reconnects++;
+      this.destroy(k);
+      left--;
+    }
+  }
+
+  redial(k) {
+    const { addresses } = this.plan;
+    this.redialing[k] = REDIALING;
+    this.state[k] = CONNECTING;
+    this.startedAt[k] = performance.now();
+    this.pending.add(k);
+    this.handshaking++;
+    // The kernel picks the port: the planned one may still be in TIME_WAIT.
+    this.connect(k, addresses.length === 0 ? undefined : addresses[(this.plan.first + k) % addresses.length], undefined);
+  }
+
+  reopened(k, now) {
+    if (++this.counts.open > this.counts.peakOpen) this.counts.peakOpen = this.counts.open;
+    if (this.plan.channels === 0) {
+      this.state[k] = OPEN;
+      this.redialing[k] = 0;
+      this.pending.delete(k);
+      return;
+    }
+    const channel = this.channelOf(k);
+    this.state[k] = SUBSCRIBING;
+    this.startedAt[k] = now;
+    this.send(k, resubscribeFrame(channelName(channel), this.lastSeq[k], this.epochs[channel]));
+  }
+
+  /** The answer to a resubscribe: the missed messages follow a recovered ack. */
+  resubscribed(k, frame) {
+    this.redialing[k] = 0;
+    if (frame.type === 'error') {
+      this.counts.unrecoverable++;
+      return this.subscribeFailed(k, frame.code);
+    }
+    this.state[k] = SUBSCRIBED;
+    this.pending.delete(k);
+    this.epochs[this.channelOf(k)] = frame.epoch;
+    if (frame.recovered === true) {
+      this.counts.recovered++;
+      this.replayedUntil[k] = frame.seq;
+    } else {
+      // Missed for good: resume from the ack, and the report shows them as lost.
+      this.counts.unrecoverable++;
+      this.lastSeq[k] = frame.seq;
+    }
   }
 
   /** Fails handshakes and subscribes that have taken longer than the timeout. */

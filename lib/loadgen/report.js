@@ -41,6 +41,9 @@ export function buildReport({ options, processes, totals: t, heldAtClose, publis
     extra: Math.max(0, (t.received ?? 0) - expected),
     outOfOrder: t.outOfOrder ?? 0,
     seqGaps: t.gaps ?? 0,
+    reconnects: t.reconnects ?? 0,
+    recovered: t.recovered ?? 0,
+    unrecoverable: t.unrecoverable ?? 0,
     latencyMs: ms(latency, ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'max']),
     durationS: round(durationS),
     processes,
@@ -81,6 +84,9 @@ export function formatSummary(r, url) {
     `  duration   ${r.durationS} s`,
     `  result     ${r.shortfalls.length === 0 ? 'OK' : `FELL SHORT: ${r.shortfalls.join('; ')}`}`
   ];
+  if (r.reconnects > 0) {
+    lines.splice(4, 0, `  reconnect  ${r.reconnects} dropped and re-dialled; recovered ${r.recovered}, unrecoverable ${r.unrecoverable} (their missed messages count as lost)`);
+  }
   if (r.failed.EADDRNOTAVAIL || r.failed.EADDRINUSE) lines.push(PORTS_HINT);
   return lines.join('\n') + '\n';
 }
