@@ -2,7 +2,9 @@
 // every worker for its metrics over cluster IPC and sums them; the primary's
 // own figures (workers, restarts, relay) are appended from its own registry.
 import http from 'node:http';
-import client from 'prom-client';
+import { require } from '../require.js';
+
+const client = require('prom-client');
 
 export function createPrimaryMetrics({ liveWorkers }) {
   const registry = new client.Registry();

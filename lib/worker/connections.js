@@ -3,7 +3,7 @@
 // rate limit, and the close. Handlers are created once per worker and read the
 // connection from `this`, so a connection costs no closures of its own.
 import { randomBytes } from 'node:crypto';
-import { WebSocket } from 'ws';
+import { require } from '../require.js';
 import {
   CloseCode,
   ErrorCode,
@@ -16,6 +16,8 @@ import {
 } from '../protocol.js';
 import { Keepalive } from './keepalive.js';
 import { metrics } from './metrics.js';
+
+const { WebSocket } = require('ws');
 
 // Per-connection state, set only when needed: most connections never publish,
 // and the IP is kept only to count connections per IP.

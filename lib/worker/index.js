@@ -1,7 +1,7 @@
 // A worker: one HTTP server fed with sockets by the primary, ws in noServer
 // mode for the upgrades, and the pieces that keep connections healthy.
 import http from 'node:http';
-import { WebSocketServer } from 'ws';
+import { require } from '../require.js';
 import { createLogger } from '../logger.js';
 import { Message } from '../ipc.js';
 import { Subscriptions } from './subscriptions.js';
@@ -15,6 +15,8 @@ import { createUpgradeHandler } from './upgrade.js';
 import { kClientIp } from './client-ip.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from './metrics.js';
+
+const { WebSocketServer } = require('ws');
 
 const RUNNING = 0;
 const DRAINING = 1;
