@@ -1,6 +1,8 @@
 // One pino logger per process, JSON lines on stdout, tagged with the role
 // (primary or worker N) so a merged log still tells who said what.
-import pino from 'pino';
+import { require } from './require.js';
+
+const pino = require('pino');
 
 export function createLogger(level, bindings) {
   // Asynchronous, and deaf to its own errors: a closed stdout (EPIPE) must not

@@ -129,6 +129,36 @@ describe('loadgen (command line)', function () {
       expect(r.durationS).to.be.above(2);
     });
 
+    it('re-dials with --reconnect-every and after a worker kill, recovering every missed message', async () => {
+      const own = await startGateway([]);
+      try {
+        const running = loadgen(own, {
+          connections: 600,
+          rate: 3000,
+          'local-address': '127.0.0.1-127.0.0.8',
+          channels: 10,
+          'publish-rate': 200,
+          duration: 4,
+          'reconnect-every': 1,
+          'reconnect-fraction': 0.2
+        });
+        // Mid-run, a worker dies: its clients come back on the other one and recover there.
+        await own.waitForLog((l) => l.msg === 'gateway ready');
+        await new Promise((r) => setTimeout(r, 2500));
+        process.kill(own.workerPid(1), 'SIGKILL');
+        const run = await running;
+        const r = run.report;
+        expect(run.code, run.stderr).to.equal(0);
+        expect(r).to.include({ open: 600, subscribed: 600, lost: 0, outOfOrder: 0, unrecoverable: 0 });
+        expect(r.dropped, 'connections the kill dropped').to.not.deep.equal({});
+        expect(r.reconnects).to.be.at.least(3 * 120);
+        expect(r.recovered).to.equal(r.reconnects);
+        expect(r.received).to.equal(r.expected);
+      } finally {
+        await own.stop();
+      }
+    });
+
     it('publishes over HTTP with autocannon: every 202 reaches every subscriber', async () => {
       const run = await loadgen(gw, {
         connections: 400,

@@ -17,10 +17,11 @@ export const BYTES_PER_CONNECTION = (8 + 5) * 1024;
 
 /**
  * Memory of its own that one Node process holds before its first client (V8
- * heap, compiled code, malloc arenas, libuv): 20–21 MB of private dirty pages
- * per worker and for the primary (/proc/<pid>/smaps_rollup, 2 workers idle).
+ * heap, compiled code, malloc arenas, libuv): 15–17 MB of private dirty pages
+ * per worker, 19–20 MB for the primary (/proc/<pid>/smaps_rollup, 4 workers
+ * idle).
  */
-export const BYTES_PER_PROCESS = 24 * 1024 ** 2;
+export const BYTES_PER_PROCESS = 20 * 1024 ** 2;
 
 /**
  * Node's executable, counted once: its code and data pages are shared by every

@@ -32,6 +32,8 @@ const CLOSED = 6;
 // socket is closed, then while it dials and resubscribes with since.
 const DROPPED = 1;
 const REDIALING = 2;
+const MAX_REDIAL_FAILURES = 5;
+const REDIAL_DELAY_MS = 200;
 
 const TICK_MS = 10;
 const SWEEP_MS = 250;
@@ -67,6 +69,7 @@ export class Pool extends SocketTable {
     this.startedAt = new Float64Array(n); // ms (performance.now) when the handshake or subscribe began
     this.lastSeq = new Float64Array(n);
     this.redialing = new Uint8Array(n); // DROPPED, REDIALING, or 0
+    this.redialFailures = new Uint8Array(n);
     this.replayedUntil = new Float64Array(n); // the last seq a recovery replayed: no latency for those
     this.epochs = new Array(plan.channels); // each channel's epoch, from its subscribe acks
     this.reconnectCursor = 0;
@@ -186,8 +189,16 @@ export class Pool extends SocketTable {
   }
 
   onFail(k, reason) {
-    this.state[k] = FAILED;
     this.handshaking--;
+    // A re-dial that failed (it reached a worker as it died) tries again
+    // after a short random delay, as a client's backoff would.
+    if (this.redialing[k] === REDIALING && !this.closing && this.redialFailures[k] < MAX_REDIAL_FAILURES) {
+      this.redialFailures[k]++;
+      this.state[k] = CONNECTING;
+      setTimeout(() => !this.closing && this.redial(k), REDIAL_DELAY_MS * (0.5 + Math.random()));
+      return;
+    }
+    this.state[k] = FAILED;
     this.pending.delete(k);
     this.failed[reason] = (this.failed[reason] ?? 0) + 1;
   }
@@ -196,6 +207,13 @@ export class Pool extends SocketTable {
     this.counts.open--;
     if (this.redialing[k] === DROPPED) return this.redial(k);
     if (!this.closing) this.dropped[code] = (this.dropped[code] ?? 0) + 1;
+    const held = this.state[k] === SUBSCRIBED || this.state[k] === OPEN;
+    // Reconnecting as a real client would: a connection the server dropped
+    // (its worker killed, a drain) comes back and recovers too.
+    if (held && this.phase === Phase.RAMPED && this.plan.reconnectEvery > 0 && !this.closing) {
+      this.counts.reconnects++;
+      return this.redial(k);
+    }
     this.pending.delete(k);
     this.state[k] = CLOSED;
   }
@@ -289,6 +307,7 @@ export class Pool extends SocketTable {
   /** The answer to a resubscribe: the missed messages follow a recovered ack. */
   resubscribed(k, frame) {
     this.redialing[k] = 0;
+    this.redialFailures[k] = 0;
     if (frame.type === 'error') {
       this.counts.unrecoverable++;
       return this.subscribeFailed(k, frame.code);

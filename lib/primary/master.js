@@ -2,9 +2,11 @@
 // and hands the socket to a worker over IPC; this subclass picks the worker
 // (see ./balancer.js), optionally reads a PROXY protocol header first, and
 // closes the connection when no worker is alive instead of throwing.
-import sticky from 'sticky-session';
+import { require } from '../require.js';
 import { Message } from '../ipc.js';
 import { normalizeIp } from '../worker/client-ip.js';
+
+const sticky = require('sticky-session');
 
 export class GatewayMaster extends sticky.Master {
   /**

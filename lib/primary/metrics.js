@@ -4,7 +4,9 @@
 // over cluster IPC and sums them; the primary's own figures (workers,
 // restarts, relay) are appended from its own registry.
 import http from 'node:http';
-import client from 'prom-client';
+import { require } from '../require.js';
+
+const client = require('prom-client');
 
 /**
  * @param {object} sources

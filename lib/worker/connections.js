@@ -3,7 +3,7 @@
 // permissions and rate limits, and the close. Handlers are created once per worker and read the
 // connection from `this`, so a connection costs no closures of its own.
 import { randomBytes } from 'node:crypto';
-import { WebSocket } from 'ws';
+import { require } from '../require.js';
 import {
   CloseCode,
   ErrorCode,
@@ -25,6 +25,8 @@ import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { WorkerUsers } from './users.js';
 import { metrics } from './metrics.js';
+
+const { WebSocket } = require('ws');
 
 // Per-connection state, set only when needed: most connections never publish,
 // and the IP is kept only to count connections per IP.

@@ -3,9 +3,11 @@
 // publish is framed once per worker whatever its fan-out. Writing to the
 // socket directly is safe because the gateway never compresses (ws queues only
 // while deflating), and ws's bufferedAmount still counts these bytes.
-import { Sender, WebSocket } from 'ws';
+import { require } from '../require.js';
 import { CloseCode } from '../protocol.js';
 import { metrics } from './metrics.js';
+
+const { Sender, WebSocket } = require('ws');
 
 const TEXT = { fin: true, opcode: 0x1, mask: false, readOnly: false, rsv1: false };
 const PING = { fin: true, opcode: 0x9, mask: false, readOnly: false, rsv1: false };

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
-import { WebSocketServer } from 'ws';
+import { require } from '../require.js';
 import { createLogger } from '../logger.js';
 import { Message } from '../ipc.js';
 import { Subscriptions } from './subscriptions.js';
@@ -18,6 +18,8 @@ import { createUpgradeHandler } from './upgrade.js';
 import { kClientIp } from './client-ip.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from './metrics.js';
+
+const { WebSocketServer } = require('ws');
 
 const RUNNING = 0;
 const DRAINING = 1;

@@ -1,6 +1,8 @@
 // The worker's Prometheus metrics. prom-client's AggregatorRegistry in the
 // primary asks every worker for these over cluster IPC and sums them.
-import client from 'prom-client';
+import { require } from '../require.js';
+
+const client = require('prom-client');
 
 client.collectDefaultMetrics();
 // prom-client starts answering the primary's metrics requests only once an
