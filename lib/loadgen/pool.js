@@ -33,7 +33,11 @@ const CLOSED = 6;
 const DROPPED = 1;
 const REDIALING = 2;
 const MAX_REDIAL_FAILURES = 5;
-const REDIAL_DELAY_MS = 200;
+const REDIAL_DELAY_MS = 200; // a failed re-dial tries again within this (random)
+// Clients a server dropped come back spread over this (random), as the
+// client library's backoff spreads them: all at once they would overflow the
+// listen backlog and wait for SYN retries.
+const RECONNECT_SPREAD_MS = 1000;
 
 const TICK_MS = 10;
 const SWEEP_MS = 250;
@@ -194,8 +198,7 @@ export class Pool extends SocketTable {
     // after a short random delay, as a client's backoff would.
     if (this.redialing[k] === REDIALING && !this.closing && this.redialFailures[k] < MAX_REDIAL_FAILURES) {
       this.redialFailures[k]++;
-      this.state[k] = CONNECTING;
-      setTimeout(() => !this.closing && this.redial(k), REDIAL_DELAY_MS * (0.5 + Math.random()));
+      this.redialAfter(k, REDIAL_DELAY_MS);
       return;
     }
     this.state[k] = FAILED;
@@ -212,7 +215,7 @@ export class Pool extends SocketTable {
     // (its worker killed, a drain) comes back and recovers too.
     if (held && this.phase === Phase.RAMPED && this.plan.reconnectEvery > 0 && !this.closing) {
       this.counts.reconnects++;
-      return this.redial(k);
+      return this.redialAfter(k, RECONNECT_SPREAD_MS);
     }
     this.pending.delete(k);
     this.state[k] = CLOSED;
@@ -277,6 +280,14 @@ export class Pool extends SocketTable {
       this.destroy(k);
       left--;
     }
+  }
+
+  /** Re-dials after a random delay within `windowMs`. */
+  redialAfter(k, windowMs) {
+    this.redialing[k] = REDIALING;
+    this.state[k] = CONNECTING;
+    this.pending.add(k);
+    setTimeout(() => !this.closing && this.redial(k), Math.random() * windowMs);
   }
 
   redial(k) {
