@@ -102,6 +102,8 @@ export class Pool extends SocketTable {
     this.subscribeErrors = {};
     this.handshakeUs = new Histogram();
     this.latencyUs = new Histogram();
+    this.reconnectUs = new Histogram(); // from a drop to the resubscribe's answer
+    this.droppedAt = undefined; // ms (performance.now) of each connection's drop, once reconnects happen
     this.subscribers = new Float64Array(plan.channels);
     this.firstAttemptAt = 0;
     this.lastOpenAt = 0;
@@ -215,6 +217,7 @@ export class Pool extends SocketTable {
     // (its worker killed, a drain) comes back and recovers too.
     if (held && this.phase === Phase.RAMPED && this.plan.reconnectEvery > 0 && !this.closing) {
       this.counts.reconnects++;
+      this.markDropped(k);
       return this.redialAfter(k, RECONNECT_SPREAD_MS);
     }
     this.pending.delete(k);
@@ -277,9 +280,15 @@ export class Pool extends SocketTable {
       if ((this.state[k] !== SUBSCRIBED && this.state[k] !== OPEN) || this.redialing[k] !== 0) continue;
       this.redialing[k] = DROPPED;
       this.counts.reconnects++;
+      this.markDropped(k);
       this.destroy(k);
       left--;
     }
+  }
+
+  markDropped(k) {
+    this.droppedAt ??= new Float64Array(this.plan.count);
+    this.droppedAt[k] = performance.now();
   }
 
   /** Re-dials after a random delay within `windowMs`. */
@@ -319,6 +328,7 @@ export class Pool extends SocketTable {
   resubscribed(k, frame) {
     this.redialing[k] = 0;
     this.redialFailures[k] = 0;
+    this.reconnectUs.record((performance.now() - this.droppedAt[k]) * 1000);
     if (frame.type === 'error') {
       this.counts.unrecoverable++;
       return this.subscribeFailed(k, frame.code);
@@ -426,7 +436,7 @@ export class Pool extends SocketTable {
 
   /** Everything, for the final report. */
   final() {
-    return { ...this.status(), handshakeUs: this.handshakeUs };
+    return { ...this.status(), handshakeUs: this.handshakeUs, reconnectUs: this.reconnectUs };
   }
 }
 
