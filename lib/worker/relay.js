@@ -20,6 +20,8 @@
 //                               the channel is routed here; result and replay only with since
 //                             ['busy', boolean]        a worker is not keeping up: refuse publishes
 //                             ['engine', boolean]      whether the engine (Redis) can publish
+//                             ['epoch', channel, epoch]  the channel's sequence started over
+//                               (Redis lost it): the next 'msg' counts from 1
 // Other operations go to the module that registered them with handle()
 // (lib/worker/users.js).
 import { IpcBatch } from '../ipc.js';
@@ -117,6 +119,9 @@ export class WorkerRelay {
         case 'engine':
           this.engineUp = op[1];
           break;
+        case 'epoch':
+          this.restarted(op[1], op[2]);
+          break;
         default:
           this.handlers.get(op[0])?.(op);
       }
@@ -129,6 +134,14 @@ export class WorkerRelay {
     this.replies.delete(token);
     if (seq === null) reply.reject(new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE));
     else reply.resolve(seq);
+  }
+
+  /** A routed channel's new epoch: a recovery from the old one must not look up to date here. */
+  restarted(channel, epoch) {
+    const local = this.subscriptions.channel(channel);
+    if (local === undefined || !local.routed) return;
+    local.epoch = epoch;
+    local.seq = 0;
   }
 
   deliver(channel, seq, dataJson) {
