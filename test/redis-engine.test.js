@@ -7,6 +7,7 @@ import { startGateway, eventually } from './helpers/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
 import { RedisServer } from './helpers/redis.js';
+import { SECRET, joseHs256 } from './helpers/tokens.js';
 
 const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const seqs = (client, channel) => client.messages(channel).map((m) => m.seq);
@@ -167,5 +168,40 @@ describe('redis engine: several gateways share channels through Redis', function
     const ack = await late.request({ type: 'subscribe', channel: 'outage', since: { seq: 1, epoch: before.epoch } });
     expect(ack.epoch).to.not.equal(before.epoch);
     expect(ack).to.include({ recovered: false });
+  });
+});
+
+describe('redis engine: users across gateways', function () {
+  let redis;
+  let nodes = [];
+  let clients = [];
+  after(async () => {
+    for (const c of clients) c.close();
+    await Promise.all(nodes.map((gw) => gw.stop()));
+    await redis?.remove();
+  });
+
+  it('POST /disconnect on one node closes the user on every node, and counts them all', async () => {
+    redis = await RedisServer.start();
+    const args = ['--engine', 'redis', '--redis-url', redis.url, '--api-key', API_KEY, '--auth', 'jwt', '--jwt-secret', SECRET];
+    nodes = await Promise.all([startGateway(args), startGateway(args)]);
+    await eventually(async () => (await nodes[1].metric('gateway_engine_up')) === 1, { what: 'engine up' });
+    const as = async (gw, user, localAddress) => {
+      const client = await TestClient.connect(gw.url, { localAddress });
+      clients.push(client);
+      expect(await client.request({ type: 'auth', token: await joseHs256({ sub: user, subscribe: ['*'] }) })).to.include({ type: 'ack' });
+      return client;
+    };
+    const targets = [];
+    for (const gw of nodes) for (const address of ['127.0.0.1', '127.0.0.2']) targets.push(await as(gw, 'frank', address));
+    const other = await as(nodes[1], 'grace', '127.0.0.3');
+    const res = await nodes[0].request('/disconnect', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ user: 'frank' })
+    });
+    expect(res).to.deep.include({ status: 200, body: { disconnected: 4 } });
+    for (const client of targets) expect((await client.closed).code).to.equal(4004);
+    expect(await other.request({ type: 'ping' })).to.include({ type: 'pong' });
   });
 });

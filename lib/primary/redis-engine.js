@@ -30,6 +30,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
+import { CONTROL_CHANNEL, RemoteKicks } from './redis/kicks.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
@@ -82,7 +83,11 @@ export class RedisEngine {
       const lua = readFileSync(new URL(`./redis/${name}.lua`, import.meta.url), 'utf8');
       this.redis.defineCommand(`gw_${name}`, { numberOfKeys: 2, lua });
     }
-    this.sub.on('message', (name, message) => this.received(name, message));
+    this.kicks = new RemoteKicks(this.redis);
+    this.sub.on('message', (name, message) => {
+      if (name === CONTROL_CHANNEL) this.kicks.received(message);
+      else this.received(name, message);
+    });
     this.channels = new Map(); // name -> ChannelState
     this.toSubscribe = new Set();
     this.toUnsubscribe = new Set();
@@ -299,6 +304,7 @@ export class RedisEngine {
     }
     if (this.available && this.sub.status === 'ready') this.downSince = 0;
     if (name === 'subscriber') {
+      this.sub.subscribe(CONTROL_CHANNEL).catch(() => {}); // a failure drops this connection: ready again later
       // A new connection subscribes to nothing: every channel again, and its routes catch up.
       for (const [channel, state] of this.channels) {
         this.toSubscribe.add(channel);

@@ -3,13 +3,15 @@
 // - --max-conns-per-user is exact across workers because one process, this
 //   one, holds every user's count and answers each admission in turn;
 // - POST /disconnect reaches every worker: a kick is sent to all of them and
-//   answered with the sum once each has said how many it closed.
+//   answered with the sum once each has said how many it closed; with the
+//   Redis engine, every other gateway node too (lib/primary/redis/kicks.js).
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {number} cap --max-conns-per-user (0 = none)
+ * @param {import('./redis/kicks.js').RemoteKicks} [remote] the other nodes, under --engine redis
  */
-export function attachUsers(relay, cap) {
+export function attachUsers(relay, cap, remote) {
   const counts = new Map(); // user -> connections admitted cluster-wide
   const kicks = new Map(); // request -> {origin link, token, waiting: Set of links, total}
   let nextRequest = 1;
@@ -42,12 +44,31 @@ export function attachUsers(relay, cap) {
     else link.users.delete(user);
     release(user, 1);
   });
-  relay.handle('kick', (link, [, user, token]) => {
+  // `origin` is the asking worker's link, or another node's stand-in: {batch: {push(['kickd', token, n])}}.
+  const startKick = (origin, user, token) => {
     const request = nextRequest++;
-    const kick = { origin: link, token, waiting: new Set(relay.links.values()), total: 0 };
+    const kick = { origin, token, waiting: new Set(relay.links.values()), total: 0 };
     kicks.set(request, kick);
     for (const target of kick.waiting) target.batch.push(['kick', user, request]);
+    settle(request, kick); // no worker here: nothing to wait for
+    return request;
+  };
+  relay.handle('kick', (link, [, user, token]) => {
+    const request = startKick(link, user, token);
+    const kick = kicks.get(request);
+    if (remote === undefined || kick === undefined) return;
+    kick.waiting.add(remote);
+    remote
+      .kick(user)
+      .then((n) => (kick.total += n), ignore) // Redis unreachable: this node's count only
+      .finally(() => {
+        kick.waiting.delete(remote);
+        settle(request, kick);
+      });
   });
+  if (remote !== undefined) {
+    remote.kickHere = (user) => new Promise((resolve) => startKick({ batch: { push: (op) => resolve(op[2]) } }, user, 0));
+  }
   relay.handle('kicked', (link, [, request, n]) => {
     const kick = kicks.get(request);
     if (kick === undefined || !kick.waiting.delete(link)) return;
@@ -59,3 +80,5 @@ export function attachUsers(relay, cap) {
     for (const [request, kick] of kicks) if (kick.waiting.delete(link)) settle(request, kick);
   });
 }
+
+function ignore() {}
