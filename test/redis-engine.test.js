@@ -175,33 +175,56 @@ describe('redis engine: users across gateways', function () {
   let redis;
   let nodes = [];
   let clients = [];
-  after(async () => {
+  afterEach(() => {
     for (const c of clients) c.close();
+    clients = [];
+  });
+  after(async () => {
     await Promise.all(nodes.map((gw) => gw.stop()));
     await redis?.remove();
   });
 
-  it('POST /disconnect on one node closes the user on every node, and counts them all', async () => {
+  /** An authenticated client as `user` on `gw`; resolves with [client, the auth's answer]. */
+  const as = async (gw, user, localAddress) => {
+    const client = await TestClient.connect(gw.url, { localAddress });
+    clients.push(client);
+    return [client, await client.request({ type: 'auth', token: await joseHs256({ sub: user, subscribe: ['*'] }) })];
+  };
+
+  before(async () => {
     redis = await RedisServer.start();
     const args = ['--engine', 'redis', '--redis-url', redis.url, '--api-key', API_KEY, '--auth', 'jwt', '--jwt-secret', SECRET];
-    nodes = await Promise.all([startGateway(args), startGateway(args)]);
-    await eventually(async () => (await nodes[1].metric('gateway_engine_up')) === 1, { what: 'engine up' });
-    const as = async (gw, user, localAddress) => {
-      const client = await TestClient.connect(gw.url, { localAddress });
-      clients.push(client);
-      expect(await client.request({ type: 'auth', token: await joseHs256({ sub: user, subscribe: ['*'] }) })).to.include({ type: 'ack' });
-      return client;
-    };
+    nodes = await Promise.all([startGateway([...args, '--max-conns-per-user', '3']), startGateway([...args, '--max-conns-per-user', '3'])]);
+    for (const gw of nodes) await eventually(async () => (await gw.metric('gateway_engine_up')) === 1, { what: 'engine up' });
+  });
+
+  it('POST /disconnect on one node closes the user on every node, and counts them all', async () => {
     const targets = [];
-    for (const gw of nodes) for (const address of ['127.0.0.1', '127.0.0.2']) targets.push(await as(gw, 'frank', address));
-    const other = await as(nodes[1], 'grace', '127.0.0.3');
+    for (const [gw, address] of [[nodes[0], '127.0.0.1'], [nodes[0], '127.0.0.2'], [nodes[1], '127.0.0.1']]) {
+      const [client, answer] = await as(gw, 'frank', address);
+      expect(answer).to.include({ type: 'ack' });
+      targets.push(client);
+    }
+    const [other] = await as(nodes[1], 'grace', '127.0.0.3');
     const res = await nodes[0].request('/disconnect', {
       method: 'POST',
       headers: { Authorization: `Bearer ${API_KEY}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ user: 'frank' })
     });
-    expect(res).to.deep.include({ status: 200, body: { disconnected: 4 } });
+    expect(res).to.deep.include({ status: 200, body: { disconnected: 3 } });
     for (const client of targets) expect((await client.closed).code).to.equal(4004);
     expect(await other.request({ type: 'ping' })).to.include({ type: 'pong' });
+  });
+
+  it('--max-conns-per-user counts a user on every node, and frees a slot when one closes', async () => {
+    const held = [];
+    for (const [gw, address] of [[nodes[0], '127.0.0.1'], [nodes[1], '127.0.0.2'], [nodes[1], '127.0.0.1']]) {
+      const [client, answer] = await as(gw, 'heidi', address);
+      expect(answer).to.include({ type: 'ack' });
+      held.push(client);
+    }
+    for (const gw of nodes) expect((await as(gw, 'heidi', '127.0.0.4'))[1]).to.include({ type: 'error', code: 'forbidden' });
+    held[0].close();
+    await eventually(async () => (await as(nodes[1], 'heidi', '127.0.0.5'))[1].type === 'ack', { what: 'a slot freed on the other node' });
   });
 });

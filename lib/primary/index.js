@@ -21,7 +21,7 @@ export async function startPrimary(config) {
   const engine = config.engine === 'redis' ? new RedisEngine({ ...config, log }) : new MemoryEngine(config);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
-  if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine.kicks);
+  if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
   const master = new GatewayMaster({
     supervisor,

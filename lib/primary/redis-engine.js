@@ -31,6 +31,7 @@ import { Redis } from 'ioredis';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { CONTROL_CHANNEL, RemoteKicks } from './redis/kicks.js';
+import { RemoteUsers } from './redis/users.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
@@ -59,9 +60,10 @@ export class RedisEngine {
    * @param {string} options.redisUrl
    * @param {number} options.historySize
    * @param {number} options.historyTtl seconds
+   * @param {number} options.maxConnsPerUser 0: no cap to share
    * @param {import('pino').Logger} options.log
    */
-  constructor({ redisUrl, historySize, historyTtl, log }) {
+  constructor({ redisUrl, historySize, historyTtl, maxConnsPerUser, log }) {
     this.historySize = String(historySize);
     this.historyTtl = String(historyTtl);
     this.log = log;
@@ -84,6 +86,7 @@ export class RedisEngine {
       this.redis.defineCommand(`gw_${name}`, { numberOfKeys: 2, lua });
     }
     this.kicks = new RemoteKicks(this.redis);
+    if (maxConnsPerUser > 0) this.users = new RemoteUsers(this.redis, maxConnsPerUser);
     this.sub.on('message', (name, message) => {
       if (name === CONTROL_CHANNEL) this.kicks.received(message);
       else this.received(name, message);
@@ -167,6 +170,7 @@ export class RedisEngine {
 
   stop() {
     clearInterval(this.keeper);
+    this.users?.stop();
     this.redis.disconnect();
     this.sub.disconnect();
   }

@@ -1,7 +1,9 @@
 // The primary's part of user bookkeeping under --auth jwt (the workers' part
 // and the operations are in lib/worker/users.js):
 // - --max-conns-per-user is exact across workers because one process, this
-//   one, holds every user's count and answers each admission in turn;
+//   one, holds every user's count and answers each admission in turn; with
+//   the Redis engine it also asks the other nodes' counts there
+//   (lib/primary/redis/users.js);
 // - POST /disconnect reaches every worker: a kick is sent to all of them and
 //   answered with the sum once each has said how many it closed; with the
 //   Redis engine, every other gateway node too (lib/primary/redis/kicks.js).
@@ -9,10 +11,12 @@
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {number} cap --max-conns-per-user (0 = none)
- * @param {import('./redis/kicks.js').RemoteKicks} [remote] the other nodes, under --engine redis
+ * @param {object} [others] the other gateway nodes, under --engine redis
+ * @param {import('./redis/kicks.js').RemoteKicks} [others.kicks]
+ * @param {import('./redis/users.js').RemoteUsers} [others.users] with a cap
  */
-export function attachUsers(relay, cap, remote) {
-  const counts = new Map(); // user -> connections admitted cluster-wide
+export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = {}) {
+  const counts = new Map(); // user -> connections admitted on this node's workers
   const kicks = new Map(); // request -> {origin link, token, waiting: Set of links, total}
   let nextRequest = 1;
 
@@ -20,7 +24,16 @@ export function attachUsers(relay, cap, remote) {
     const left = counts.get(user) - n;
     if (left > 0) counts.set(user, left);
     else counts.delete(user);
+    remoteUsers?.mirror(user, Math.max(left, 0));
   };
+  const remove = (link, user) => {
+    const here = link.users?.get(user);
+    if (here === undefined) return;
+    if (here > 1) link.users.set(user, here - 1);
+    else link.users.delete(user);
+    release(user, 1);
+  };
+  remoteUsers?.attach(counts);
   const settle = (request, kick) => {
     if (kick.waiting.size > 0) return;
     kicks.delete(request);
@@ -29,21 +42,17 @@ export function attachUsers(relay, cap, remote) {
 
   relay.handle('uadd', (link, [, user, token]) => {
     const held = counts.get(user) ?? 0;
-    const allowed = held < cap;
-    if (allowed) {
-      counts.set(user, held + 1);
-      link.users ??= new Map(); // user -> count on this worker, released if it dies
-      link.users.set(user, (link.users.get(user) ?? 0) + 1);
-    }
-    link.batch.push(['uok', token, allowed]);
+    if (held >= cap) return link.batch.push(['uok', token, false]);
+    counts.set(user, held + 1); // held while the other nodes are asked
+    link.users ??= new Map(); // user -> count on this worker, released if it dies
+    link.users.set(user, (link.users.get(user) ?? 0) + 1);
+    if (remoteUsers === undefined) return link.batch.push(['uok', token, true]);
+    remoteUsers.admit(user, held + 1).then((allowed) => {
+      if (!allowed && !link.gone) remove(link, user);
+      link.batch.push(['uok', token, allowed]);
+    });
   });
-  relay.handle('udel', (link, [, user]) => {
-    const here = link.users?.get(user);
-    if (here === undefined) return;
-    if (here > 1) link.users.set(user, here - 1);
-    else link.users.delete(user);
-    release(user, 1);
-  });
+  relay.handle('udel', (link, [, user]) => remove(link, user));
   // `origin` is the asking worker's link, or another node's stand-in: {batch: {push(['kickd', token, n])}}.
   const startKick = (origin, user, token) => {
     const request = nextRequest++;
@@ -76,6 +85,7 @@ export function attachUsers(relay, cap, remote) {
     settle(request, kick);
   });
   relay.handle('detach', (link) => {
+    link.gone = true;
     for (const [user, n] of link.users ?? []) release(user, n);
     for (const [request, kick] of kicks) if (kick.waiting.delete(link)) settle(request, kick);
   });
