@@ -87,6 +87,16 @@ describe('redis engine: several gateways share channels through Redis', function
     expect(seqs(again, 'moved')).to.deep.equal(range(6, 21));
   });
 
+  it('keeps every channel in its own keys, whatever its name', async () => {
+    const names = ['k', 'k:state', 'k}:state', 'control', 'nodes', 'users:x'];
+    const valid = names.filter((name) => !name.includes('}')); // braces are not channel characters
+    const client = await connect(a);
+    expect(await client.subscribe('k}:state')).to.include({ type: 'error', code: 'invalid_channel' });
+    for (const name of valid) for (let i = 1; i <= 2; i++) expect(await httpPublish(b, name, i)).to.equal(i);
+    const keys = (await redis.command('KEYS', 'gw:*')).filter((key) => valid.some((name) => key.startsWith(`gw:{${name}}`)));
+    expect(keys.sort()).to.deep.equal(valid.flatMap((name) => [`gw:{${name}}:history`, `gw:{${name}}:state`]).sort());
+  });
+
   it('relays a message at --max-payload across nodes', async () => {
     const [subscriber] = await subscribersOn('big').then((s) => s.slice(2)); // the two on node B
     const frame = { type: 'publish', channel: 'big', data: '', id: 1 }; // the publisher's first request

@@ -36,6 +36,7 @@ import { RemoteUsers } from './redis/users.js';
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
 const RETRY_MS = 500;
+const COMMAND_TIMEOUT_MS = 5000; // a Redis that hangs fails the commands instead of holding them
 const SUBSCRIBE_CHUNK = 1000;
 const PREFIX = 'gw:{';
 
@@ -73,6 +74,7 @@ export class RedisEngine {
       autoResubscribe: false, // resubscribed here, with the catch-up
       enableAutoPipelining: true, // the commands of one turn go in one write
       maxRetriesPerRequest: 0,
+      commandTimeout: COMMAND_TIMEOUT_MS,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000)
     };
     this.redis = new Redis(redisUrl, options);
@@ -191,6 +193,8 @@ export class RedisEngine {
     const space = message.indexOf(' ');
     const seq = Number(message.slice(0, space));
     const dataStart = message.indexOf(' ', space + 1) + 1;
+    // Not from publish.lua (the data itself is trusted: whoever can write to Redis owns the channels).
+    if (!(seq > 0) || dataStart === 0) return;
     const dataJson = message.slice(dataStart);
     if (state.held !== undefined) {
       state.held.push(seq, dataJson);

@@ -44,12 +44,13 @@ export class RemoteKicks {
     } catch {
       return; // not ours
     }
+    if (parsed === null || typeof parsed !== 'object') return;
     if (typeof parsed.kick === 'string' && parsed.from !== this.node && this.kickHere !== undefined) {
       this.kickHere(parsed.kick).then((n) => {
         const answer = JSON.stringify({ kicked: n, to: parsed.from, request: parsed.request });
         this.redis.publish(CONTROL_CHANNEL, answer).catch(() => {}); // the asker times out
       });
-    } else if (parsed.to === this.node) {
+    } else if (parsed.to === this.node && Number.isInteger(parsed.kicked)) {
       const asked = this.asked.get(parsed.request);
       if (asked === undefined) return;
       asked.total += parsed.kicked;
