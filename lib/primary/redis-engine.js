@@ -126,9 +126,9 @@ export class RedisEngine {
   publish(channel, dataJson) {
     if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return REFUSED;
     this.waitingPublishes++;
-    const key = PREFIX + channel;
+    const tag = tagOf(channel);
     return this.redis
-      .gw_publish(`${key}}:state`, `${key}}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, `${key}}`)
+      .gw_publish(`${tag}:state`, `${tag}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, tag)
       .then(this.published, this.refused);
   }
 
@@ -238,10 +238,10 @@ export class RedisEngine {
     }
     try {
       for (let i = 0; i < unsubscribe.length; i += SUBSCRIBE_CHUNK) {
-        this.sub.unsubscribe(...unsubscribe.slice(i, i + SUBSCRIBE_CHUNK).map(pubsubName)).catch(() => {});
+        this.sub.unsubscribe(...unsubscribe.slice(i, i + SUBSCRIBE_CHUNK).map(tagOf)).catch(() => {});
       }
       for (let i = 0; i < subscribe.length; i += SUBSCRIBE_CHUNK) {
-        await this.sub.subscribe(...subscribe.slice(i, i + SUBSCRIBE_CHUNK).map(pubsubName));
+        await this.sub.subscribe(...subscribe.slice(i, i + SUBSCRIBE_CHUNK).map(tagOf));
       }
       const answers = await Promise.all(reads.map(([channel, state]) => this.read(channel, state)));
       await this.sub.ping(); // every message published before those reads has arrived
@@ -258,8 +258,8 @@ export class RedisEngine {
   read(channel, state) {
     let from = state.missed && state.routes !== undefined ? state.seq : Infinity;
     for (const { since } of state.reading) if (since !== undefined && since.seq < from) from = since.seq;
-    const key = PREFIX + channel;
-    return this.redis.gw_read(`${key}}:state`, `${key}}:history`, newEpoch(), this.historyTtl, from === Infinity ? '' : String(from));
+    const tag = tagOf(channel);
+    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), this.historyTtl, from === Infinity ? '' : String(from));
   }
 
   /** Sends the routes what they lack up to the read, answers the subscribes, then the held messages. */
@@ -332,11 +332,12 @@ export class RedisEngine {
   /** Renews the state key of every channel held here, so its seq and epoch outlive quiet spells. */
   keepAlive() {
     if (!this.available) return;
-    for (const channel of this.channels.keys()) this.redis.expire(`${PREFIX}${channel}}:state`, this.historyTtl).catch(() => {});
+    for (const channel of this.channels.keys()) this.redis.expire(`${tagOf(channel)}:state`, this.historyTtl).catch(() => {});
   }
 }
 
-function pubsubName(channel) {
+/** `gw:{<channel>}`: the channel's pub/sub name, and its keys' common start. */
+function tagOf(channel) {
   return `${PREFIX}${channel}}`;
 }
 
