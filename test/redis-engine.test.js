@@ -163,12 +163,15 @@ describe('redis engine: several gateways share channels through Redis', function
     expect(http.status).to.equal(503);
     expect(http.body.error).to.equal('unavailable');
     expect(await publisher.request({ type: 'ping' })).to.include({ type: 'pong' });
+    // A subscribe that needs Redis waits for it, and is answered once it is back.
+    const waiting = (await connect(b)).subscribe('outage-new');
 
     await redis.start();
     await eventually(async () => (await a.metric('gateway_engine_up')) === 1 && (await b.metric('gateway_engine_up')) === 1, {
       what: 'both engines up again'
     });
     await eventually(async () => (await a.request('/health')).body.status === 'ok', { what: '/health ok' });
+    expect(await waiting).to.include({ type: 'ack', seq: 0 });
     await eventually(async () => (await publisher.publish('outage', 'back')).type === 'ack', { what: 'publishes accepted' });
     for (const s of subscribers) await s.next((f) => f.type === 'message' && f.data === 'back');
     for (const s of subscribers) expect(s.messages('outage').some((m) => m.data === 'lost')).to.equal(false);
