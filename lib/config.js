@@ -78,7 +78,7 @@ export const options = {
   'history-memory': {
     ...int(1, 1 << 20),
     default: 256,
-    describe: 'MiB for all history on the machine; past it, the channels idle longest lose theirs first'
+    describe: "MiB for all history on the machine; past it, the channels idle longest lose theirs first (--engine memory; under redis, Redis' maxmemory)"
   },
   engine: {
     type: 'string',
