@@ -78,7 +78,19 @@ export const options = {
   'history-memory': {
     ...int(1, 1 << 20),
     default: 256,
-    describe: 'MiB for all history on the machine; past it, the channels idle longest lose theirs first'
+    describe: "MiB for all history on the machine; past it, the channels idle longest lose theirs first (--engine memory; under redis, Redis' maxmemory)"
+  },
+  engine: {
+    type: 'string',
+    choices: ['memory', 'redis'],
+    default: 'memory',
+    describe: 'memory: one machine, publishes relayed over IPC by the primary; redis: several gateway machines share channels through Redis'
+  },
+  'redis-url': {
+    type: 'string',
+    default: 'redis://127.0.0.1:6379',
+    check: (v) => (/^rediss?:\/\/./.test(v) ? undefined : `--redis-url must be a redis:// or rediss:// URL, got ${v}`),
+    describe: 'the Redis (6.2+ / 7, or Valkey) that the gateways share under --engine redis'
   },
   'max-old-space-size': { ...int(16, 1 << 20), describe: "MiB of V8 old space per worker (Node's default when unset)" },
   'max-semi-space-size': {

@@ -11,7 +11,8 @@ export const ErrorCode = Object.freeze({
   FORBIDDEN: 'forbidden', // the token does not allow this channel (or a wrong API key)
   UNAUTHORIZED: 'unauthorized', // no valid token yet, or a bad one
   TOKEN_EXPIRED: 'token_expired',
-  PAYLOAD_TOO_LARGE: 'payload_too_large'
+  PAYLOAD_TOO_LARGE: 'payload_too_large',
+  UNAVAILABLE: 'unavailable' // the engine (Redis) cannot be reached: retry later
 });
 
 /** How a subscribe with `since` ended (the label of gateway_recoveries_total). */

@@ -19,6 +19,7 @@ import { balance } from './bench/scenarios/balance.js';
 import { auth } from './bench/scenarios/auth.js';
 import { tls } from './bench/scenarios/tls.js';
 import { channels, recovery } from './bench/scenarios/recovery.js';
+import { redis } from './bench/scenarios/redis.js';
 import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
 
@@ -45,7 +46,8 @@ const RUN = {
   auth,
   tls,
   channels,
-  recovery
+  recovery,
+  redis
 };
 
 const { values } = parseArgs({

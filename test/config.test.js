@@ -30,6 +30,8 @@ describe('options table', () => {
       metricsPort: 9091,
       metricsHost: '127.0.0.1',
       maxSemiSpaceSize: 2,
+      engine: 'memory',
+      redisUrl: 'redis://127.0.0.1:6379',
       logLevel: 'info'
     });
     expect(config.workers).to.be.at.least(1);
@@ -68,7 +70,9 @@ describe('gateway command line', () => {
     [['--max-conns-per-user', '2'], '--max-conns-per-user needs --auth jwt'],
     [['--tls-cert', 'package.json'], '--tls-cert and --tls-key go together'],
     [['--tls-cert', 'no-such.pem', '--tls-key', 'package.json'], '--tls-cert no-such.pem: ENOENT'],
-    [['--tls-cert', 'package.json', '--tls-key', 'package.json'], '--tls-cert package.json with --tls-key package.json:']
+    [['--tls-cert', 'package.json', '--tls-key', 'package.json'], '--tls-cert package.json with --tls-key package.json:'],
+    [['--engine', 'kafka'], 'engine'],
+    [['--engine', 'redis', '--redis-url', 'http://127.0.0.1:6379'], '--redis-url must be a redis:// or rediss:// URL']
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, () => {
       const result = run(args);

@@ -7,6 +7,7 @@ import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
 import { MemoryEngine } from './memory-engine.js';
+import { RedisEngine } from './redis-engine.js';
 import { attachUsers } from './users.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
@@ -17,10 +18,10 @@ import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
   const log = createLogger(config.logLevel, { role: 'primary' });
-  const engine = new MemoryEngine(config);
+  const engine = config.engine === 'redis' ? new RedisEngine({ ...config, log }) : new MemoryEngine(config);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
-  if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser);
+  if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
   const master = new GatewayMaster({
     supervisor,

@@ -22,8 +22,14 @@
 //
 // A route is anything with `push(op)` (a worker's IPC batch). Messages go out
 // as ['msg', channel, seq, dataJson].
+//
+// The engine seam (this engine and ./redis-engine.js): publish returns the seq,
+// or a promise of it from an engine that must ask elsewhere; subscribe calls
+// `answer(reply)` at its place in the route's messages (here at once);
+// `available` and `congested` are polled by the relay (./relay.js).
 import { History } from './history.js';
-import { Recovery } from '../protocol.js';
+import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
+import { subscribeReply } from './subscribe-reply.js';
 
 const SWEEP_MS = 1000;
 
@@ -55,6 +61,15 @@ export class MemoryEngine {
     this.sweeper.unref();
   }
 
+  /** Publishes always succeed: the state is here. */
+  get available() {
+    return true;
+  }
+
+  get congested() {
+    return false;
+  }
+
   /** @returns {number} the seq given to the message */
   publish(channel, dataJson) {
     let state = this.channels.get(channel);
@@ -65,44 +80,35 @@ export class MemoryEngine {
       this.channels.set(channel, state);
     }
     const seq = ++state.seq;
-    const routes = state.routes;
-    if (routes !== undefined) {
-      const op = ['msg', channel, seq, dataJson];
-      if (Array.isArray(routes)) for (const route of routes) route.push(op);
-      else routes.push(op);
-    }
+    if (state.routes !== undefined) pushAll(state, ['msg', channel, seq, dataJson]);
     if (this.historySize > 0) this.remember(channel, state, dataJson);
     return seq;
   }
 
   /**
-   * Routes the channel's messages to `route` from now on, and says where the
-   * channel stands. With `since`, also the messages missed after it; every
-   * message published after this call reaches the route, so the replay and
+   * Routes the channel's messages to `route` from now on, and answers where
+   * the channel stands. With `since`, also the messages missed after it; every
+   * message published after the answer reaches the route, so the replay and
    * the live messages join with no gap and no overlap.
    * @param {string} channel
    * @param {{push: Function}} route
-   * @param {{seq: number, epoch: string}} [since]
-   * @returns {{epoch: string, seq: number, result?: string, replay?: string[]}}
+   * @param {{seq: number, epoch: string} | undefined} since
+   * @param {(reply: {epoch: string, seq: number, result?: string, replay?: string[]}) => void} answer
    */
-  subscribe(channel, route, since) {
+  subscribe(channel, route, since, answer) {
     let state = this.channels.get(channel);
     if (state === undefined) {
       state = new ChannelState();
       this.channels.set(channel, state);
     }
     addRoute(state, route);
-    const epoch = state.epoch.toString(36);
-    const seq = state.seq;
-    if (since === undefined) return { epoch, seq };
-    // A seq ahead of the channel's is not from this epoch either.
-    if (since.epoch !== epoch || since.seq > seq) return { epoch, seq, result: Recovery.EPOCH_CHANGED };
-    if (since.seq === seq) return { epoch, seq, result: Recovery.RECOVERED, replay: [] };
-    const history = state.history;
-    if (history !== undefined) this.historyBytes -= history.expire(Date.now() - this.ttlMs);
-    const replay = history?.after(since.seq, seq);
-    if (replay === undefined) return { epoch, seq, result: Recovery.TOO_OLD };
-    return { epoch, seq, result: Recovery.RECOVERED, replay };
+    const missed = () => {
+      const history = state.history;
+      if (history === undefined) return undefined;
+      this.historyBytes -= history.expire(Date.now() - this.ttlMs);
+      return history.after(since.seq, state.seq);
+    };
+    answer(subscribeReply(state.epoch.toString(36), state.seq, since, missed));
   }
 
   /** Stops routing the channel to `route`. */
@@ -115,7 +121,7 @@ export class MemoryEngine {
   /** A route that is gone (its worker died): off every channel. */
   detach(route) {
     for (const [channel, state] of this.channels) {
-      if (state.routes === route || (Array.isArray(state.routes) && state.routes.includes(route))) {
+      if (hasRoute(state, route)) {
         this.unroute(channel, state, route);
       }
     }
@@ -177,23 +183,5 @@ export class MemoryEngine {
     state.history = undefined;
     this.recent.delete(channel);
     if (state.routes === undefined) this.channels.delete(channel);
-  }
-}
-
-// Most channels reach one worker; an array only for those that reach more.
-function addRoute(state, route) {
-  const routes = state.routes;
-  if (routes === undefined) state.routes = route;
-  else if (Array.isArray(routes)) {
-    if (!routes.includes(route)) routes.push(route);
-  } else if (routes !== route) state.routes = [routes, route];
-}
-
-function removeRoute(state, route) {
-  const routes = state.routes;
-  if (routes === route) state.routes = undefined;
-  else if (Array.isArray(routes)) {
-    const left = routes.filter((r) => r !== route);
-    state.routes = left.length === 1 ? left[0] : left;
   }
 }

@@ -11,7 +11,7 @@ const client = require('prom-client');
 /**
  * @param {object} sources
  * @param {() => number} sources.liveWorkers
- * @param {{figures: () => {channels: number, historyBytes: number}}} sources.engine
+ * @param {{figures: () => {channels: number, historyBytes: number}, available: boolean}} sources.engine
  */
 export function createPrimaryMetrics({ liveWorkers, engine }) {
   const registry = new client.Registry();
@@ -38,6 +38,13 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
       help: 'Bytes of message history held for recovery (payload plus a fixed overhead per entry)',
       collect() {
         this.set(engine.figures().historyBytes);
+      }
+    }),
+    engineUp: make(client.Gauge, {
+      name: 'gateway_engine_up',
+      help: 'Whether the engine can publish: 0 while Redis is unreachable (always 1 for --engine memory)',
+      collect() {
+        this.set(engine.available ? 1 : 0);
       }
     }),
     restarts: make(client.Counter, { name: 'gateway_worker_restarts_total', help: 'Workers restarted after dying' }),

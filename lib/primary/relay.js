@@ -4,9 +4,11 @@
 // the channel. One sequencer per channel is what makes one order for all
 // subscribers; batching (lib/ipc.js) is what makes it fast.
 //
-// Backpressure: when a worker stops keeping up (its channel congested), the
-// primary tells every worker it is busy, and they refuse publishes until it
-// is not, instead of the primary queueing without bound.
+// Backpressure: when a worker stops keeping up (its channel congested), or
+// the engine has too many publishes waiting, the primary tells every worker
+// it is busy, and they refuse publishes until it is not, instead of the
+// primary queueing without bound. An engine that cannot publish at all (Redis
+// unreachable) is broadcast too: the workers refuse publishes as unavailable.
 //
 // The operations are listed in lib/worker/relay.js.
 import { IpcBatch } from '../ipc.js';
@@ -25,6 +27,7 @@ export class PrimaryRelay {
     this.figures = new Map(); // cluster worker id -> last stats the worker reported
     this.onPublish = onPublish;
     this.busy = false;
+    this.engineUp = engine.available;
     this.handlers = new Map(); // op name -> handler(link, op), for operations owned by other modules
     this.pressure = setInterval(() => this.checkPressure(), PRESSURE_CHECK_MS);
     this.pressure.unref();
@@ -39,11 +42,17 @@ export class PrimaryRelay {
   }
 
   checkPressure() {
-    let busy = false;
+    let busy = this.engine.congested;
     for (const link of this.links.values()) busy ||= link.batch.congested;
-    if (busy === this.busy) return;
-    this.busy = busy;
-    this.broadcast(['busy', busy]);
+    if (busy !== this.busy) {
+      this.busy = busy;
+      this.broadcast(['busy', busy]);
+    }
+    const up = this.engine.available;
+    if (up !== this.engineUp) {
+      this.engineUp = up;
+      this.broadcast(['engine', up]);
+    }
   }
 
   /** Starts relaying for a worker that has just come up. */
@@ -51,6 +60,7 @@ export class PrimaryRelay {
     const link = { batch: new IpcBatch(worker) };
     this.links.set(worker.id, link);
     if (this.busy) link.batch.push(['busy', true]);
+    if (!this.engineUp) link.batch.push(['engine', false]);
   }
 
   /** Forgets a worker that is gone: no more routing to it. */
@@ -71,14 +81,19 @@ export class PrimaryRelay {
       switch (op[0]) {
         case 'pub': {
           const seq = this.engine.publish(op[1], op[2]);
-          if (op[3] !== 0) link.batch.push(['seq', op[3], seq]);
+          if (typeof seq === 'number') {
+            if (op[3] !== 0) link.batch.push(['seq', op[3], seq]);
+          } else if (op[3] === 0) seq.catch(ignore); // refused: the worker refuses the next ones ('engine')
+          else replyLater(link.batch, op[3], seq);
           published++;
           break;
         }
         case 'sub': {
           const since = op[3] === undefined ? undefined : { seq: op[3], epoch: op[4] };
-          const { epoch, seq, result, replay } = this.engine.subscribe(op[1], link.batch, since);
-          link.batch.push(['subok', op[2], epoch, seq, result, replay]);
+          const token = op[2];
+          this.engine.subscribe(op[1], link.batch, since, ({ epoch, seq, result, replay }) => {
+            link.batch.push(['subok', token, epoch, seq, result, replay]);
+          });
           break;
         }
         case 'unsub':
@@ -98,4 +113,14 @@ export class PrimaryRelay {
   broadcast(op) {
     for (const link of this.links.values()) link.batch.push(op);
   }
+}
+
+function ignore() {}
+
+/** Answers a tokened publish once the engine has; a refused one gets seq null. */
+function replyLater(batch, token, promise) {
+  promise.then(
+    (seq) => batch.push(['seq', token, seq]),
+    () => batch.push(['seq', token, null])
+  );
 }

@@ -1,16 +1,22 @@
 // The primary's part of user bookkeeping under --auth jwt (the workers' part
 // and the operations are in lib/worker/users.js):
 // - --max-conns-per-user is exact across workers because one process, this
-//   one, holds every user's count and answers each admission in turn;
+//   one, holds every user's count and answers each admission in turn; with
+//   the Redis engine it also asks the other nodes' counts there
+//   (lib/primary/redis/users.js);
 // - POST /disconnect reaches every worker: a kick is sent to all of them and
-//   answered with the sum once each has said how many it closed.
+//   answered with the sum once each has said how many it closed; with the
+//   Redis engine, every other gateway node too (lib/primary/redis/kicks.js).
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {number} cap --max-conns-per-user (0 = none)
+ * @param {object} [others] the other gateway nodes, under --engine redis
+ * @param {import('./redis/kicks.js').RemoteKicks} [others.kicks]
+ * @param {import('./redis/users.js').RemoteUsers} [others.users] with a cap
  */
-export function attachUsers(relay, cap) {
-  const counts = new Map(); // user -> connections admitted cluster-wide
+export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = {}) {
+  const counts = new Map(); // user -> connections admitted on this node's workers
   const kicks = new Map(); // request -> {origin link, token, waiting: Set of links, total}
   let nextRequest = 1;
 
@@ -18,7 +24,16 @@ export function attachUsers(relay, cap) {
     const left = counts.get(user) - n;
     if (left > 0) counts.set(user, left);
     else counts.delete(user);
+    remoteUsers?.mirror(user, Math.max(left, 0));
   };
+  const remove = (link, user) => {
+    const here = link.users?.get(user);
+    if (here === undefined) return;
+    if (here > 1) link.users.set(user, here - 1);
+    else link.users.delete(user);
+    release(user, 1);
+  };
+  remoteUsers?.attach(counts);
   const settle = (request, kick) => {
     if (kick.waiting.size > 0) return;
     kicks.delete(request);
@@ -27,27 +42,42 @@ export function attachUsers(relay, cap) {
 
   relay.handle('uadd', (link, [, user, token]) => {
     const held = counts.get(user) ?? 0;
-    const allowed = held < cap;
-    if (allowed) {
-      counts.set(user, held + 1);
-      link.users ??= new Map(); // user -> count on this worker, released if it dies
-      link.users.set(user, (link.users.get(user) ?? 0) + 1);
-    }
-    link.batch.push(['uok', token, allowed]);
+    if (held >= cap) return link.batch.push(['uok', token, false]);
+    counts.set(user, held + 1); // held while the other nodes are asked
+    link.users ??= new Map(); // user -> count on this worker, released if it dies
+    link.users.set(user, (link.users.get(user) ?? 0) + 1);
+    if (remoteUsers === undefined) return link.batch.push(['uok', token, true]);
+    remoteUsers.admit(user, held + 1).then((allowed) => {
+      if (!allowed && !link.gone) remove(link, user);
+      link.batch.push(['uok', token, allowed]);
+    });
   });
-  relay.handle('udel', (link, [, user]) => {
-    const here = link.users?.get(user);
-    if (here === undefined) return;
-    if (here > 1) link.users.set(user, here - 1);
-    else link.users.delete(user);
-    release(user, 1);
-  });
-  relay.handle('kick', (link, [, user, token]) => {
+  relay.handle('udel', (link, [, user]) => remove(link, user));
+  // `origin` is the asking worker's link, or another node's stand-in: {batch: {push(['kickd', token, n])}}.
+  const startKick = (origin, user, token) => {
     const request = nextRequest++;
-    const kick = { origin: link, token, waiting: new Set(relay.links.values()), total: 0 };
+    const kick = { origin, token, waiting: new Set(relay.links.values()), total: 0 };
     kicks.set(request, kick);
     for (const target of kick.waiting) target.batch.push(['kick', user, request]);
+    settle(request, kick); // no worker here: nothing to wait for
+    return request;
+  };
+  relay.handle('kick', (link, [, user, token]) => {
+    const request = startKick(link, user, token);
+    const kick = kicks.get(request);
+    if (remote === undefined || kick === undefined) return;
+    kick.waiting.add(remote);
+    remote
+      .kick(user)
+      .then((n) => (kick.total += n), ignore) // Redis unreachable: this node's count only
+      .finally(() => {
+        kick.waiting.delete(remote);
+        settle(request, kick);
+      });
   });
+  if (remote !== undefined) {
+    remote.kickHere = (user) => new Promise((resolve) => startKick({ batch: { push: (op) => resolve(op[2]) } }, user, 0));
+  }
   relay.handle('kicked', (link, [, request, n]) => {
     const kick = kicks.get(request);
     if (kick === undefined || !kick.waiting.delete(link)) return;
@@ -55,7 +85,10 @@ export function attachUsers(relay, cap) {
     settle(request, kick);
   });
   relay.handle('detach', (link) => {
+    link.gone = true;
     for (const [user, n] of link.users ?? []) release(user, n);
     for (const [request, kick] of kicks) if (kick.waiting.delete(link)) settle(request, kick);
   });
 }
+
+function ignore() {}

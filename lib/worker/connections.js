@@ -23,6 +23,7 @@ import { encodeText, writeFrame } from './frames.js';
 import { AuthError, createVerifier } from './auth.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
+import { UNAVAILABLE_MESSAGE } from './relay.js';
 import { WorkerUsers } from './users.js';
 import { metrics } from './metrics.js';
 
@@ -163,6 +164,10 @@ export class Connections {
         if (this.jwt && !this.permitted(ws, 'publish', channel, id)) return;
         if (this.relay.busy) {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, 'the gateway is busy relaying: retry shortly', id));
+          return;
+        }
+        if (this.relay.unavailable) {
+          this.fail(ws, new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE, id));
           return;
         }
         if (!takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
+import { UNAVAILABLE_MESSAGE } from './relay.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -14,7 +15,8 @@ const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
 const STATUS_FOR = {
   [ErrorCode.BAD_REQUEST]: 400,
   [ErrorCode.INVALID_CHANNEL]: 400,
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 413
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
+  [ErrorCode.UNAVAILABLE]: 503
 };
 
 /**
@@ -39,7 +41,10 @@ export function createRequestHandler({ config, relay, users, draining }) {
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 404, { error: 'not_found' });
     if (path === '/health') {
-      return draining() ? reply(res, 503, { status: 'draining' }) : reply(res, 200, { status: 'ok' });
+      if (draining()) return reply(res, 503, { status: 'draining' });
+      // 200 all the same: every node loses Redis at once, and a load balancer
+      // that took them all out would drop every held connection.
+      return reply(res, 200, { status: relay.unavailable ? 'degraded' : 'ok' });
     }
     if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
     // The client's own modules, imported by /client.js as ./client/<name>.js.
@@ -70,6 +75,9 @@ export function createRequestHandler({ config, relay, users, draining }) {
     if (relay.busy) {
       const body = { error: ErrorCode.RATE_LIMITED, message: 'the gateway is busy relaying: retry shortly' };
       return reply(res, 503, body, { 'Retry-After': '1' });
+    }
+    if (relay.unavailable) {
+      return reply(res, 503, { error: ErrorCode.UNAVAILABLE, message: UNAVAILABLE_MESSAGE }, { 'Retry-After': '1' });
     }
     const seq = readBody(req, config.maxPayload).then((text) => {
       const { channel, data } = parsePublishBody(text);

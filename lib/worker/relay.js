@@ -15,16 +15,21 @@
 //                             ['unsub', channel]        the last local holder left
 //                             ['stats', figures]
 // Operations from the primary: ['msg', channel, seq, dataJson]
-//                             ['seq', token, seq]      reply to a pub with a token
+//                             ['seq', token, seq]      reply to a pub with a token (null: refused)
 //                             ['subok', token, epoch, seq, result, replay]  reply to a sub:
 //                               the channel is routed here; result and replay only with since
 //                             ['busy', boolean]        a worker is not keeping up: refuse publishes
+//                             ['engine', boolean]      whether the engine (Redis) can publish
+//                             ['epoch', channel, epoch]  the channel's sequence started over
+//                               (Redis lost it): the next 'msg' counts from 1
 // Other operations go to the module that registered them with handle()
 // (lib/worker/users.js).
 import { IpcBatch } from '../ipc.js';
-import { messageFrame } from '../protocol.js';
+import { ErrorCode, ProtocolError, messageFrame } from '../protocol.js';
 import { encodeText, writeFrame } from './frames.js';
 import { metrics } from './metrics.js';
+
+export const UNAVAILABLE_MESSAGE = 'the engine (Redis) is unreachable: retry shortly';
 
 export class WorkerRelay {
   /**
@@ -43,6 +48,7 @@ export class WorkerRelay {
     this.replies = new Map(); // token -> resolve(seq) of an HTTP publish
     this.subscribing = new Map(); // token -> {ws, channel, local, id, since} waiting for a subok
     this.primaryBusy = false;
+    this.engineUp = true;
     this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
   }
 
@@ -56,6 +62,11 @@ export class WorkerRelay {
     return this.primaryBusy || this.batch.congested;
   }
 
+  /** Publishes are refused while the engine cannot publish (Redis unreachable). */
+  get unavailable() {
+    return !this.engineUp;
+  }
+
   publish(channel, dataJson) {
     metrics.published.inc();
     this.batch.push(['pub', channel, dataJson, 0]);
@@ -66,7 +77,7 @@ export class WorkerRelay {
     metrics.published.inc();
     const token = this.nextToken++;
     this.batch.push(['pub', channel, dataJson, token]);
-    return new Promise((resolve) => this.replies.set(token, resolve));
+    return new Promise((resolve, reject) => this.replies.set(token, { resolve, reject }));
   }
 
   /**
@@ -97,8 +108,7 @@ export class WorkerRelay {
           this.deliver(op[1], op[2], op[3]);
           break;
         case 'seq':
-          this.replies.get(op[1])?.(op[2]);
-          this.replies.delete(op[1]);
+          this.replied(op[1], op[2]);
           break;
         case 'subok':
           this.routed(op);
@@ -106,10 +116,32 @@ export class WorkerRelay {
         case 'busy':
           this.primaryBusy = op[1];
           break;
+        case 'engine':
+          this.engineUp = op[1];
+          break;
+        case 'epoch':
+          this.restarted(op[1], op[2]);
+          break;
         default:
           this.handlers.get(op[0])?.(op);
       }
     }
+  }
+
+  replied(token, seq) {
+    const reply = this.replies.get(token);
+    if (reply === undefined) return;
+    this.replies.delete(token);
+    if (seq === null) reply.reject(new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE));
+    else reply.resolve(seq);
+  }
+
+  /** A routed channel's new epoch: a recovery from the old one must not look up to date here. */
+  restarted(channel, epoch) {
+    const local = this.subscriptions.channel(channel);
+    if (local === undefined || !local.routed) return;
+    local.epoch = epoch;
+    local.seq = 0;
   }
 
   deliver(channel, seq, dataJson) {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'mass-close', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery'];
+export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'mass-close', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery', 'redis'];
 
 /** name: [default, smoke, help] */
 export const OPTIONS = {
@@ -26,6 +26,7 @@ export const OPTIONS = {
   'fanout-seconds': [8, 0.5, 'fan-out: seconds of publishing'],
   'message-size': [128, 128, 'fan-out: bytes of data per message'],
   'relay-seconds': [3, 1, 'relay: seconds per mode'],
+  'redis-seconds': [3, 0.5, 'redis: seconds per engine, alone and under load'],
   'keepalive-connections': [15000, 200, 'keepalive: connections on the one worker'],
   'keepalive-seconds': [12, 2, 'keepalive: seconds watched'],
   'ping-interval': [5000, 1000, 'keepalive: ms between pings'],

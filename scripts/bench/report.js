@@ -31,6 +31,8 @@ const TITLES = {
   publishesPerSec: 'publishes/s',
   sequencedPerSec: 'sequenced/s',
   primaryCpuUsPerPublish: 'primary CPU µs/publish',
+  loadedP50Ms: 'under load p50 (ms)',
+  loadedP99Ms: 'under load p99 (ms)',
   pingsPerSec: 'pings/s',
   workerCpuUsPerPing: 'worker CPU µs/ping',
   eventLoopP99Ms: 'event loop p99 (ms)',

@@ -1,0 +1,57 @@
+// A throwaway redis-server for the Redis engine's tests: its own free port,
+// no persistence, a temp dir; stopped (and its data gone) when asked.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { freePort, eventually } from './gateway.js';
+
+export class RedisServer {
+  /** @returns {Promise<RedisServer>} once it accepts commands */
+  static async start() {
+    const server = new RedisServer(await freePort());
+    await server.start();
+    return server;
+  }
+
+  constructor(port) {
+    this.port = port;
+    this.url = `redis://127.0.0.1:${port}`;
+    this.dir = mkdtempSync(path.join(os.tmpdir(), 'gateway-redis-'));
+    this.proc = undefined;
+  }
+
+  /** Starts it again on the same port, empty. */
+  async start() {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--enable-debug-command', 'local'];
+    this.proc = spawn('redis-server', args, { stdio: 'ignore' });
+    this.exited = once(this.proc, 'exit');
+    await eventually(() => this.command('PING').then((r) => r === 'PONG'), { what: `redis-server on ${this.port}` });
+  }
+
+  /** One command on a short-lived connection. */
+  async command(...args) {
+    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return await client.call(...args);
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  async stop() {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      this.proc.kill('SIGKILL');
+      await this.exited;
+    }
+  }
+
+  async remove() {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
