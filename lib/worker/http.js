@@ -1,5 +1,6 @@
 // Plain HTTP on the public port: health, the keyed POST routes (publish,
-// disconnect) and the browser client. Upgrades are handled in ./upgrade.js.
+// disconnect), the browser client, and the entry of GET /sse (./sse.js).
+// Upgrades are handled in ./upgrade.js.
 import { readFileSync } from 'node:fs';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
@@ -22,16 +23,18 @@ const STATUS_FOR = {
  * @param {object} options.config resolved gateway configuration
  * @param {import('./relay.js').WorkerRelay} options.relay
  * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
+ * @param {import('./sse.js').SseStreams} options.streams GET /sse
  * @param {() => boolean} options.draining
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, users, draining }) {
+export function createRequestHandler({ config, relay, users, streams, draining }) {
   const apiKeyHash = config.apiKey === undefined ? undefined : sha256(config.apiKey);
   const files = new Map();
 
   return function handleRequest(req, res) {
     const path = req.url.split('?', 1)[0];
     if (draining()) res.setHeader('Connection', 'close');
+    if (path === '/sse') return streams.request(req, res, draining());
     if (path === '/publish' || path === '/disconnect') {
       if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'POST' });
       if (!keyAccepted(req, res)) return;

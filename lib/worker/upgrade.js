@@ -28,7 +28,7 @@ export function createUpgradeHandler({ config, wss, connections, draining, rejec
     if (connections.count >= capacity) return refuse(503, 'over_capacity');
     if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
     const ip = clientIp(req, config.trustForwarded);
-    if (!connections.allowsIp(ip)) return refuse(429, 'ip_cap');
+    if (!connections.perIp.allows(ip)) return refuse(429, 'ip_cap');
     wss.handleUpgrade(req, socket, head, (ws) => connections.accept(ws, ip));
   };
 }
