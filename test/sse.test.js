@@ -3,6 +3,7 @@
 // subscribers across workers, keepalive, limits, bad input, drain and auth.
 // Raw HTTP (test/helpers/sse.js) where the bytes matter; the `eventsource`
 // package where a real EventSource's behaviour does.
+import http from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
 import { EventSource } from 'eventsource';
@@ -285,10 +286,18 @@ describe('SSE: limits, CORS, slow consumers, drain', function () {
   });
 
   it('drain ends the streams, answers /health and /sse 503', async () => {
-    gw = await startGateway(['--drain-timeout', '600']);
+    gw = await startGateway(['--drain-timeout', '600', '--workers', '1']);
     const readers = await Promise.all(range(2, 5).map((i) => SseReader.open(`${gw.http}/sse?channels=d`, { localAddress: `127.0.0.${i}` })));
+    // Two kept-alive connections, opened before the primary closes the port.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+    const get = (path) =>
+      new Promise((resolve, reject) => {
+        http.get(`${gw.http}${path}`, { agent }, (res) => res.resume().on('end', () => resolve(res.statusCode))).on('error', reject);
+      });
+    expect(await Promise.all([get('/health'), get('/health')])).to.deep.equal([200, 200]);
     gw.signal('SIGTERM');
     await Promise.race(readers.map((r) => r.closed));
+    expect(await Promise.all([get('/health'), get('/sse?channels=d')])).to.deep.equal([503, 503]);
     await Promise.all(readers.map((r) => r.closed));
     expect((await gw.exited).code).to.equal(0);
   });
