@@ -7,6 +7,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
 import { EventSource } from 'eventsource';
+import WebSocket from 'ws';
+import { connect, State } from '../lib/client/index.js';
 import { startGateway, eventually } from './helpers/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
@@ -59,7 +61,8 @@ describe('SSE: stream, cursor, recovery', function () {
     expect(headers['content-encoding']).to.equal(undefined);
     await eventually(() => reader.events.length >= 2, { what: 'retry and cursor' });
     expect(reader.events[0]).to.deep.equal({ retry: '2000' });
-    // The subscribes answered: an id-only event gives the client its cursor before any message.
+    // The subscribes answered: `ready` gives the client its cursor before any message.
+    expect(reader.events[1]).to.include({ event: 'ready', data: '{}' });
     expect(reader.events[1].id).to.match(/^0\.[0-9a-z]+,0\.[0-9a-z]+$/);
     const [epochFmt, epochOther] = reader.events[1].id.split(',').map((e) => e.split('.')[1]);
 
@@ -117,6 +120,7 @@ describe('SSE: stream, cursor, recovery', function () {
     expect(seqs(again, 'ra')).to.deep.equal(range(4, 9));
     expect(again.lastEventId.split(',').map((e) => Number(e.split('.')[0]))).to.deep.equal([9, 3]);
     expect(again.events.some((e) => e.event === 'gap')).to.equal(false);
+    expect(again.events.filter((e) => e.event === 'ready')).to.have.length(1);
   });
 
   it('takes the cursor as the lastEventId query parameter too', async () => {
@@ -205,7 +209,7 @@ describe('SSE: stream, cursor, recovery', function () {
     });
 
     it('a request body on GET -> 400', async () => {
-      const got = await rawRequest(gw.port, 'GET /sse?channels=a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello');
+      const got = await rawRequest(gw.port, 'GET /sse?channels=a HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello');
       expect(got).to.match(/^HTTP\/1\.1 400[^]*GET \/sse takes no request body/);
     });
 
@@ -216,7 +220,7 @@ describe('SSE: stream, cursor, recovery', function () {
     it('HTTP/1.0 gets the stream, delimited by the close', async () => {
       const got = await rawRequest(gw.port, 'GET /sse?channels=old HTTP/1.0\r\n\r\n', 800);
       expect(got).to.match(/^HTTP\/1\.1 200 OK\r\n[^]*Connection: close\r\n[^]*\r\nretry: 2000\n\n/);
-      expect(got).to.match(/\n\nid: 0\.[0-9a-z]+\n\n/);
+      expect(got).to.match(/\n\nid: 0\.[0-9a-z]+\nevent: ready\ndata: {}\n\n/);
     });
 
     it('a request pipelined behind a stream closes that connection only', async () => {
@@ -237,7 +241,7 @@ describe('SSE: limits, CORS, slow consumers, drain', function () {
     const ws = await TestClient.connect(gw.url);
     const refused = await new SseReader(`${gw.http}/sse?channels=a`).response;
     expect(refused.status).to.equal(429);
-    const third = new TestClient(new (await import('ws')).default(gw.url));
+    const third = new TestClient(new WebSocket(gw.url));
     expect((await third.opened.catch((e) => e)).status).to.equal(429);
     await s1.close();
     await eventually(async () => (await new SseReader(`${gw.http}/sse?channels=a`).response).status === 200, { what: 'room again' });
@@ -343,5 +347,63 @@ describe('SSE under --auth jwt', function () {
     const res = await gw.request('/disconnect', { method: 'POST', headers: { Authorization: `Bearer ${API_KEY}` }, body: '{"user":"kick"}' });
     expect(res.body).to.deep.equal({ disconnected: 1 });
     await reader.closed;
+  });
+});
+
+describe('the client over SSE', function () {
+  let gw;
+  let clients = [];
+  const client = (options) => {
+    const c = connect(gw.url, { WebSocket, EventSource, backoffBase: 50, backoffCap: 400, ...options });
+    clients.push(c);
+    return c;
+  };
+  before(async () => {
+    gw = await startGateway(['--api-key', API_KEY]);
+  });
+  afterEach(() => {
+    for (const c of clients) c.close();
+    clients = [];
+  });
+  after(() => gw.stop());
+
+  it("transport 'sse': receives, adds a channel without losing the others' messages, refuses publish", async () => {
+    const c = client({ transport: 'sse' });
+    const got = [];
+    await c.subscribe('cs1', (data, m) => got.push([m.channel, m.seq]));
+    expect(c.transport).to.equal('sse');
+    expect(c.welcome).to.include({ transport: 'sse' });
+    await httpPublish(gw, 'cs1', 1);
+    await eventually(() => got.length === 1, { what: 'first' });
+    // The stream reopens for the new channel; what cs1 gets meanwhile is replayed.
+    const adding = c.subscribe('cs2', (data, m) => got.push([m.channel, m.seq]));
+    await httpPublish(gw, 'cs1', 2);
+    await adding;
+    await httpPublish(gw, 'cs1', 3);
+    await httpPublish(gw, 'cs2', 1);
+    await eventually(() => got.length === 4, { what: 'four messages' });
+    expect(got).to.deep.equal([['cs1', 1], ['cs1', 2], ['cs1', 3], ['cs2', 1]]);
+    const refused = await c.publish('cs1', 'x').catch((e) => e);
+    expect(refused.code).to.equal('receive_only');
+  });
+
+  it("transport 'auto': falls back to SSE when WebSockets fail, then goes back to WebSocket, losing nothing", async () => {
+    let reachable = false;
+    class FlakyWebSocket extends WebSocket {
+      constructor(url) {
+        super(reachable ? url : url.replace(/\/ws$/, '/nowhere'));
+      }
+    }
+    const c = client({ WebSocket: FlakyWebSocket, fallbackAfter: 2, websocketRetry: 1500 });
+    const got = [];
+    await c.subscribe('auto', (data) => got.push(data));
+    expect(c.transport).to.equal('sse');
+    await httpPublish(gw, 'auto', 1);
+    await eventually(() => got.length === 1, { what: 'over SSE' });
+    reachable = true;
+    await eventually(() => c.transport === 'websocket' && c.state === State.OPEN && c.welcome.worker > 0, { what: 'back on WebSocket' });
+    await httpPublish(gw, 'auto', 2);
+    await eventually(() => got.length === 2, { what: 'over WebSocket' });
+    expect(got).to.deep.equal([1, 2]);
   });
 });

@@ -63,9 +63,13 @@ export function withCursor(stream, rest) {
   return `id: ${formatCursor(stream.positions)}\n${rest}`;
 }
 
-/** An event that only moves the stream's cursor: EventSource takes its id and dispatches nothing. */
-export function cursorEvent(stream) {
-  return withCursor(stream, '\n');
+/**
+ * `event: ready`, once every channel of the stream is live: its id is the
+ * full cursor, so a reconnect from here on loses nothing even before the
+ * first message, and a client learns where each channel stands.
+ */
+export function readyEvent(stream) {
+  return withCursor(stream, 'event: ready\ndata: {}\n\n');
 }
 
 /** `event: gap`: the channel's missed messages cannot be replayed; the application refetches. */

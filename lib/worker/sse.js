@@ -11,7 +11,7 @@ import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http.js';
-import { SseStream, cursorEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
+import { SseStream, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
 import { writeFrame } from './frames.js';
 import { closeReason } from './connections.js';
 import { metrics, transportMetrics } from './metrics.js';
@@ -188,11 +188,11 @@ export class SseStreams {
     this.activate(stream, i, local);
   }
 
-  /** The stream receives the channel live; once all its channels are, the client gets the full cursor. */
+  /** The stream receives the channel live; once all its channels are, it says so with the full cursor. */
   activate(stream, i, local) {
     this.subscriptions.activate(stream, local);
     stream.positions[i] = local;
-    if (--stream.pending === 0) writeFrame(stream, cursorEvent(stream), this.config.maxBuffered);
+    if (--stream.pending === 0) writeFrame(stream, readyEvent(stream), this.config.maxBuffered);
   }
 
   closed(stream) {
