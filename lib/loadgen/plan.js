@@ -19,6 +19,10 @@ export function planRun(o, perProcess = connectionsPerProcess()) {
   if (!o.allowRemote) checkLoopback(o);
   if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
   if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey) throw new UsageError('--publish-via http needs --api-key');
+  if (o.transport === 'sse' && o.channels === 0) throw new UsageError('--transport sse needs --channels: a stream is on a channel');
+  if (o.transport === 'sse' && o.publishRate > 0 && o.publishVia !== 'http') {
+    throw new UsageError('--transport sse receives only: publish with --publish-via http --api-key K');
+  }
   const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
@@ -40,7 +44,8 @@ export function planRun(o, perProcess = connectionsPerProcess()) {
       url: o.url,
       addresses: o.localAddress,
       channels: o.channels,
-      messageSize: o.messageSize
+      messageSize: o.messageSize,
+      transport: o.transport
     });
     first += count;
   }

@@ -46,9 +46,10 @@ export class Pool extends SocketTable {
    * @param {string[]} plan.addresses source addresses, used round-robin by global index
    * @param {number} plan.channels connection i subscribes to c<i mod channels> (0 = none)
    * @param {number} plan.messageSize bytes of data per published message
+   * @param {'ws'|'sse'} plan.transport
    */
   constructor(plan) {
-    super(plan.url, plan.count);
+    super(plan.url, plan.count, plan.transport);
     this.plan = plan;
     const n = plan.count;
     this.state = new Uint8Array(n);
@@ -125,7 +126,8 @@ export class Pool extends SocketTable {
     }
     this.state[k] = SUBSCRIBING;
     this.startedAt[k] = now;
-    this.send(k, subscribeFrame(channelName(this.channelOf(k))));
+    // A stream subscribed in its URL; its `ready` event is the ack.
+    if (!this.sse) this.send(k, subscribeFrame(channelName(this.channelOf(k))));
   }
 
   onFail(k, reason) {
