@@ -43,6 +43,9 @@ async function closedPort() {
   return port;
 }
 
+// 400 subscribers on 4 channels, 100 publishes/s over HTTP for 2 s.
+const HTTP_PUBLISH = { connections: 400, rate: 2000, channels: 4, 'publish-rate': 100, 'publish-via': 'http', 'api-key': 'k3y', duration: 2 };
+
 describe('loadgen (command line)', function () {
   for (const [args, message] of [
     [['--url', 'ws://exa mple'], /--url ws:\/\/exa mple is not a URL/],
@@ -109,15 +112,7 @@ describe('loadgen (command line)', function () {
     });
 
     it('publishes over HTTP with autocannon: every 202 reaches every subscriber', async () => {
-      const run = await loadgen(gw, {
-        connections: 400,
-        rate: 2000,
-        channels: 4,
-        'publish-rate': 100,
-        'publish-via': 'http',
-        'api-key': 'k3y',
-        duration: 2
-      });
+      const run = await loadgen(gw, HTTP_PUBLISH);
       const r = run.report;
       expect(run.code, run.stderr).to.equal(0);
       expect(r).to.include({ open: 400, lost: 0, outOfOrder: 0, publishUnacked: 0 });
@@ -127,16 +122,7 @@ describe('loadgen (command line)', function () {
     });
 
     it('holds SSE streams (--transport sse) with the same checks: every 202 reaches every stream, in order', async () => {
-      const run = await loadgen(gw, {
-        transport: 'sse',
-        connections: 400,
-        rate: 2000,
-        channels: 4,
-        'publish-rate': 100,
-        'publish-via': 'http',
-        'api-key': 'k3y',
-        duration: 2
-      });
+      const run = await loadgen(gw, { ...HTTP_PUBLISH, transport: 'sse' });
       const r = run.report;
       expect(run.code, run.stderr).to.equal(0);
       expect(r).to.include({ transport: 'sse', open: 400, subscribed: 400, lost: 0, outOfOrder: 0, seqGaps: 0, publishUnacked: 0 });
