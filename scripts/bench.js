@@ -17,6 +17,7 @@ import { gc } from './bench/scenarios/gc.js';
 import { balance } from './bench/scenarios/balance.js';
 import { auth } from './bench/scenarios/auth.js';
 import { tls } from './bench/scenarios/tls.js';
+import { sse } from './bench/scenarios/sse.js';
 import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
 
@@ -40,7 +41,8 @@ const RUN = {
   gc,
   balance,
   auth,
-  tls
+  tls,
+  sse
 };
 
 const { values } = parseArgs({

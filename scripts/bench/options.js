@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'gc', 'balance', 'auth', 'tls'];
+export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'gc', 'balance', 'auth', 'tls', 'sse'];
 
 /** name: [default, smoke, help] */
 export const OPTIONS = {
