@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
+import { streamOf } from './sse-stream.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -32,6 +33,8 @@ export function createRequestHandler({ config, relay, users, streams, draining }
   const files = new Map();
 
   return function handleRequest(req, res) {
+    // A request pipelined behind a stream on the same connection: the stream owns the socket.
+    if (streamOf(req.socket) !== undefined) return req.socket.destroy();
     const path = req.url.split('?', 1)[0];
     if (draining()) res.setHeader('Connection', 'close');
     if (path === '/sse') return streams.request(req, res, draining());

@@ -10,7 +10,8 @@ import { Message } from '../ipc.js';
 import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { Connections } from './connections.js';
-import { SseStreams, carriesStream } from './sse.js';
+import { SseStreams } from './sse.js';
+import { streamOf } from './sse-stream.js';
 import { Keepalive } from './keepalive.js';
 import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
@@ -65,7 +66,7 @@ export function startWorker(config, worker) {
   );
   server.on('clientError', (err, socket) => {
     // A stream's socket carries events: an HTTP answer there would be garbage in it.
-    if (socket.writable && err.code !== 'ECONNRESET' && !carriesStream(socket)) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    if (socket.writable && err.code !== 'ECONNRESET' && streamOf(socket) === undefined) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
   // Every socket the primary hands over, HTTP or WebSocket: the primary

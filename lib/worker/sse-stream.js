@@ -13,6 +13,8 @@ import { WebSocket } from 'ws';
 import { CloseCode, formatCursor } from '../protocol.js';
 import { writeFrame } from './frames.js';
 
+const kStream = Symbol('sseStream'); // on the socket: the stream it carries
+
 export class SseStream {
   static OPEN = WebSocket.OPEN;
   static CLOSED = WebSocket.CLOSED;
@@ -23,6 +25,7 @@ export class SseStream {
    */
   constructor(socket, channels) {
     this._socket = socket;
+    socket[kStream] = this;
     this.readyState = WebSocket.OPEN;
     this.channels = channels;
     // Per channel, what says where the stream stands: null (not known yet),
@@ -48,6 +51,11 @@ export class SseStream {
   }
 }
 SseStream.prototype.sse = true;
+
+/** @returns {SseStream|undefined} the stream a socket carries: nothing else may be written to it */
+export function streamOf(socket) {
+  return socket[kStream];
+}
 
 /** The `: ping` comment the keepalive wheel writes to streams. */
 export const PING_COMMENT = Buffer.from(': ping\n\n');

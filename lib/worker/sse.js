@@ -11,20 +11,14 @@ import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http.js';
-import { SseStream, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
+import { SseStream, readyEvent, eventData, gapEvent, streamOf, withCursor } from './sse-stream.js';
 import { writeFrame } from './frames.js';
 import { closeReason } from './connections.js';
 import { metrics, transportMetrics } from './metrics.js';
 
 const SSE = transportMetrics('sse');
-const kStream = Symbol('sseStream'); // on the socket: the stream it carries
 const kUser = Symbol('user');
 const RETRY_MS = 2000; // the browser's reconnect delay, sent as `retry:`
-
-/** Whether a socket carries an SSE stream: nothing else may be written to it. */
-export function carriesStream(socket) {
-  return socket[kStream] !== undefined;
-}
 
 export class SseStreams {
   /**
@@ -53,15 +47,13 @@ export class SseStreams {
     }
     const self = this;
     this.onClose = function onClose() {
-      self.closed(this[kStream]);
+      self.closed(streamOf(this));
     };
   }
 
   /** The request listener's part for GET /sse. */
   request(req, res, draining) {
     const refuse = (status, error, message) => reply(res, status, { error, message });
-    // A request pipelined behind a stream on the same connection: the stream owns the socket.
-    if (carriesStream(req.socket)) return req.socket.destroy();
     if (req.method !== 'GET') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'GET' });
     if (draining) return refuse(503, 'draining', 'this worker is draining: reconnect');
     if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) !== 0) {
@@ -78,7 +70,7 @@ export class SseStreams {
     } catch (err) {
       return refuse(400, err.code ?? ErrorCode.BAD_REQUEST, err.message);
     }
-    if (!this.connections.jwt) return this.open(req, ip, query);
+    if (!this.connections.jwt) return this.open(req, res, ip, query);
     if (typeof query.token !== 'string' || query.token === '') {
       metrics.authFailures.inc({ reason: 'missing' });
       return refuse(401, ErrorCode.UNAUTHORIZED, 'pass a token: /sse?channels=…&token=…');
@@ -125,7 +117,7 @@ export class SseStreams {
         return refuse(429, 'forbidden', ErrorCode.FORBIDDEN, `at most ${this.config.maxConnsPerUser} connections per user`);
       }
       if (req.socket.destroyed) return users.remove(null, user); // gone while the primary counted
-      const stream = this.open(req, ip, query);
+      const stream = this.open(req, res, ip, query);
       stream[kUser] = user;
       users.add(stream, user);
       this.deadlines.set(stream, expiresAt);
@@ -133,8 +125,10 @@ export class SseStreams {
   }
 
   /** Starts the stream: the response head, `retry:`, then the subscribes. */
-  open(req, ip, { channels, since }) {
+  open(req, res, ip, { channels, since }) {
     const socket = req.socket;
+    // The stream writes to the socket itself: the response object is let go (~1 KB a stream).
+    res.detachSocket(socket);
     const origin = req.headers.origin;
     // No credentials: the gateway authenticates by token, never by cookie.
     const cors =
@@ -145,7 +139,6 @@ export class SseStreams {
         `X-Accel-Buffering: no\r\nConnection: close\r\n${cors}\r\nretry: ${RETRY_MS}\n\n`
     );
     const stream = new SseStream(socket, channels);
-    socket[kStream] = stream;
     socket.on('close', this.onClose);
     this.connections.perIp.add(stream, ip);
     this.keepalive.add(stream);
