@@ -20,6 +20,7 @@ import { auth } from './bench/scenarios/auth.js';
 import { tls } from './bench/scenarios/tls.js';
 import { channels, recovery } from './bench/scenarios/recovery.js';
 import { redis } from './bench/scenarios/redis.js';
+import { sse } from './bench/scenarios/sse.js';
 import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
 
@@ -47,7 +48,8 @@ const RUN = {
   tls,
   channels,
   recovery,
-  redis
+  redis,
+  sse
 };
 
 const { values } = parseArgs({

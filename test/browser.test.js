@@ -190,6 +190,34 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
+  it("Chromium's EventSource on another origin receives /sse and, after its worker is killed, recovers what it missed", async () => {
+    // The page is on the metrics listener: another origin than the public port.
+    const url = `${gw.http}/sse?channels=es-browser`;
+    await page.evaluate((u) => {
+      window.sse = { events: [], ready: 0 };
+      const source = new EventSource(u);
+      source.onmessage = (e) => window.sse.events.push({ id: e.lastEventId, ...JSON.parse(e.data) });
+      source.addEventListener('ready', () => window.sse.ready++);
+      source.addEventListener('gap', (e) => window.sse.events.push({ gap: JSON.parse(e.data).channel }));
+      window.sseSource = source;
+    }, url);
+    const seen = () => page.evaluate(() => window.sse.events);
+    await page.waitForFunction(() => window.sse.ready === 1, null, { timeout: 10000 });
+    await httpPublish(gw, 'es-browser', 1);
+    await eventually(async () => (await seen()).length === 1, { what: 'first event in the page' });
+
+    // Both workers die; the stream's end makes the browser reconnect with Last-Event-ID.
+    const before = [gw.workerPid(1), gw.workerPid(2)];
+    for (const pid of before) process.kill(pid, 'SIGKILL');
+    for (let i = 2; i <= 4; i++) await httpPublish(gw, 'es-browser', i); // retried until a new worker answers
+    await eventually(async () => (await seen()).length === 4, { what: 'the missed events after the reconnect', timeout: 20000 });
+    const events = await seen();
+    expect(events.map((e) => e.seq)).to.deep.equal([1, 2, 3, 4]);
+    expect(events.map((e) => e.data)).to.deep.equal([1, 2, 3, 4]);
+    expect(await page.evaluate(() => window.sse.ready)).to.equal(2);
+    await page.evaluate(() => window.sseSource.close());
+  });
+
   it('has a Grafana dashboard that charts every DESIGN metric, with names /metrics really exposes', async () => {
     const dashboard = JSON.parse(await readFile(DASHBOARD, 'utf8'));
     const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr));

@@ -44,6 +44,9 @@ async function closedPort() {
   return port;
 }
 
+// 400 subscribers on 4 channels, 100 publishes/s over HTTP for 2 s.
+const HTTP_PUBLISH = { connections: 400, rate: 2000, channels: 4, 'publish-rate': 100, 'publish-via': 'http', 'api-key': 'k3y', duration: 2 };
+
 describe('loadgen (command line)', function () {
   for (const [args, message] of [
     [['--url', 'ws://exa mple'], /--url ws:\/\/exa mple is not a URL/],
@@ -52,6 +55,8 @@ describe('loadgen (command line)', function () {
     [['--local-address', '127.0.0.9-127.0.0.1'], /range 127.0.0.9-127.0.0.1 is empty/],
     [['--connections', '0'], /--connections must be at least 1/],
     [['--publish-rate', '10'], /needs --channels/],
+    [['--transport', 'sse'], /--transport sse needs --channels/],
+    [['--transport', 'sse', '--channels', '2', '--publish-rate', '10'], /receives only: publish with --publish-via http/],
     [['--no-such-flag'], /Unknown argument/]
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, async () => {
@@ -160,20 +165,21 @@ describe('loadgen (command line)', function () {
     });
 
     it('publishes over HTTP with autocannon: every 202 reaches every subscriber', async () => {
-      const run = await loadgen(gw, {
-        connections: 400,
-        rate: 2000,
-        channels: 4,
-        'publish-rate': 100,
-        'publish-via': 'http',
-        'api-key': 'k3y',
-        duration: 2
-      });
+      const run = await loadgen(gw, HTTP_PUBLISH);
       const r = run.report;
       expect(run.code, run.stderr).to.equal(0);
       expect(r).to.include({ open: 400, lost: 0, outOfOrder: 0, publishUnacked: 0 });
       expect(r.published).to.equal(200);
       expect(r.expected).to.equal(200 * 100);
+      expect(r.received).to.equal(r.expected);
+    });
+
+    it('holds SSE streams (--transport sse) with the same checks: every 202 reaches every stream, in order', async () => {
+      const run = await loadgen(gw, { ...HTTP_PUBLISH, transport: 'sse' });
+      const r = run.report;
+      expect(run.code, run.stderr).to.equal(0);
+      expect(r).to.include({ transport: 'sse', open: 400, subscribed: 400, lost: 0, outOfOrder: 0, seqGaps: 0, publishUnacked: 0 });
+      expect(r.expected).to.equal(r.published * 100);
       expect(r.received).to.equal(r.expected);
     });
 

@@ -1,7 +1,8 @@
 // The gateway's client, for browsers and Node: one WebSocket that comes back
 // by itself (capped exponential backoff, full jitter), authenticates and
 // refreshes its token, resubscribes, notices dead connections and lost
-// messages, and holds publishes while it is away.
+// messages, and holds publishes while it is away. Where a WebSocket cannot
+// be opened it receives over Server-Sent Events instead (./sse-socket.js).
 //
 // Browsers load this file as /client.js and its siblings as /client/*.js, so
 // it imports them as '../client/x.js': the same file in Node (lib/client/x.js)
@@ -13,6 +14,7 @@ import { Emitter } from '../client/emitter.js';
 import { ClientError, ClientErrorCode } from '../client/errors.js';
 import { Heartbeat } from '../client/heartbeat.js';
 import { PublishQueue } from '../client/queue.js';
+import { SseSocket } from '../client/sse-socket.js';
 import { Subscription } from '../client/subscription.js';
 import { TokenSource } from '../client/token.js';
 
@@ -30,8 +32,14 @@ export const State = Object.freeze({
 // see the real close of a half-open connection).
 const ABANDONED = 1006;
 
+const TRANSPORTS = ['auto', 'websocket', 'sse'];
+
 const DEFAULTS = {
   WebSocket: globalThis.WebSocket,
+  EventSource: globalThis.EventSource,
+  transport: 'auto',
+  fallbackAfter: 3,
+  websocketRetry: 60000,
   backoffBase: 1000,
   backoffCap: 30000,
   maxQueued: 100,
@@ -68,6 +76,8 @@ export class Client extends Emitter {
   #expiresAt; // of the current token, from the last auth ack
   #refreshTimer;
   #generation = 0; // counts dropped sockets, so late answers about one are ignored
+  #sse; // receiving over SSE (transport 'sse', or 'auto' after fallbackAfter failed WebSockets)
+  #retryTimer; // under 'auto' on SSE: when to try a WebSocket again
 
   /**
    * @param {string|URL} url ws:// or wss://; in a browser also http(s):// or a path such as '/ws'
@@ -80,12 +90,24 @@ export class Client extends Emitter {
    * @param {string} [options.token] a JWT sent in an auth frame on every (re)connect, for a gateway under --auth jwt
    * @param {() => Promise<string>} [options.getToken] instead of token: fetches a fresh one for every (re)connect, and
    *   for the refresh ahead of exp
+   * @param {'auto'|'websocket'|'sse'} [options.transport='auto'] 'auto': WebSocket, receiving over SSE after
+   *   `fallbackAfter` WebSockets in a row failed, and trying a WebSocket again `websocketRetry` ms later
+   * @param {Function} [options.EventSource=globalThis.EventSource] constructor, for SSE; on Node: the eventsource package
+   * @param {string|URL} [options.sseUrl] the gateway's /sse; by default /sse on the host of `url`
+   * @param {number} [options.fallbackAfter=3] failed WebSocket attempts in a row before 'auto' falls back to SSE
+   * @param {number} [options.websocketRetry=60000] ms on SSE before 'auto' tries a WebSocket again
    */
   constructor(url, options = {}) {
     super();
     const opts = { ...DEFAULTS, ...options };
-    if (typeof opts.WebSocket !== 'function') {
+    if (!TRANSPORTS.includes(opts.transport)) throw new RangeError(`transport must be one of ${TRANSPORTS.join(', ')}, got ${opts.transport}`);
+    const ws = typeof opts.WebSocket === 'function';
+    const sse = typeof opts.EventSource === 'function';
+    if (opts.transport !== 'sse' && !ws && !(opts.transport === 'auto' && sse)) {
       throw new TypeError('no WebSocket constructor: pass options.WebSocket (on Node 20: the ws package)');
+    }
+    if (opts.transport !== 'websocket' && !sse && !(opts.transport === 'auto' && ws)) {
+      throw new TypeError('no EventSource constructor: pass options.EventSource (on Node: the eventsource package)');
     }
     if (!(opts.backoffBase > 0 && opts.backoffCap >= opts.backoffBase)) {
       throw new RangeError(`need 0 < backoffBase <= backoffCap, got ${opts.backoffBase} and ${opts.backoffCap}`);
@@ -95,6 +117,8 @@ export class Client extends Emitter {
     }
     this.#options = opts;
     this.url = resolveUrl(url);
+    this.sseUrl = new URL(opts.sseUrl ?? '/sse', this.url.replace(/^ws/, 'http')).href;
+    this.#sse = opts.transport === 'sse' || !ws;
     this.#tokens = new TokenSource(opts);
     this.#queue = new PublishQueue(opts.maxQueued);
     this.#heartbeat = new Heartbeat(
@@ -109,7 +133,12 @@ export class Client extends Emitter {
     return this.#state;
   }
 
-  /** The current connection's welcome frame ({connectionId, worker, pingInterval, auth}), if open. */
+  /** 'websocket' or 'sse': what the client uses, or will use on its next connection. */
+  get transport() {
+    return this.#sse ? 'sse' : 'websocket';
+  }
+
+  /** The current connection's welcome frame ({connectionId, worker, pingInterval, auth}; over SSE {transport: 'sse'}), if open. */
   get welcome() {
     return this.#state === State.OPEN ? this.#welcome : undefined;
   }
@@ -146,13 +175,14 @@ export class Client extends Emitter {
 
   /**
    * Publishes `data` (any JSON) on `channel`; while disconnected it waits in
-   * a bounded queue.
+   * a bounded queue. Over SSE it is refused with `receive_only`.
    * @returns {Promise<object>} resolved with the gateway's ack; rejected with an
    *   error whose .code is an ErrorCode or a ClientErrorCode
    */
   publish(channel, data) {
     if (!isValidChannel(channel)) return Promise.reject(invalidChannel(channel));
     if (this.#state === State.CLOSED) return Promise.reject(closedError());
+    if (this.#sse && this.#state === State.OPEN) return Promise.reject(receiveOnly());
     const frame = { type: 'publish', channel, data };
     return this.#state === State.OPEN ? this.#request(frame) : this.#queue.add(frame);
   }
@@ -165,7 +195,13 @@ export class Client extends Emitter {
   }
 
   #dial() {
-    const socket = new this.#options.WebSocket(this.url);
+    const opts = this.#options;
+    if (opts.transport === 'auto' && !this.#sse && this.#attempt >= opts.fallbackAfter && typeof opts.EventSource === 'function') {
+      this.#sse = true;
+    }
+    const socket = this.#sse
+      ? new SseSocket(this.sseUrl, { EventSource: opts.EventSource, token: () => (this.#tokens.configured ? this.#tokens.get() : Promise.resolve()) })
+      : new opts.WebSocket(this.url);
     this.#socket = socket;
     socket.onmessage = (event) => this.#receive(event.data);
     socket.onclose = (event) => this.#closed(event.code, event.reason);
@@ -230,8 +266,18 @@ export class Client extends Emitter {
     this.#state = State.OPEN;
     for (const [channel, sub] of this.#channels) this.#subscribe(channel, sub);
     // Queued publishes go before anything a 'state' listener may publish.
-    for (const entry of this.#queue.take()) this.#request(entry.frame).then(entry.resolve, entry.reject);
+    for (const entry of this.#queue.take()) {
+      if (this.#sse) entry.reject(receiveOnly());
+      else this.#request(entry.frame).then(entry.resolve, entry.reject);
+    }
     if (welcome.pingInterval > 0) this.#heartbeat.start(welcome.pingInterval);
+    if (this.#sse && this.#options.transport === 'auto' && typeof this.#options.WebSocket === 'function') {
+      this.#retryTimer = setTimeout(() => {
+        this.#sse = false;
+        this.#attempt = 0;
+        this.#abandon('trying a WebSocket again');
+      }, this.#options.websocketRetry);
+    }
     this.emit('state', State.OPEN, welcome);
   }
 
@@ -320,6 +366,7 @@ export class Client extends Emitter {
   #drop(largestCode) {
     clearTimeout(this.#timer);
     clearTimeout(this.#refreshTimer);
+    clearTimeout(this.#retryTimer);
     this.#generation++;
     this.#heartbeat.stop();
     const socket = this.#socket;
@@ -361,6 +408,10 @@ function noop() {}
 
 function invalidChannel(channel) {
   return new ProtocolError(ErrorCode.INVALID_CHANNEL, `invalid channel name ${JSON.stringify(String(channel)).slice(0, 140)}`);
+}
+
+function receiveOnly() {
+  return new ClientError(ClientErrorCode.RECEIVE_ONLY, 'over SSE the client only receives: publish through your server and POST /publish');
 }
 
 function closedError() {

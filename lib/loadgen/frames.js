@@ -12,6 +12,7 @@ export const PUBLISH_ID = 2;
 export const RESUBSCRIBE_ID = 3; // a subscribe with since, after a reconnect
 
 const MESSAGE = Buffer.from('{"type":"message",');
+const EVENT_DATA = Buffer.from('{"channel":'); // an SSE message event's data
 const SEQ = Buffer.from('"seq":');
 const SENT = Buffer.from('"data":{"t":');
 
@@ -51,18 +52,23 @@ export function publishBody(channel, data) {
 }
 
 /**
- * Reads `seq` and the send time of a message frame into `out` ({seq, sentUs};
- * sentUs is -1 when the data is not ours) without allocating.
- * @returns {boolean} false when `buf` is not a message frame
+ * Reads `seq` and the send time of a message frame (or an SSE message
+ * event's data) into `out` ({seq, sentUs}; sentUs is -1 when the data is
+ * not ours) without allocating.
+ * @returns {boolean} false when `buf` is not a message
  */
 export function readMessage(buf, out) {
-  if (buf.length < MESSAGE.length || buf.compare(MESSAGE, 0, MESSAGE.length, 0, MESSAGE.length) !== 0) return false;
-  const seqAt = buf.indexOf(SEQ, MESSAGE.length);
+  if (!startsWith(buf, MESSAGE) && !startsWith(buf, EVENT_DATA)) return false;
+  const seqAt = buf.indexOf(SEQ, EVENT_DATA.length);
   if (seqAt === -1) return false;
   out.seq = readInteger(buf, seqAt + SEQ.length);
   const sentAt = buf.indexOf(SENT, seqAt);
   out.sentUs = sentAt === -1 ? -1 : readInteger(buf, sentAt + SENT.length);
   return out.seq >= 0;
+}
+
+function startsWith(buf, prefix) {
+  return buf.length >= prefix.length && buf.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
 }
 
 /** The non-negative decimal integer at `at`, or -1. */

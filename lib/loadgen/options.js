@@ -15,6 +15,12 @@ export const options = {
     default: false,
     describe: 'allow a target and source addresses off this machine: only for a gateway you run yourself (EC2 load tests)'
   },
+  transport: {
+    type: 'string',
+    choices: ['ws', 'sse'],
+    default: 'ws',
+    describe: "sse: hold Server-Sent Events streams (GET /sse on --url's host) instead of WebSockets; receive only"
+  },
   connections: { ...int(1, 10_000_000), default: 1000, describe: 'connections to open and hold' },
   rate: { type: 'number', min: 0.1, default: 1000, describe: 'new connections per second, all processes together' },
   processes: {

@@ -21,6 +21,11 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
   const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
   if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey) throw new UsageError('--publish-via http needs --api-key');
+  if (o.transport === 'sse' && o.channels === 0) throw new UsageError('--transport sse needs --channels: a stream is on a channel');
+  if (o.transport === 'sse' && o.publishRate > 0 && o.publishVia !== 'http') {
+    throw new UsageError('--transport sse receives only: publish with --publish-via http --api-key K');
+  }
+  if (o.transport === 'sse' && o.reconnectEvery > 0) throw new UsageError('--reconnect-every re-dials WebSocket connections only (--transport ws)');
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
     throw new UsageError(
@@ -44,7 +49,8 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       channels: o.channels,
       messageSize: o.messageSize,
       reconnectEvery: o.reconnectEvery,
-      reconnectFraction: o.reconnectFraction
+      reconnectFraction: o.reconnectFraction,
+      transport: o.transport
     });
     first += count;
   }

@@ -64,9 +64,10 @@ export class Pool extends SocketTable {
    * @param {number} plan.messageSize bytes of data per published message
    * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
    * @param {number} plan.reconnectFraction share of the connections each round drops
+   * @param {'ws'|'sse'} plan.transport
    */
   constructor(plan) {
-    super(plan.url, plan.count);
+    super(plan.url, plan.count, plan.transport);
     this.plan = plan;
     const n = plan.count;
     this.state = new Uint8Array(n);
@@ -191,7 +192,8 @@ export class Pool extends SocketTable {
     }
     this.state[k] = SUBSCRIBING;
     this.startedAt[k] = now;
-    this.send(k, subscribeFrame(channelName(this.channelOf(k))));
+    // A stream subscribed in its URL; its `ready` event is the ack.
+    if (!this.sse) this.send(k, subscribeFrame(channelName(this.channelOf(k))));
   }
 
   onFail(k, reason) {

@@ -23,6 +23,7 @@ export function buildReport({ options, processes, totals: t, heldAtClose, publis
   const rss = t.rss ?? {};
   const report = {
     target: options.connections,
+    transport: options.transport,
     open: t.peakOpen ?? 0,
     heldAtClose,
     failed: t.failed ?? {},
@@ -76,7 +77,7 @@ export function formatSummary(r, url) {
   const l = r.latencyMs;
   const h = r.handshakeMs;
   const lines = [
-    `loadgen ${url}: ${r.target} connections, ${r.processes} processes, ${r.localAddresses || 'default'} source addresses`,
+    `loadgen ${url}: ${r.target} ${r.transport === 'sse' ? 'SSE streams (GET /sse)' : 'connections'}, ${r.processes} processes, ${r.localAddresses || 'default'} source addresses`,
     `  open       ${r.open} / ${r.target} at peak, ${r.heldAtClose} held at close; failed ${reasons(r.failed)}; dropped ${reasons(r.dropped)}`,
     `  connect    ${r.connectRate}/s (ramp ${r.rampS} s; first 90 % ${r.first90Rate}/s, last 10 % ${r.last10Rate}/s); handshake p50 ${h.p50} ms, p99 ${h.p99} ms, max ${h.max} ms`,
     `  messages   published ${r.published} (errors ${reasons(r.publishErrors)}, unacked ${r.publishUnacked}); ` +

@@ -1,8 +1,11 @@
-// A table of client WebSocket connections, indexed 0..count-1. It speaks the
-// wire (lib/loadgen/wire.js) and tells its subclass what happened through four
-// hooks: onOpen(k), onText(k, payload), onFail(k, reason) before the upgrade,
-// onClose(k, code) after it, and onPortTaken(k) when a source port was in use
-// (true: the subclass retries the connection).
+// A table of client WebSocket connections, indexed 0..count-1, or of SSE
+// streams (each on the channel its subclass's channelOf(k) names). It speaks
+// the wire (lib/loadgen/wire.js, ./sse-wire.js) and tells its subclass what
+// happened through five hooks: onOpen(k), onText(k, payload) (an SSE
+// stream's `ready` reads as the ack of a subscribe), onFail(k, reason)
+// before the upgrade or the response head, onClose(k, code) after it, and
+// onPortTaken(k) when a source port was in use (true: the subclass retries
+// the connection).
 //
 // Memory per connection is what limits a load generator: each connection is a
 // bare net.Socket carrying only its index, its other state lives in arrays
@@ -11,6 +14,8 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { Opcode, newKey, handshakeRequest, readHandshake, readFrame, encodeFrame, textFrame, closeFrame } from './wire.js';
+import { streamRequest, readStreamHead, readEvents } from './sse-wire.js';
+import { channelName } from './frames.js';
 
 const SLOT = Symbol('slot');
 const NO_STATUS = 1005;
@@ -21,9 +26,11 @@ export class SocketTable {
   /**
    * @param {string} url ws:// or wss:// (certificates are not checked: targets are this machine)
    * @param {number} count
+   * @param {'ws'|'sse'} [transport] sse: streams on GET /sse of the same host
    */
-  constructor(url, count) {
+  constructor(url, count, transport = 'ws') {
     this.url = new URL(url);
+    this.sse = transport === 'sse';
     const secure = this.url.protocol === 'wss:';
     this.connectTo = secure ? tls.connect : net.connect;
     // One options object for every connect: net reads it during the call.
@@ -54,18 +61,23 @@ export class SocketTable {
     socket.on('error', this.handlers.error);
     socket.on('close', this.handlers.close);
     this.sockets[k] = socket;
-    this.keys[k] = newKey();
-    socket.write(handshakeRequest(this.url, this.keys[k]));
+    // A stream has no key: the marker only says its response head is awaited.
+    this.keys[k] = this.sse ? '' : newKey();
+    socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k))) : handshakeRequest(this.url, this.keys[k]));
   }
 
   send(k, text) {
     this.sockets[k].write(textFrame(text));
   }
 
-  /** Starts the closing handshake; the server answers and closes the TCP connection first. */
+  /**
+   * Starts the closing handshake; the server answers and closes the TCP
+   * connection first. A stream has none: it is closed from this side.
+   */
   close(k, code) {
     this.closeCode[k] = code;
-    this.sockets[k].write(closeFrame(code));
+    if (this.sse) this.sockets[k].destroy();
+    else this.sockets[k].write(closeFrame(code));
   }
 
   destroy(k) {
@@ -89,7 +101,7 @@ export class SocketTable {
     }
     let at = 0;
     if (this.keys[k] !== undefined) {
-      const answer = readHandshake(buf, this.keys[k]);
+      const answer = this.sse ? readStreamHead(buf) : readHandshake(buf, this.keys[k]);
       if (answer === undefined) {
         this.partial[k] = buf;
         return;
@@ -99,8 +111,9 @@ export class SocketTable {
       this.onOpen(k);
       at = answer.end;
     }
+    if (this.sse) at = readEvents(buf, at, this, k);
     const f = this.frame;
-    while (at < buf.length && this.sockets[k] !== undefined) {
+    while (!this.sse && at < buf.length && this.sockets[k] !== undefined) {
       const next = readFrame(buf, at, f);
       if (next === -1) break;
       if (next === -2) {

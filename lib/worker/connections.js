@@ -25,13 +25,12 @@ import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
 import { WorkerUsers } from './users.js';
-import { metrics } from './metrics.js';
+import { IpCounts } from './ip-counts.js';
+import { metrics, transportMetrics } from './metrics.js';
 
 const { WebSocket } = require('ws');
 
-// Per-connection state, set only when needed: most connections never publish,
-// and the IP is kept only to count connections per IP.
-const kIp = Symbol('clientIp');
+// Per-connection state, set only when needed: most connections never publish.
 const kTokens = Symbol('publishTokens');
 const kRefilled = Symbol('tokensRefilledAt');
 // Under --auth jwt: the token's sub (null once an auth frame came, before one
@@ -46,6 +45,8 @@ const kAuthRefilled = Symbol('authTokensRefilledAt');
 // verifying costs CPU, so no client may make a worker verify in a loop. The
 // first is free, so a connection that never refreshes holds no bucket.
 const AUTH_RATE = 2;
+
+const WS = transportMetrics('ws');
 
 const CLOSE_REASONS = new Map([
   [1000, 'normal'],
@@ -82,7 +83,7 @@ export class Connections {
     this.count = 0; // open connections
     // Worker number and a random part, so ids stay unique across restarts.
     this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
-    this.perIp = new Map(); // client IP -> open connections, kept only with --max-conns-per-ip
+    this.perIp = new IpCounts(config.maxConnsPerIp); // shared with the SSE streams (./sse.js)
     this.jwt = config.auth === 'jwt';
     if (this.jwt) {
       this.verify = createVerifier(config);
@@ -105,26 +106,17 @@ export class Connections {
     };
   }
 
-  /** Whether one more connection from `ip` stays within --max-conns-per-ip. */
-  allowsIp(ip) {
-    const cap = this.config.maxConnsPerIp;
-    return cap === 0 || (this.perIp.get(ip) ?? 0) < cap;
-  }
-
   accept(ws, ip) {
     ws.on('message', this.onMessage);
     ws.on('pong', this.onPong);
     ws.on('close', this.onClose);
     ws.on('error', this.onError);
-    if (this.config.maxConnsPerIp > 0) {
-      ws[kIp] = ip;
-      this.perIp.set(ip, (this.perIp.get(ip) ?? 0) + 1);
-    }
+    this.perIp.add(ws, ip);
     this.keepalive.add(ws);
     if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
-    metrics.connections.inc();
-    metrics.opened.inc();
+    WS.connections.inc();
+    WS.opened.inc();
     const id = `${this.idPrefix}${(this.opened++).toString(36)}`;
     ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
   }
@@ -315,14 +307,10 @@ export class Connections {
       if (ws[kPermissions] !== undefined) this.users.remove(ws, ws[kUser]);
     }
     this.subscriptions.removeAll(ws);
-    if (this.config.maxConnsPerIp > 0) {
-      const left = this.perIp.get(ws[kIp]) - 1;
-      if (left > 0) this.perIp.set(ws[kIp], left);
-      else this.perIp.delete(ws[kIp]);
-    }
+    this.perIp.remove(ws);
     this.count--;
-    metrics.connections.dec();
-    metrics.closed.inc({ reason: CLOSE_REASONS.get(code) ?? 'other' });
+    WS.connections.dec();
+    WS.closed(closeReason(code));
   }
 
   /**
@@ -344,6 +332,11 @@ export class Connections {
     }
     for (const ws of list) ws.terminate();
   }
+}
+
+/** The reason label of gateway_connections_closed_total for a close code. */
+export function closeReason(code) {
+  return CLOSE_REASONS.get(code) ?? 'other';
 }
 
 // Token bucket kept on the connection under the keys given: `rate` per

@@ -1,9 +1,11 @@
 // Plain HTTP on the public port: health, the keyed POST routes (publish,
-// disconnect) and the browser client. Upgrades are handled in ./upgrade.js.
+// disconnect), the browser client, and the entry of GET /sse (./sse.js).
+// Upgrades are handled in ./upgrade.js.
 import { readFileSync } from 'node:fs';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
+import { streamOf } from './sse-stream.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -24,16 +26,20 @@ const STATUS_FOR = {
  * @param {object} options.config resolved gateway configuration
  * @param {import('./relay.js').WorkerRelay} options.relay
  * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
+ * @param {import('./sse.js').SseStreams} options.streams GET /sse
  * @param {() => boolean} options.draining
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, users, draining }) {
+export function createRequestHandler({ config, relay, users, streams, draining }) {
   const apiKeyHash = config.apiKey === undefined ? undefined : sha256(config.apiKey);
   const files = new Map();
 
   return function handleRequest(req, res) {
+    // A request pipelined behind a stream on the same connection: the stream owns the socket.
+    if (streamOf(req.socket) !== undefined) return req.socket.destroy();
     const path = req.url.split('?', 1)[0];
     if (draining()) res.setHeader('Connection', 'close');
+    if (path === '/sse') return streams.request(req, res, draining());
     if (path === '/publish' || path === '/disconnect') {
       if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'POST' });
       if (!keyAccepted(req, res)) return;

@@ -10,6 +10,8 @@ import { Message } from '../ipc.js';
 import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { Connections } from './connections.js';
+import { SseStreams } from './sse.js';
+import { streamOf } from './sse-stream.js';
 import { Keepalive } from './keepalive.js';
 import { ClosePacer } from './close-pacer.js';
 import { PeriodicGc } from './gc.js';
@@ -42,18 +44,19 @@ export function startWorker(config, worker) {
   const relay = new WorkerRelay({
     subscriptions,
     maxBuffered: config.maxBuffered,
-    answered: (request, answer) => connections.answered(request, answer)
+    answered: (request, answer) => (request.ws.sse === true ? streams : connections).answered(request, answer)
   });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const connections = new Connections({ config, worker, relay, subscriptions, keepalive, log });
+  const streams = new SseStreams({ config, relay, subscriptions, keepalive, connections });
   const wss = new WebSocketServer({
     noServer: true,
     clientTracking: false, // ws would add a closure per connection; Connections counts, the keepalive wheel holds them
     perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
     maxPayload: config.maxPayload
   });
-  const handleRequest = createRequestHandler({ config, relay, users: connections.users, draining });
+  const handleRequest = createRequestHandler({ config, relay, users: connections.users, streams, draining });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =
@@ -72,7 +75,8 @@ export function startWorker(config, worker) {
     })
   );
   server.on('clientError', (err, socket) => {
-    if (socket.writable && err.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    // A stream's socket carries events: an HTTP answer there would be garbage in it.
+    if (socket.writable && err.code !== 'ECONNRESET' && streamOf(socket) === undefined) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
   // Every socket the primary hands over, HTTP or WebSocket: the primary
@@ -109,7 +113,7 @@ export function startWorker(config, worker) {
   async function drain(spreadMs) {
     if (state === DRAINING) return;
     state = DRAINING;
-    log.info({ connections: connections.count, spreadMs }, 'draining');
+    log.info({ connections: connections.count, streams: streams.count, spreadMs }, 'draining');
     await connections.closeAll(keepalive.all(), spreadMs);
     keepalive.stop();
     gc.stop();

@@ -2,8 +2,11 @@
 // `slots` slots; one timer for the whole worker visits one slot per tick, so a
 // full round of pings is spread evenly over the ping interval instead of
 // stalling the event loop in one sweep. A connection that has not shown life
-// (pong, or any frame) since its previous ping is terminated.
+// (pong, or any frame) since its previous ping is terminated. An SSE stream
+// cannot answer: it gets a `: ping` comment, and a stream whose peer is gone
+// fails at that write and closes.
 import { PING_FRAME, writeFrame } from './frames.js';
+import { PING_COMMENT } from './sse-stream.js';
 import { metrics } from './metrics.js';
 
 const kSlot = Symbol('slot');
@@ -51,6 +54,10 @@ export class Keepalive {
     this.cursor = (this.cursor + 1) % this.slots.length;
     let pinged = 0;
     for (const ws of slot) {
+      if (ws.sse === true) {
+        if (writeFrame(ws, PING_COMMENT, this.maxBuffered)) pinged++;
+        continue;
+      }
       if (!ws[kAlive]) {
         metrics.terminated.inc();
         slot.delete(ws);

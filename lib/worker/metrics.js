@@ -10,12 +10,12 @@ client.collectDefaultMetrics();
 new client.AggregatorRegistry(); // eslint-disable-line no-new
 
 const counter = (name, help, labelNames = []) => new client.Counter({ name, help, labelNames });
-const gauge = (name, help) => new client.Gauge({ name, help });
+const gauge = (name, help, labelNames = []) => new client.Gauge({ name, help, labelNames });
 
 export const metrics = {
-  connections: gauge('gateway_connections', 'Open WebSocket connections'),
-  opened: counter('gateway_connections_opened_total', 'WebSocket connections opened'),
-  closed: counter('gateway_connections_closed_total', 'WebSocket connections closed, by reason', ['reason']),
+  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse)', ['transport']),
+  opened: counter('gateway_connections_opened_total', 'Connections opened, by transport', ['transport']),
+  closed: counter('gateway_connections_closed_total', 'Connections closed, by transport and reason', ['transport', 'reason']),
   rejected: counter('gateway_upgrades_rejected_total', 'WebSocket upgrades refused, by reason', ['reason']),
   subscriptions: gauge('gateway_subscriptions', 'Channel subscriptions held by connections'),
   published: counter('gateway_messages_published_total', 'Messages accepted for publishing (WebSocket and HTTP)'),
@@ -34,3 +34,16 @@ export const metrics = {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
   })
 };
+
+/**
+ * One transport's connection metrics, its label bound once: a label looked up
+ * per call costs a hash of the labels per connection.
+ * @param {'ws'|'sse'} transport
+ */
+export function transportMetrics(transport) {
+  return {
+    connections: metrics.connections.labels({ transport }),
+    opened: metrics.opened.labels({ transport }),
+    closed: (reason) => metrics.closed.inc({ transport, reason })
+  };
+}

@@ -27,6 +27,7 @@
 import { IpcBatch } from '../ipc.js';
 import { ErrorCode, ProtocolError, messageFrame } from '../protocol.js';
 import { encodeText, writeFrame } from './frames.js';
+import { writeEvents } from './sse-stream.js';
 import { metrics } from './metrics.js';
 
 export const UNAVAILABLE_MESSAGE = 'the engine (Redis) is unreachable: retry shortly';
@@ -148,11 +149,16 @@ export class WorkerRelay {
     const subscribers = this.subscriptions.subscribers(channel);
     if (subscribers === undefined) return;
     subscribers.seq = seq;
-    if (subscribers.size === 0) return;
-    const frame = encodeText(messageFrame(channel, seq, dataJson));
+    // Encoded once per transport present: the frame for the WebSockets, the event for the streams.
     let delivered = 0;
-    for (const ws of subscribers) if (writeFrame(ws, frame, this.maxBuffered)) delivered++;
-    metrics.delivered.inc(delivered);
+    if (subscribers.size > 0) {
+      const frame = encodeText(messageFrame(channel, seq, dataJson));
+      for (const ws of subscribers) if (writeFrame(ws, frame, this.maxBuffered)) delivered++;
+    }
+    if (subscribers.sse !== null && subscribers.sse.size > 0) {
+      delivered += writeEvents(subscribers, channel, dataJson, this.maxBuffered);
+    }
+    if (delivered > 0) metrics.delivered.inc(delivered);
   }
 
   routed([, token, epoch, seq, result, replay]) {

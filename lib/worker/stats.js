@@ -33,7 +33,8 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
       worker,
       pid: process.pid,
       at: Date.now(), // when measured: the cluster view reaches /stats a second or two later
-      connections: await value(metrics.connections),
+      connections: await value(metrics.connections), // both transports
+      streams: await value(metrics.connections, { transport: 'sse' }),
       sockets: open,
       received,
       subscriptions: await value(metrics.subscriptions),
@@ -66,9 +67,11 @@ function memoryUsage() {
   }
 }
 
-async function value(metric) {
+/** The sum of a metric's samples, or of those with `labels`. */
+async function value(metric, labels = {}) {
   const { values } = await metric.get();
-  return values.reduce((sum, v) => sum + v.value, 0);
+  const matches = (v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l);
+  return values.reduce((sum, v) => (matches(v) ? sum + v.value : sum), 0);
 }
 
 function round(x) {

@@ -29,7 +29,7 @@ export function createUpgradeHandler({ config, wss, connections, closes, drainin
     if (connections.count >= capacity) return refuse(503, 'over_capacity');
     if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
     const ip = clientIp(req, config.trustForwarded);
-    if (!connections.allowsIp(ip)) return refuse(429, 'ip_cap');
+    if (!connections.perIp.allows(ip)) return refuse(429, 'ip_cap');
     // ws answers 101 and the welcome follows at once (no verifyClient: all
     // synchronous): corked, both leave in one write.
     socket.cork();

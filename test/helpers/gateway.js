@@ -78,11 +78,16 @@ export class Gateway {
     return res.text();
   }
 
-  /** Value of one sample in the Prometheus text (labels as written, e.g. '{reason="x"}'). */
+  /**
+   * Value of one sample in the Prometheus text (labels as written, e.g.
+   * '{reason="x"}'); without labels, the sum of all the metric's samples.
+   */
   async metric(name, labels = '') {
-    const text = await this.metrics();
-    const line = text.split('\n').find((l) => l.startsWith(name + labels + ' '));
-    return line === undefined ? undefined : Number(line.split(' ')[1]);
+    const lines = (await this.metrics()).split('\n');
+    const values = (labels === '' ? lines.filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)) : lines.filter((l) => l.startsWith(`${name}${labels} `))).map(
+      (l) => Number(l.slice(l.lastIndexOf(' ') + 1))
+    );
+    return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
   }
 
   /** The pid of the newest ready worker in slot `worker`. */

@@ -12,7 +12,11 @@ import { runResult, loadSummary } from '../result.js';
 
 const GRACE_MS = 200; // the other workers finish writing the last publish
 
-export async function fanout(opts, kinds) {
+/**
+ * @param {string[]} kinds servers to compare
+ * @param {object} [as] `transport` of the subscribers (the publisher is a WebSocket), and the scenario's name
+ */
+export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-out' } = {}) {
   const size = opts.fanoutSubscribers;
   const results = [];
   for (const kind of kinds) {
@@ -22,6 +26,7 @@ export async function fanout(opts, kinds) {
       await withServer(kind, flags, async (server) => {
         const load = new Load(server, {
           connections: size,
+          transport,
           rate: opts.rate,
           channels: 1,
           duration: opts.fanoutSeconds + 5, // + /stats lag, idle CPU rate, last echo
@@ -29,7 +34,7 @@ export async function fanout(opts, kinds) {
         });
         if (!(await load.held(server, { subscribed: true }))) {
           const report = await load.report;
-          return runResult({ scenario: 'fan-out', variant: kind, size, short: shortfall(report, false), load: loadSummary(report) });
+          return runResult({ scenario, variant: kind, size, short: shortfall(report, false), load: loadSummary(report) });
         }
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);
@@ -43,9 +48,9 @@ export async function fanout(opts, kinds) {
           shortfall(report) ??
           (report.received < run.published * size ? `received ${report.received} of ${run.published * size}` : undefined) ??
           (report.outOfOrder + report.seqGaps > 0 ? `out of order ${report.outOfOrder}, gaps ${report.seqGaps}` : undefined);
-        if (short !== undefined) return runResult({ scenario: 'fan-out', variant: kind, size, short, load: loadSummary(report) });
+        if (short !== undefined) return runResult({ scenario, variant: kind, size, short, load: loadSummary(report) });
         return runResult({
-          scenario: 'fan-out',
+          scenario,
           variant: kind,
           size,
           figures: {

@@ -22,9 +22,10 @@ const CHANNELS = 100;
  * @param {object} o.opts the benchmark's options
  * @param {number} [o.holdS] seconds to hold before measuring
  * @param {string[]} [o.nodeArgs] Node flags for the server
+ * @param {'ws'|'sse'} [o.transport] what the connections are: WebSockets or SSE streams
  * @param {(server, holdS) => Promise<object>} [o.during] measures over the hold; resolves more figures
  */
-export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, nodeArgs, during = hold }) {
+export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, nodeArgs, during = hold, transport = 'ws' }) {
   return withServer(
     kind,
     flags,
@@ -34,6 +35,7 @@ export async function holdIdle({ scenario, variant, kind, flags, workers, size, 
       const empty = await memoryOf(server);
       const load = new Load(server, {
         connections: size,
+        transport,
         rate: opts.rate,
         channels: CHANNELS,
         duration: holdS + 2.5, // the measurements end within 2.5 s of the ramp's end

@@ -1,0 +1,133 @@
+// Types of the gateway's client (lib/client/index.js), for editors and
+// bundlers. The JavaScript is the source of truth; test/types.test.js
+// type-checks an example against this file.
+
+export declare const ErrorCode: Readonly<{
+  BAD_REQUEST: 'bad_request';
+  INVALID_CHANNEL: 'invalid_channel';
+  TOO_MANY_SUBSCRIPTIONS: 'too_many_subscriptions';
+  RATE_LIMITED: 'rate_limited';
+  FORBIDDEN: 'forbidden';
+  UNAUTHORIZED: 'unauthorized';
+  TOKEN_EXPIRED: 'token_expired';
+  PAYLOAD_TOO_LARGE: 'payload_too_large';
+}>;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export declare const CloseCode: Readonly<{
+  GOING_AWAY: 1001;
+  POLICY: 1008;
+  TOO_BIG: 1009;
+  INTERNAL: 1011;
+  RESTART: 1012;
+  TRY_AGAIN: 1013;
+  AUTH_TIMEOUT: 4001;
+  TOKEN_EXPIRED: 4003;
+  DISCONNECTED: 4004;
+}>;
+
+export declare const ClientErrorCode: Readonly<{
+  QUEUE_FULL: 'queue_full';
+  DISCONNECTED: 'disconnected';
+  CLOSED: 'closed';
+  RECEIVE_ONLY: 'receive_only';
+}>;
+export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
+
+/** An error the gateway reported (an error frame). */
+export declare class ProtocolError extends Error {
+  constructor(code: ErrorCode, message: string, id?: string | number);
+  code: ErrorCode;
+  id?: string | number;
+}
+
+/** An error the client raised itself. */
+export declare class ClientError extends Error {
+  constructor(code: ClientErrorCode, message: string);
+  code: ClientErrorCode;
+  /** With `closed`: the close code the gateway ended the client with. */
+  closeCode?: number;
+}
+
+export declare const State: Readonly<{
+  CONNECTING: 'connecting';
+  OPEN: 'open';
+  RECONNECTING: 'reconnecting';
+  CLOSED: 'closed';
+}>;
+export type State = (typeof State)[keyof typeof State];
+
+export type Transport = 'websocket' | 'sse';
+
+export interface ClientOptions {
+  /** WebSocket constructor; on Node 20 pass the `ws` package. */
+  WebSocket?: new (url: string) => unknown;
+  /** EventSource constructor, for SSE; on Node pass the `eventsource` package's. */
+  EventSource?: new (url: string) => unknown;
+  /** 'auto' (default): WebSocket, receiving over SSE when WebSockets keep failing. */
+  transport?: 'auto' | Transport;
+  /** The gateway's /sse; by default /sse on the host of the client's URL. */
+  sseUrl?: string | URL;
+  /** Failed WebSocket attempts in a row before 'auto' falls back to SSE (3). */
+  fallbackAfter?: number;
+  /** ms on SSE before 'auto' tries a WebSocket again (60000). */
+  websocketRetry?: number;
+  backoffBase?: number;
+  backoffCap?: number;
+  maxQueued?: number;
+  connectTimeout?: number;
+  /** A JWT, for a gateway under --auth jwt. */
+  token?: string;
+  /** Instead of token: a fresh one for every (re)connect and refresh. */
+  getToken?: () => Promise<string> | string;
+}
+
+export interface Welcome {
+  connectionId?: string;
+  worker?: number;
+  pingInterval: number;
+  auth?: 'jwt';
+  /** 'sse' when receiving over Server-Sent Events. */
+  transport?: 'sse';
+}
+
+export interface MessageInfo {
+  type: 'message';
+  channel: string;
+  seq: number;
+  data: unknown;
+}
+
+export interface Ack {
+  type: 'ack';
+  id?: number;
+  seq?: number;
+  epoch?: string;
+  recovered?: boolean;
+}
+
+export interface ClientEvents {
+  state: (state: State, detail?: unknown) => void;
+  recovered: (info: { channel: string; from: number; to: number }) => void;
+  gap: (info: { channel: string; expected: number; got: number }) => void;
+  error: (error: ProtocolError | ClientError | Error) => void;
+}
+
+export declare class Client {
+  constructor(url: string | URL, options?: ClientOptions);
+  readonly url: string;
+  readonly sseUrl: string;
+  readonly state: State;
+  /** What the client uses, or will use on its next connection. */
+  readonly transport: Transport;
+  readonly welcome: Welcome | undefined;
+  subscribe<T = unknown>(channel: string, handler: (data: T, message: MessageInfo) => void): Promise<void>;
+  unsubscribe(channel: string, handler?: (data: any, message: MessageInfo) => void): Promise<unknown>;
+  /** Rejected with `receive_only` over SSE. */
+  publish(channel: string, data: unknown): Promise<Ack>;
+  close(): void;
+  on<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): () => void;
+  off<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): void;
+}
+
+export declare function connect(url: string | URL, options?: ClientOptions): Client;

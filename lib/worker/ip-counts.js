@@ -1,0 +1,30 @@
+// Open connections per client IP, both transports together, kept only under
+// --max-conns-per-ip.
+const kIp = Symbol('clientIp');
+
+export class IpCounts {
+  /** @param {number} cap --max-conns-per-ip (0 = no cap: nothing is counted) */
+  constructor(cap) {
+    this.cap = cap;
+    this.counts = new Map(); // client IP -> open connections
+  }
+
+  /** Whether one more connection from `ip` stays within the cap. */
+  allows(ip) {
+    return this.cap === 0 || (this.counts.get(ip) ?? 0) < this.cap;
+  }
+
+  add(connection, ip) {
+    if (this.cap === 0) return;
+    connection[kIp] = ip;
+    this.counts.set(ip, (this.counts.get(ip) ?? 0) + 1);
+  }
+
+  remove(connection) {
+    if (this.cap === 0) return;
+    const ip = connection[kIp];
+    const left = this.counts.get(ip) - 1;
+    if (left > 0) this.counts.set(ip, left);
+    else this.counts.delete(ip);
+  }
+}

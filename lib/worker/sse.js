@@ -1,0 +1,208 @@
+// GET /sse?channels=a,b[&token=…]: the Server-Sent Events transport. A
+// request is checked whole before the stream starts (a clear 4xx/503 for
+// anything wrong), then its channels are subscribed through the same path as
+// a WebSocket's subscribe with `since` (./relay.js), the cursor of
+// Last-Event-ID giving each channel's `since`. From then on the stream is a
+// subscriber like any other (./sse-stream.js).
+import { CloseCode, ErrorCode, Recovery, isValidChannel, parseCursor } from '../protocol.js';
+import { workerCapacity } from '../doctor/limits.js';
+import { AuthError } from './auth.js';
+import { allows } from './permissions.js';
+import { Deadlines } from './deadlines.js';
+import { clientIp } from './client-ip.js';
+import { reply } from './http.js';
+import { SseStream, readyEvent, eventData, gapEvent, streamOf, withCursor } from './sse-stream.js';
+import { writeFrame } from './frames.js';
+import { closeReason } from './connections.js';
+import { metrics, transportMetrics } from './metrics.js';
+
+const SSE = transportMetrics('sse');
+const kUser = Symbol('user');
+const RETRY_MS = 2000; // the browser's reconnect delay, sent as `retry:`
+
+export class SseStreams {
+  /**
+   * @param {object} options
+   * @param {object} options.config resolved gateway configuration
+   * @param {import('./relay.js').WorkerRelay} options.relay
+   * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('./keepalive.js').Keepalive} options.keepalive
+   * @param {import('./connections.js').Connections} options.connections the WebSockets:
+   *   capacity, per-IP counts, the token verifier and the users are shared with them
+   */
+  constructor({ config, relay, subscriptions, keepalive, connections }) {
+    this.config = config;
+    this.relay = relay;
+    this.subscriptions = subscriptions;
+    this.keepalive = keepalive;
+    this.connections = connections;
+    this.count = 0; // open streams
+    this.capacity = workerCapacity(config);
+    this.origins = config.allowedOrigins && new Set(config.allowedOrigins);
+    if (connections.jwt) {
+      this.deadlines = new Deadlines((stream) => {
+        metrics.disconnects.inc({ reason: 'token_expired' });
+        stream.close(CloseCode.TOKEN_EXPIRED);
+      });
+    }
+    const self = this;
+    this.onClose = function onClose() {
+      self.closed(streamOf(this));
+    };
+  }
+
+  /** The request listener's part for GET /sse. */
+  request(req, res, draining) {
+    const refuse = (status, error, message) => reply(res, status, { error, message });
+    if (req.method !== 'GET') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'GET' });
+    if (draining) return refuse(503, 'draining', 'this worker is draining: reconnect');
+    if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) !== 0) {
+      return refuse(400, ErrorCode.BAD_REQUEST, 'GET /sse takes no request body');
+    }
+    const origin = req.headers.origin;
+    if (this.origins && !this.origins.has(origin)) return refuse(403, 'origin', 'this Origin may not open streams');
+    if (this.connections.count + this.count >= this.capacity) return refuse(503, 'over_capacity', 'this worker is full');
+    const ip = clientIp(req, this.config.trustForwarded);
+    if (!this.connections.perIp.allows(ip)) return refuse(429, 'ip_cap', 'too many connections from this address');
+    let query;
+    try {
+      query = this.parse(req.url, req.headers['last-event-id']);
+    } catch (err) {
+      return refuse(400, err.code ?? ErrorCode.BAD_REQUEST, err.message);
+    }
+    if (!this.connections.jwt) return this.open(req, res, ip, query);
+    if (typeof query.token !== 'string' || query.token === '') {
+      metrics.authFailures.inc({ reason: 'missing' });
+      return refuse(401, ErrorCode.UNAUTHORIZED, 'pass a token: /sse?channels=…&token=…');
+    }
+    this.connections.verify(query.token).then((result) => this.verified(req, res, ip, query, result));
+  }
+
+  /**
+   * @returns {{channels: string[], since: Array<object|undefined>, token?: string}}
+   * @throws {Error} with the error code to answer 400 with
+   */
+  parse(url, lastEventId) {
+    const params = new URL(url, 'http://sse').searchParams;
+    const list = params.get('channels');
+    if (list === null || list === '') throw error(ErrorCode.BAD_REQUEST, 'name the channels: /sse?channels=a,b');
+    const max = this.config.maxSubscriptions;
+    // Counted before anything else is looked at, so a huge list costs one split.
+    const channels = list.split(',', max + 1);
+    if (channels.length > max) throw error(ErrorCode.TOO_MANY_SUBSCRIPTIONS, `at most ${max} channels per stream`);
+    for (const channel of channels) {
+      if (!isValidChannel(channel)) {
+        throw error(ErrorCode.INVALID_CHANNEL, `invalid channel ${JSON.stringify(channel.slice(0, 140))}: 1 to 128 of A-Z a-z 0-9 _ . : @ / -`);
+      }
+    }
+    if (new Set(channels).size !== channels.length) throw error(ErrorCode.BAD_REQUEST, 'a channel is named twice');
+    const cursor = lastEventId ?? params.get('lastEventId');
+    const since = cursor === null || cursor === '' ? channels.map(() => undefined) : parseCursor(cursor, channels.length);
+    return { channels, since, token: params.get('token') ?? undefined };
+  }
+
+  verified(req, res, ip, query, result) {
+    if (req.socket.destroyed) return;
+    const refuse = (status, reason, code, message) => {
+      metrics.authFailures.inc({ reason });
+      reply(res, status, { error: code, message });
+    };
+    if (result instanceof AuthError) return refuse(401, result.reason, result.code, result.message);
+    const { user, expiresAt, permissions } = result;
+    const denied = query.channels.find((channel) => !allows(permissions.subscribe, channel, user));
+    if (denied !== undefined) return refuse(403, 'forbidden', ErrorCode.FORBIDDEN, `the token does not allow subscribe on ${denied}`);
+    const users = this.connections.users;
+    users.admit(user).then((allowed) => {
+      if (!allowed) {
+        return refuse(429, 'forbidden', ErrorCode.FORBIDDEN, `at most ${this.config.maxConnsPerUser} connections per user`);
+      }
+      if (req.socket.destroyed) return users.remove(null, user); // gone while the primary counted
+      const stream = this.open(req, res, ip, query);
+      stream[kUser] = user;
+      users.add(stream, user);
+      this.deadlines.set(stream, expiresAt);
+    });
+  }
+
+  /** Starts the stream: the response head, `retry:`, then the subscribes. */
+  open(req, res, ip, { channels, since }) {
+    const socket = req.socket;
+    // The stream writes to the socket itself: the response object is let go (~1 KB a stream).
+    res.detachSocket(socket);
+    const origin = req.headers.origin;
+    // No credentials: the gateway authenticates by token, never by cookie.
+    const cors =
+      origin === undefined ? '' : this.origins ? `Access-Control-Allow-Origin: ${origin}\r\nVary: Origin\r\n` : 'Access-Control-Allow-Origin: *\r\n';
+    socket.setNoDelay(true);
+    socket.write(
+      'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache, no-transform\r\n' +
+        `X-Accel-Buffering: no\r\nConnection: close\r\n${cors}\r\nretry: ${RETRY_MS}\n\n`
+    );
+    const stream = new SseStream(socket, channels);
+    socket.on('close', this.onClose);
+    this.connections.perIp.add(stream, ip);
+    this.keepalive.add(stream);
+    this.count++;
+    SSE.connections.inc();
+    SSE.opened.inc();
+    for (let i = 0; i < channels.length; i++) this.subscribe(stream, i, since[i]);
+    return stream;
+  }
+
+  /** As Connections.subscribe: at once when this worker is up to date on the channel, else through the primary. */
+  subscribe(stream, i, since) {
+    const channel = stream.channels[i];
+    const known = this.subscriptions.channel(channel);
+    const upToDate = known?.routed === true && (since === undefined || (since.epoch === known.epoch && since.seq === known.seq));
+    if (since !== undefined) stream.positions[i] = since;
+    const local = this.subscriptions.add(stream, channel);
+    if (!upToDate) return this.relay.subscribe({ ws: stream, channel, local, since });
+    if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
+    this.activate(stream, i, local);
+  }
+
+  /** The primary's answer to a stream's subscribe: the replay or the gap, then live. */
+  answered({ ws: stream, channel, local, since }, { current, epoch, result, replay }) {
+    if (stream.readyState !== SseStream.OPEN || !current) return;
+    if (result !== undefined) metrics.recoveries.inc({ result });
+    const i = stream.channels.indexOf(channel);
+    const max = this.config.maxBuffered;
+    if (since !== undefined && replay === undefined) {
+      stream.positions[i] = local;
+      writeFrame(stream, gapEvent(stream, channel), max);
+    } else if (replay !== undefined) {
+      const at = { seq: since.seq, epoch };
+      stream.positions[i] = at;
+      for (const dataJson of replay) {
+        at.seq++;
+        writeFrame(stream, withCursor(stream, eventData(channel, at.seq, dataJson)), max);
+      }
+    }
+    this.activate(stream, i, local);
+  }
+
+  /** The stream receives the channel live; once all its channels are, it says so with the full cursor. */
+  activate(stream, i, local) {
+    this.subscriptions.activate(stream, local);
+    stream.positions[i] = local;
+    if (--stream.pending === 0) writeFrame(stream, readyEvent(stream), this.config.maxBuffered);
+  }
+
+  closed(stream) {
+    stream.readyState = SseStream.CLOSED;
+    this.keepalive.remove(stream);
+    if (stream[kUser] !== undefined) {
+      this.deadlines.remove(stream);
+      this.connections.users.remove(stream, stream[kUser]);
+    }
+    this.subscriptions.removeAll(stream);
+    this.connections.perIp.remove(stream);
+    this.count--;
+    SSE.connections.dec();
+    SSE.closed(closeReason(stream.closeCode));
+  }
+}
+
+function error(code, message) {
+  return Object.assign(new Error(message), { code });
+}
