@@ -62,6 +62,6 @@ describe('mass disconnect through the gateway', function () {
     await eventually(async () => (await gw.metric('gateway_connections')) === 0 && (await gw.metric('gateway_subscriptions')) === 0, {
       what: 'no connection or subscription left'
     });
-    expect(await gw.metric('gateway_connections_closed_total', '{reason="normal"}')).to.equal(BURST);
+    expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="normal"}')).to.equal(BURST);
   });
 });

@@ -41,9 +41,14 @@ export const metrics = {
  * @param {'ws'|'sse'} transport
  */
 export function transportMetrics(transport) {
+  const closedBy = new Map(); // reason -> its child, bound on first use
   return {
     connections: metrics.connections.labels({ transport }),
     opened: metrics.opened.labels({ transport }),
-    closed: (reason) => metrics.closed.inc({ transport, reason })
+    closed(reason) {
+      let child = closedBy.get(reason);
+      if (child === undefined) closedBy.set(reason, (child = metrics.closed.labels({ transport, reason })));
+      child.inc();
+    }
   };
 }
