@@ -399,9 +399,11 @@ export class Pool extends SocketTable {
    * ports the next run needs.
    */
   async closeAll(timeout) {
+    this.stopTimers();
+    // Re-dials under way finish first: they are not failures of the ramp.
+    await until(() => !this.redialing.some((r) => r !== 0), timeout);
     this.phase = Phase.CLOSING;
     this.closing = true;
-    this.stopTimers();
     for (let k = 0; k < this.plan.count; k++) {
       if (this.state[k] === CONNECTING) this.failHandshake(k, 'closed during handshake');
       else if (this.sockets[k] !== undefined) this.close(k, NORMAL_CLOSURE);
