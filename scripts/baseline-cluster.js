@@ -32,7 +32,11 @@ async function primary() {
   const clusterStats = startClusterStats(relay);
   const { default: http } = await import('node:http');
   http
-    .createServer((req, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(clusterStats.latest())))
+    .createServer((req, res) => {
+      // As the gateway: 503 until the workers' first figures are in.
+      const stats = clusterStats.latest();
+      res.writeHead(stats ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify(stats ?? { error: 'starting' }));
+    })
     .listen(config.metricsPort, config.metricsHost);
   cluster.schedulingPolicy = cluster.SCHED_RR;
   // The gateway's workers run with --expose-gc for the periodic GC; so do these.
