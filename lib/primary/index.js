@@ -7,7 +7,6 @@ import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
 import { MemoryEngine } from './memory-engine.js';
-import { RedisEngine } from './redis-engine.js';
 import { attachUsers } from './users.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
@@ -18,7 +17,7 @@ import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
   const log = createLogger(config.logLevel, { role: 'primary' });
-  const engine = config.engine === 'redis' ? new RedisEngine({ ...config, log }) : new MemoryEngine(config);
+  const engine = await createEngine(config, log);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
@@ -91,4 +90,11 @@ function readyAll(supervisor, count) {
     };
     supervisor.on('ready', check);
   });
+}
+
+/** The engine chosen at start: the Redis one, and ioredis (~22 MB), are loaded only when asked for. */
+async function createEngine(config, log) {
+  if (config.engine !== 'redis') return new MemoryEngine(config);
+  const { RedisEngine } = await import('./redis-engine.js');
+  return new RedisEngine({ ...config, log });
 }

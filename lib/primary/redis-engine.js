@@ -27,11 +27,13 @@
 // back, every channel is SUBSCRIBEd again and its routes get what they missed
 // from the history.
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import { require } from '../require.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { CONTROL_CHANNEL, RemoteKicks } from './redis/kicks.js';
 import { RemoteUsers } from './redis/users.js';
+
+const { Redis } = require('ioredis');
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
