@@ -54,6 +54,7 @@ const churned = await churning;
 sampler.write();
 sampler.stop();
 const primaryAlive = gateway.proc.exitCode === null && gateway.proc.signalCode === null;
+const recoveries = primaryAlive ? await recoveriesByResult(gateway) : {};
 await gateway.stop();
 
 const verdict = judge({ samples: sampler.samples, reports, logs: gateway.logs, killedPids: faults.killedPids, primaryAlive, warmupS: o.warmupS });
@@ -66,14 +67,21 @@ const line =
   `lost ${ws.lost}, gaps ${ws.seqGaps}, out of order ${ws.outOfOrder}, recovered ${ws.recovered}, unrecoverable ${ws.unrecoverable}; ` +
   `faults: ${faultCounts.workerKills} kills, ${faultCounts.rollingRestarts} SIGHUP, ${faultCounts.hostileBursts} hostile bursts, ${ws.reconnects ?? 0} reconnects; ` +
   `churn ${churned.runs} runs (${churned.opened} connections); worst stall ${verdict.worstStall.ms} ms (worker ${verdict.worstStall.worker} at ${verdict.worstStall.t} s)`;
-const summary = { startedAt, options: o, line, verdict, faults: faultCounts, hostile: faults.hostile, churn: churned, reports, samples: sampler.samples.length };
+const summary = { startedAt, options: o, line, verdict, faults: faultCounts, recoveries, hostile: faults.hostile, churn: churned, reports, samples: sampler.samples.length };
 writeFileSync(path.join(o.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
 writeFileSync(path.join(o.out, 'plot.html'), plotHtml(sampler.samples, summary));
 
 process.stdout.write(`${line}\n`);
 for (const f of verdict.fits.filter((f) => f.points > 0)) {
-  process.stdout.write(`  worker ${f.worker} pid ${f.pid}: heap ${mib(f.heapSlope)} MiB/h, RSS ${mib(f.rssSlope)} MiB/h, fds ${Math.round(f.fdsSlope)}/h over ${f.points} samples\n`);
+  process.stdout.write(`  worker ${f.worker} pid ${f.pid}: heap ${mib(f.heapSlope)} MiB/h, RSS ${mib(f.rssSlope)} MiB/h, fds beyond connections ${Math.round(f.fdsSlope)}/h over ${f.points} samples\n`);
 }
 process.stdout.write(`  primary: heap less history ${mib(verdict.primary.heapSlope)} MiB/h, RSS ${mib(verdict.primary.rssSlope)} MiB/h, channels ${Math.round(verdict.primary.channelsSlope)}/h\n`);
 process.stdout.write(verdict.ok ? `PASS (${verdict.checks.length} checks); files in ${o.out}\n` : `FAIL:\n${verdict.failed.map((f) => `  ${f}`).join('\n')}\nfiles in ${o.out}\n`);
 process.exitCode = verdict.ok ? 0 : 1;
+
+/** The workers alive at the end: their recoveries by result (a killed worker's counts are gone with it). */
+async function recoveriesByResult(gw) {
+  const out = {};
+  for (const m of (await gw.metrics().catch(() => '')).matchAll(/^gateway_recoveries_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}

@@ -48,7 +48,9 @@ function wsSend(url, text) {
     const timer = setTimeout(() => ws.terminate(), 5000);
     ws.on('open', () => ws.send(text));
     ws.on('message', (data) => {
-      resolve(`error ${errorCode(data)}`);
+      const code = errorCode(data);
+      if (code === 'welcome') return;
+      resolve(`answered ${code}`);
       ws.close();
     });
     ws.on('error', (err) => resolve(err.code ?? 'error'));
@@ -61,7 +63,8 @@ function wsSend(url, text) {
 
 function errorCode(data) {
   try {
-    return JSON.parse(data).code ?? 'none';
+    const frame = JSON.parse(data);
+    return frame.code ?? frame.type;
   } catch {
     return 'unparsable';
   }
