@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+// Soak and chaos: the real gateway under the real load generator for
+// --minutes, with faults on a schedule (worker SIGKILLs, a SIGHUP rolling
+// restart, hostile input, reconnect storms). Writes soak.jsonl (a line every
+// --sample-every s), summary.json and plot.html into --out, prints the
+// verdict, and exits 0 only if every criterion held (scripts/soak/verdict.js).
+//   npm run soak -- --minutes 30 [--connections C] [--workers W] [--engine redis --redis-url U]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { soakOptions, OPTIONS } from './soak/options.js';
+import { startHolders, churn } from './soak/loadgens.js';
+import { Sampler } from './soak/sampler.js';
+import { Faults } from './soak/faults.js';
+import { judge, mib } from './soak/verdict.js';
+import { plotHtml } from './soak/plot.js';
+import { track } from './bench/children.js';
+import { startGateway } from '../test/helpers/gateway.js';
+
+const LATE_S = 120; // past --minutes, loadgens still running are killed
+
+let o;
+try {
+  o = soakOptions(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`${err.message}\nflags:\n${Object.entries(OPTIONS).map(([k, v]) => `  --${k}  ${v.describe} (${v.default ?? 'unset'})`).join('\n')}\n`);
+  process.exit(2);
+}
+mkdirSync(o.out, { recursive: true });
+const log = (line) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+const apiKey = randomBytes(16).toString('hex');
+const flags = ['--host', '127.0.0.1', '--workers', String(o.workers), '--api-key', apiKey, '--gc-interval', String(o.gcInterval), '--engine', o.engine];
+if (o.redisUrl) flags.push('--redis-url', o.redisUrl);
+const gateway = await startGateway(flags, { timeout: 30000 });
+track(gateway.proc);
+log(`gateway on ${gateway.url}, metrics on ${gateway.metricsPort}; ${o.minutes} min; files in ${o.out}`);
+
+const startedAt = new Date().toISOString();
+const loadgens = startHolders(gateway, o, { apiKey });
+const sampler = new Sampler({ metricsPort: gateway.metricsPort, file: path.join(o.out, 'soak.jsonl'), everyS: o.sampleEvery, loadgens });
+sampler.start();
+const faults = new Faults({ gateway, o, log });
+faults.start();
+let stopped = false;
+const churning = churn(gateway, o, () => stopped);
+const late = setTimeout(() => loadgens.forEach((l) => l.stop()), (o.durationS + LATE_S) * 1000);
+
+const reports = Object.fromEntries(await Promise.all(loadgens.map(async (l) => [l.name, await l.report()])));
+clearTimeout(late);
+stopped = true;
+faults.stop();
+const churned = await churning;
+sampler.write();
+sampler.stop();
+const primaryAlive = gateway.proc.exitCode === null && gateway.proc.signalCode === null;
+const recoveries = primaryAlive ? await recoveriesByResult(gateway) : {};
+await gateway.stop();
+
+const verdict = judge({ samples: sampler.samples, reports, logs: gateway.logs, killedPids: faults.killedPids, primaryAlive, warmupS: o.warmupS });
+const ws = reports.ws;
+const faultCounts = { ...faults.counts, reconnectStorms: o.reconnectEvery > 0 ? Math.floor(o.durationS / o.reconnectEvery) : 0, reconnected: ws.reconnects ?? 0 };
+const line =
+  `soak ${o.minutes} min, ${o.workers} workers, gc-interval ${o.gcInterval}: held ${ws.open ?? 0} WebSockets` +
+  (reports.sse ? ` + ${reports.sse.open ?? 0} SSE` : '') +
+  `; published ${(ws.published ?? 0) + (reports.sse?.published ?? 0)} (ws ${ws.published ?? 0}, http ${reports.sse?.published ?? 0}); ` +
+  `lost ${ws.lost}, gaps ${ws.seqGaps}, out of order ${ws.outOfOrder}, recovered ${ws.recovered}, unrecoverable ${ws.unrecoverable}; ` +
+  `faults: ${faultCounts.workerKills} kills, ${faultCounts.rollingRestarts} SIGHUP, ${faultCounts.hostileBursts} hostile bursts, ${ws.reconnects ?? 0} reconnects; ` +
+  `churn ${churned.runs} runs (${churned.opened} connections); worst stall ${verdict.worstStall.ms} ms (worker ${verdict.worstStall.worker} at ${verdict.worstStall.t} s)`;
+const summary = { startedAt, options: o, line, verdict, faults: faultCounts, recoveries, hostile: faults.hostile, churn: churned, reports, samples: sampler.samples.length };
+writeFileSync(path.join(o.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+writeFileSync(path.join(o.out, 'plot.html'), plotHtml(sampler.samples, summary));
+
+process.stdout.write(`${line}\n`);
+for (const f of verdict.fits.filter((f) => f.points > 0)) {
+  process.stdout.write(`  worker ${f.worker} pid ${f.pid}: heap ${mib(f.heapSlope)} MiB/h, RSS ${mib(f.rssSlope)} MiB/h, fds beyond connections ${Math.round(f.fdsSlope)}/h over ${f.points} samples\n`);
+}
+process.stdout.write(`  primary: heap less history ${mib(verdict.primary.heapSlope)} MiB/h, RSS ${mib(verdict.primary.rssSlope)} MiB/h, channels ${Math.round(verdict.primary.channelsSlope)}/h\n`);
+process.stdout.write(verdict.ok ? `PASS (${verdict.checks.length} checks); files in ${o.out}\n` : `FAIL:\n${verdict.failed.map((f) => `  ${f}`).join('\n')}\nfiles in ${o.out}\n`);
+process.exitCode = verdict.ok ? 0 : 1;
+
+/** The workers alive at the end: their recoveries by result (a killed worker's counts are gone with it). */
+async function recoveriesByResult(gw) {
+  const out = {};
+  for (const m of (await gw.metrics().catch(() => '')).matchAll(/^gateway_recoveries_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
