@@ -248,6 +248,9 @@ export class Pool extends SocketTable {
       this.pending.delete(k);
       this.subscribers[this.channelOf(k)]++;
       this.epochs[this.channelOf(k)] = frame.epoch;
+      // Where the channel stood: what follows is what this connection must see,
+      // and where it resumes from if it is dropped before its first message.
+      if (Number.isSafeInteger(frame.seq)) this.lastSeq[k] = frame.seq;
       this.counts.subscribed++;
     } else if (frame.id === RESUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
       this.resubscribed(k, frame);
