@@ -32,8 +32,12 @@ const CLOSED = 6;
 // socket is closed, then while it dials and resubscribes with since.
 const DROPPED = 1;
 const REDIALING = 2;
-const MAX_REDIAL_FAILURES = 5;
-const REDIAL_DELAY_MS = 200; // a failed re-dial tries again within this (random)
+// A failed re-dial tries again after a random delay within a window that
+// doubles per failure (200 ms, 400 ms, ... at most 3.2 s): about 15 s in all,
+// the time a worker takes to be replaced several times over.
+const MAX_REDIAL_FAILURES = 8;
+const REDIAL_DELAY_MS = 200;
+const MAX_REDIAL_DELAY_MS = 3200;
 // Clients a server dropped come back spread over this (random), as the
 // client library's backoff spreads them: all at once they would overflow the
 // listen backlog and wait for SYN retries.
@@ -199,10 +203,10 @@ export class Pool extends SocketTable {
   onFail(k, reason) {
     this.handshaking--;
     // A re-dial that failed (it reached a worker as it died) tries again
-    // after a short random delay, as a client's backoff would.
+    // after a growing random delay, as a client's backoff would.
     if (this.redialing[k] === REDIALING && !this.closing && this.redialFailures[k] < MAX_REDIAL_FAILURES) {
-      this.redialFailures[k]++;
-      this.redialAfter(k, REDIAL_DELAY_MS);
+      const window = Math.min(MAX_REDIAL_DELAY_MS, REDIAL_DELAY_MS * 2 ** this.redialFailures[k]++);
+      this.redialAfter(k, window);
       return;
     }
     this.state[k] = FAILED;
