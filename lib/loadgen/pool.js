@@ -218,14 +218,18 @@ export class Pool extends SocketTable {
     this.counts.open--;
     if (this.redialing[k] === DROPPED) return this.redial(k);
     if (!this.closing) this.dropped[code] = (this.dropped[code] ?? 0) + 1;
-    const held = this.state[k] === SUBSCRIBED || this.state[k] === OPEN;
+    const midRedial = this.redialing[k] === REDIALING;
+    const held = this.state[k] === SUBSCRIBED || this.state[k] === OPEN || midRedial;
     // Reconnecting as a real client would: a connection the server dropped
-    // (its worker killed, a drain) comes back and recovers too.
+    // (its worker killed, a drain), even one still re-dialling, comes back and recovers too.
     if (held && this.phase === Phase.RAMPED && this.plan.reconnectEvery > 0 && !this.closing) {
-      this.counts.reconnects++;
-      this.markDropped(k);
+      if (!midRedial) {
+        this.counts.reconnects++;
+        this.markDropped(k);
+      }
       return this.redialAfter(k, RECONNECT_SPREAD_MS);
     }
+    this.redialing[k] = 0;
     this.pending.delete(k);
     this.state[k] = CLOSED;
   }
