@@ -192,8 +192,7 @@ export class Connections {
       this.fail(ws, new ProtocolError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, message, id));
       return;
     }
-    const known = subscriptions.channel(channel);
-    const upToDate = known?.routed === true && (since === undefined || (since.epoch === known.epoch && since.seq === known.seq));
+    const upToDate = subscriptions.upToDate(channel, since);
     // A recovery costs the primary a look-up and a replay: a client asking in
     // a loop spends its publish tokens.
     if (!upToDate && since !== undefined && !takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {

@@ -152,8 +152,7 @@ export class SseStreams {
   /** As Connections.subscribe: at once when this worker is up to date on the channel, else through the primary. */
   subscribe(stream, i, since) {
     const channel = stream.channels[i];
-    const known = this.subscriptions.channel(channel);
-    const upToDate = known?.routed === true && (since === undefined || (since.epoch === known.epoch && since.seq === known.seq));
+    const upToDate = this.subscriptions.upToDate(channel, since);
     if (since !== undefined) stream.positions[i] = since;
     const local = this.subscriptions.add(stream, channel);
     if (!upToDate) return this.relay.subscribe({ ws: stream, channel, local, since });

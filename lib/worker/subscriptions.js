@@ -58,6 +58,16 @@ export class Subscriptions {
   }
 
   /**
+   * Whether this worker already receives `channel` and stands where `since`
+   * says (or no `since`): a subscribe it can answer itself, with nothing to
+   * replay.
+   */
+  upToDate(channel, since) {
+    const known = this.channels.get(channel);
+    return known?.routed === true && (since === undefined || (since.epoch === known.epoch && since.seq === known.seq));
+  }
+
+  /**
    * Records that `ws` holds `channel`, pending until activate().
    * @returns {LocalChannel}
    */
