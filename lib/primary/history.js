@@ -14,8 +14,12 @@ export const ENTRY_OVERHEAD = 104;
 
 export class History {
   constructor() {
-    this.data = []; // serialised data, oldest first
+    // A ring: `count` entries from `start`, oldest first; no array is
+    // shifted or allocated per publish once it is full.
+    this.data = []; // serialised data
     this.times = []; // when each entry was published, ms on the engine's clock
+    this.start = 0;
+    this.count = 0;
     this.bytes = 0;
     this.usedAt = 0; // the newest entry's time, or when the last subscriber left
   }
@@ -26,11 +30,13 @@ export class History {
    */
   append(dataJson, now, size) {
     const before = this.bytes;
-    this.data.push(dataJson);
-    this.times.push(now);
-    this.usedAt = now;
+    if (this.count === size) this.dropOldest(size);
+    const at = (this.start + this.count) % size;
+    this.data[at] = dataJson;
+    this.times[at] = now;
+    this.count++;
     this.bytes += dataJson.length + ENTRY_OVERHEAD;
-    if (this.data.length > size) this.dropFront(this.data.length - size);
+    this.usedAt = now;
     return this.bytes - before;
   }
 
@@ -38,12 +44,9 @@ export class History {
    * Drops the entries published before `cutoff`.
    * @returns {number} bytes freed
    */
-  expire(cutoff) {
-    const times = this.times;
-    let stale = 0;
-    while (stale < times.length && times[stale] < cutoff) stale++;
+  expire(cutoff, size) {
     const before = this.bytes;
-    if (stale > 0) this.dropFront(stale);
+    while (this.count > 0 && this.times[this.start] < cutoff) this.dropOldest(size);
     return before - this.bytes;
   }
 
@@ -52,16 +55,20 @@ export class History {
    * history no longer reaches back to `seq + 1`.
    * @param {number} seq the last seq the client has
    * @param {number} latest the channel's latest seq
+   * @param {number} size the ring's size (--history-size)
    */
-  after(seq, latest) {
+  after(seq, latest, size) {
     const missed = latest - seq;
-    if (missed > this.data.length) return undefined;
-    return this.data.slice(this.data.length - missed);
+    if (missed > this.count) return undefined;
+    const out = new Array(missed);
+    for (let i = 0; i < missed; i++) out[i] = this.data[(this.start + this.count - missed + i) % size];
+    return out;
   }
 
-  dropFront(count) {
-    for (let i = 0; i < count; i++) this.bytes -= this.data[i].length + ENTRY_OVERHEAD;
-    this.data.splice(0, count);
-    this.times.splice(0, count);
+  dropOldest(size) {
+    this.bytes -= this.data[this.start].length + ENTRY_OVERHEAD;
+    this.data[this.start] = undefined;
+    this.start = (this.start + 1) % size;
+    this.count--;
   }
 }

@@ -105,8 +105,8 @@ export class MemoryEngine {
     const missed = () => {
       const history = state.history;
       if (history === undefined) return undefined;
-      this.historyBytes -= history.expire(Date.now() - this.ttlMs);
-      return history.after(since.seq, state.seq);
+      this.historyBytes -= history.expire(Date.now() - this.ttlMs, this.historySize);
+      return history.after(since.seq, state.seq, this.historySize);
     };
     answer(subscribeReply(state.epoch.toString(36), state.seq, since, missed));
   }
@@ -147,7 +147,7 @@ export class MemoryEngine {
     const now = Date.now();
     const history = this.touch(channel, state, now);
     this.historyBytes += history.append(dataJson, now, this.historySize);
-    this.historyBytes -= history.expire(now - this.ttlMs);
+    this.historyBytes -= history.expire(now - this.ttlMs, this.historySize);
     if (this.historyBytes > this.budget) this.evict();
   }
 
