@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
-import { startGateway } from './helpers/gateway.js';
+import { eventually, startGateway } from './helpers/gateway.js';
 import { ephemeralPorts } from '../lib/loadgen/addresses.js';
 
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
@@ -159,6 +159,34 @@ describe('loadgen (command line)', function () {
         expect(r.reconnects).to.be.at.least(3 * 120);
         expect(r.recovered).to.equal(r.reconnects);
         expect(r.received).to.equal(r.expected);
+      } finally {
+        await own.stop();
+      }
+    });
+
+    it('re-dials with no close code left over: answers a second drain at once, and reports a later kill as 1006', async () => {
+      const own = await startGateway(['--workers', '1', '--drain-timeout', '100']);
+      try {
+        const held = (n) => async () => (await own.metric('gateway_connections')) === n;
+        const running = loadgen(own, { connections: 40, rate: 2000, channels: 2, 'publish-rate': 20, duration: 10, 'reconnect-every': 1000 });
+        await eventually(held(40), { timeout: 15000, what: '40 connections held' });
+        for (let round = 1; round <= 2; round++) {
+          const drained = own.workerPid(1);
+          own.signal('SIGHUP');
+          await eventually(() => own.workerPid(1) !== drained && own.logs.filter((l) => l.msg === 'rolling restart done').length === round, {
+            timeout: 15000,
+            what: `rolling restart ${round}`
+          });
+          await eventually(held(40), { timeout: 15000, what: `40 connections back after drain ${round}` });
+        }
+        process.kill(own.workerPid(1), 'SIGKILL');
+        const run = await running;
+        const r = run.report;
+        expect(run.code, run.stderr).to.equal(0);
+        // Each drain's close was echoed at once (a connection left waiting
+        // for the grace would miss messages), and the kill is no close at all.
+        expect(r.dropped).to.deep.equal({ 1001: 80, 1006: 40 });
+        expect(r).to.include({ open: 40, reconnects: 120, recovered: 120, unrecoverable: 0, lost: 0, outOfOrder: 0 });
       } finally {
         await own.stop();
       }

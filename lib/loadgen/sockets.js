@@ -61,6 +61,10 @@ export class SocketTable {
     socket.on('error', this.handlers.error);
     socket.on('close', this.handlers.close);
     this.sockets[k] = socket;
+    // A re-dialled slot starts afresh: a close code left from its last socket
+    // would keep it from echoing the server's next close, and the server
+    // would stop sending (a drain) without closing until its grace ran out.
+    this.closeCode[k] = 0;
     // A stream has no key: the marker only says its response head is awaited.
     this.keys[k] = this.sse ? '' : newKey();
     socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k))) : handshakeRequest(this.url, this.keys[k]));
