@@ -11,13 +11,12 @@ const TOTALS = ['connections', 'subscriptions', 'published', 'delivered'];
  */
 export function startClusterStats(relay) {
   const started = Date.now();
-  let previous = null;
+  let previous = null; // {at, byPid: pid -> the worker's figures then}
   let latest = null;
   const timer = setInterval(() => {
     const workers = [...relay.figures.values()].sort((a, b) => a.worker - b.worker);
     const totals = Object.fromEntries(TOTALS.map((k) => [k, workers.reduce((sum, w) => sum + w[k], 0)]));
     const now = Date.now();
-    const perSec = (k) => (previous ? Math.max(0, ((totals[k] - previous.totals[k]) * 1000) / (now - previous.at)) : 0);
     const memory = process.memoryUsage();
     const stats = {
       at: now,
@@ -32,11 +31,28 @@ export function startClusterStats(relay) {
       },
       workers,
       totals,
-      rates: { publishedPerSec: Math.round(perSec('published')), deliveredPerSec: Math.round(perSec('delivered')) }
+      rates: rates(previous, workers, now)
     };
-    previous = { at: now, totals };
+    previous = { at: now, byPid: new Map(workers.map((w) => [w.pid, w])) };
     latest = stats;
   }, STATS_INTERVAL_MS);
   timer.unref();
   return { latest: () => latest, stop: () => clearInterval(timer) };
+}
+
+/**
+ * Messages per second from each worker's own counters since `previous`: a
+ * worker that died takes its counts out of the totals, which must not read
+ * as a drop to 0, and a new worker counts from 0.
+ * @param {{at: number, byPid: Map<number, object>} | null} previous
+ * @param {object[]} workers the figures each live worker last reported
+ * @param {number} now
+ */
+export function rates(previous, workers, now) {
+  const perSec = (k) => {
+    if (previous === null) return 0;
+    const counted = workers.reduce((sum, w) => sum + w[k] - (previous.byPid.get(w.pid)?.[k] ?? 0), 0);
+    return Math.round((counted * 1000) / (now - previous.at));
+  };
+  return { publishedPerSec: perSec('published'), deliveredPerSec: perSec('delivered') };
 }
