@@ -12,6 +12,7 @@ import { judge } from '../scripts/soak/verdict.js';
 import { slopePerHour } from '../scripts/soak/slope.js';
 
 const SOAK = fileURLToPath(new URL('../scripts/soak.js', import.meta.url));
+const COMPARE = fileURLToPath(new URL('../scripts/soak-compare.js', import.meta.url));
 const MiB = 1048576;
 
 describe('soak --short', function () {
@@ -59,6 +60,17 @@ describe('soak --short', function () {
     expect(html.match(/<svg /g)).to.have.length(6);
     expect(html).to.include('<polyline').and.not.include('<script');
     expect(existsSync(path.join(out, 'loadgen-ws.json'))).to.equal(true);
+  });
+
+  it('is read back by scripts/soak-compare.js as a column of figures', async () => {
+    const proc = spawn(process.execPath, [COMPARE, out], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let table = '';
+    proc.stdout.on('data', (d) => (table += d));
+    expect((await once(proc, 'exit'))[0]).to.equal(0);
+    const summary = JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'));
+    expect(table).to.match(/^\| \| --gc-interval 0 \|$/m);
+    expect(table).to.include(`| recovered of reconnects | ${summary.reports.ws.recovered} of ${summary.reports.ws.reconnects} |`);
+    expect(table).to.match(/^\| mean worker RSS, heap used; RSS\/heap \| [\d.]+ MiB, [\d.]+ MiB; [\d.]+ \|$/m);
   });
 });
 
