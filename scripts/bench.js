@@ -21,6 +21,7 @@ import { tls } from './bench/scenarios/tls.js';
 import { channels, recovery } from './bench/scenarios/recovery.js';
 import { redis } from './bench/scenarios/redis.js';
 import { sse } from './bench/scenarios/sse.js';
+import { baseMemory } from './bench/scenarios/base-memory.js';
 import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
 
@@ -49,7 +50,8 @@ const RUN = {
   channels,
   recovery,
   redis,
-  sse
+  sse,
+  'base-memory': baseMemory
 };
 
 const { values } = parseArgs({

@@ -34,7 +34,7 @@ describe('benchmark suite (--smoke)', function () {
     expect(result.code, result.output).to.equal(0);
     const { meta, targets, runs } = JSON.parse(readFileSync(path.join(dir, 'latest.json'), 'utf8'));
     expect(meta).to.include.keys('date', 'machine', 'command', 'durationS', 'options');
-    expect(targets).to.have.length(8);
+    expect(targets).to.have.length(9);
     for (const t of targets) expect(t.status).to.be.oneOf(['met', 'missed', 'SHORT', 'not run']);
     const seen = new Set(runs.map((r) => r.scenario.split(' ')[0]));
     expect([...seen]).to.have.members(OPTIONS.scenarios[1].split(','));
@@ -49,10 +49,14 @@ describe('benchmark suite (--smoke)', function () {
   it('writes latest.md with the targets table and a table per scenario', () => {
     const md = readFileSync(path.join(dir, 'latest.md'), 'utf8');
     expect(md).to.match(/^\| target \| measured \| status \|$/m);
-    for (const heading of ['idle 200', 'fan-out', 'relay']) {
+    for (const heading of ['idle 200', 'fan-out', 'relay', 'base-memory']) {
       expect(md).to.match(new RegExp(`^### ${heading}`, 'm'));
     }
     expect(md).to.match(/\| gateway \|.*\| ws \|.*\| cluster \|/s);
+    // The gateway's worker next to the floors any Node + ws worker has.
+    for (const variant of ['node, forked worker: nothing loaded', 'node, forked worker: http \\+ ws only', 'gateway worker']) {
+      expect(md).to.match(new RegExp(`^\\| ${variant} \\| {2}\\| [\\d.]+ \\| [\\d.]+ \\|$`, 'm'));
+    }
   });
 });
 

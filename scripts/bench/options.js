@@ -1,17 +1,17 @@
 // The benchmark's options: full-size defaults that finish the whole suite in
 // under 10 minutes on a 2-core machine, and the tiny sizes of --smoke, which
 // only proves the scripts still work: npm test runs it, so it runs the
-// scenarios that start every server (idle, fan-out) and the relay, in well
-// under a minute; the others share their parts.
+// scenarios that start every server (idle, fan-out), the relay and the base
+// memory, in well under a minute; the others share their parts.
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'mass-close', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery', 'redis', 'sse'];
+export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'mass-close', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery', 'redis', 'sse', 'base-memory'];
 
 /** name: [default, smoke, help] */
 export const OPTIONS = {
-  scenarios: [SCENARIOS.join(','), 'idle,fan-out,relay', 'comma list of scenarios to run'],
+  scenarios: [SCENARIOS.join(','), 'idle,fan-out,relay,base-memory', 'comma list of scenarios to run'],
   workers: [2, 2, 'gateway and cluster workers, except where a scenario says otherwise'],
   'idle-connections': [15000, 200, 'idle and gc: connections held'],
   'large-connections': [60000, 400, 'idle-large: connections held over --large-workers'],
