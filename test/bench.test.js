@@ -73,3 +73,25 @@ describe('benchmark: --trace-gc reader', () => {
     expect(quantile([], 0.99)).to.equal(0);
   });
 });
+
+describe('benchmark: gc-variants', () => {
+  it('measures every manual GC variant in one run, and refuses to run without --expose-gc', async () => {
+    const script = fileURLToPath(new URL('../scripts/gc-variants.js', import.meta.url));
+    const run = async (nodeArgs) => {
+      const proc = spawn(process.execPath, [...nodeArgs, script, '--rounds', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      proc.stdout.on('data', (d) => (out += d));
+      proc.stderr.on('data', (d) => (out += d));
+      const [code] = await once(proc, 'exit');
+      return { code, out };
+    };
+    const measured = await run(['--expose-gc']);
+    expect(measured.code, measured.out).to.equal(0);
+    const rows = measured.out.split('\n').filter((l) => /^\| [a-z]/.test(l) && !l.startsWith('| variant'));
+    expect(rows).to.have.length(4);
+    for (const row of rows) expect(row).to.match(/\| [\d.]+ \| [\d.]+ \|$/);
+    const refused = await run([]);
+    expect(refused.code).to.equal(2);
+    expect(refused.out).to.include('--expose-gc');
+  });
+});
