@@ -59,13 +59,15 @@ await gateway.stop();
 
 const verdict = judge({ samples: sampler.samples, reports, logs: gateway.logs, killedPids: faults.killedPids, primaryAlive, warmupS: o.warmupS });
 const ws = reports.ws;
-const faultCounts = { ...faults.counts, reconnectStorms: o.reconnectEvery > 0 ? Math.floor(o.durationS / o.reconnectEvery) : 0, reconnected: ws.reconnects ?? 0 };
+const faultCounts = { ...faults.counts, reconnectStorms: o.reconnectEvery > 0 ? Math.floor(o.durationS / o.reconnectEvery) : 0, reconnected: (ws.reconnects ?? 0) + (reports.sse?.reconnects ?? 0) };
 const line =
   `soak ${o.minutes} min, ${o.workers} workers, gc-interval ${o.gcInterval}: held ${ws.open ?? 0} WebSockets` +
   (reports.sse ? ` + ${reports.sse.open ?? 0} SSE` : '') +
   `; published ${(ws.published ?? 0) + (reports.sse?.published ?? 0)} (ws ${ws.published ?? 0}, http ${reports.sse?.published ?? 0}); ` +
-  `lost ${ws.lost}, gaps ${ws.seqGaps}, out of order ${ws.outOfOrder}, recovered ${ws.recovered}, unrecoverable ${ws.unrecoverable}; ` +
-  `faults: ${faultCounts.workerKills} kills, ${faultCounts.rollingRestarts} SIGHUP, ${faultCounts.hostileBursts} hostile bursts, ${ws.reconnects ?? 0} reconnects; ` +
+  `ws ${losses(ws)}` +
+  (reports.sse ? `; SSE ${losses(reports.sse)}` : '') +
+  '; ' +
+  `faults: ${faultCounts.workerKills} kills, ${faultCounts.rollingRestarts} SIGHUP, ${faultCounts.hostileBursts} hostile bursts, ${faultCounts.reconnected} reconnects; ` +
   `churn ${churned.runs} runs (${churned.opened} connections); worst stall ${verdict.worstStall.ms} ms (worker ${verdict.worstStall.worker} at ${verdict.worstStall.t} s)`;
 const summary = { startedAt, options: o, line, verdict, faults: faultCounts, recoveries, hostile: faults.hostile, churn: churned, reports, samples: sampler.samples.length };
 writeFileSync(path.join(o.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
@@ -78,6 +80,10 @@ for (const f of verdict.fits.filter((f) => f.points > 0)) {
 process.stdout.write(`  primary: heap less history ${mib(verdict.primary.heapSlope)} MiB/h, RSS ${mib(verdict.primary.rssSlope)} MiB/h, channels ${Math.round(verdict.primary.channelsSlope)}/h\n`);
 process.stdout.write(verdict.ok ? `PASS (${verdict.checks.length} checks); files in ${o.out}\n` : `FAIL:\n${verdict.failed.map((f) => `  ${f}`).join('\n')}\nfiles in ${o.out}\n`);
 process.exitCode = verdict.ok ? 0 : 1;
+
+function losses(r) {
+  return `lost ${r.lost}, gaps ${r.seqGaps}, out of order ${r.outOfOrder}, recovered ${r.recovered}, unrecoverable ${r.unrecoverable}`;
+}
 
 /** The workers alive at the end: their recoveries by result (a killed worker's counts are gone with it). */
 async function recoveriesByResult(gw) {

@@ -183,6 +183,25 @@ describe('loadgen (command line)', function () {
       expect(r.received).to.equal(r.expected);
     });
 
+    it('re-dials SSE streams with Last-Event-ID (--reconnect-every, a worker kill), recovering every missed message', async () => {
+      const own = await startGateway(['--api-key', 'k3y']);
+      try {
+        const running = loadgen(own, { ...HTTP_PUBLISH, transport: 'sse', duration: 4, 'reconnect-every': 1, 'reconnect-fraction': 0.2 });
+        await new Promise((r) => setTimeout(r, 2500));
+        process.kill(own.workerPid(1), 'SIGKILL');
+        const run = await running;
+        const r = run.report;
+        expect(run.code, run.stderr).to.equal(0);
+        expect(r).to.include({ transport: 'sse', open: 400, subscribed: 400, lost: 0, outOfOrder: 0, seqGaps: 0, unrecoverable: 0 });
+        expect(r.dropped, 'streams the kill dropped').to.not.deep.equal({});
+        expect(r.reconnects).to.be.at.least(3 * 80);
+        expect(r.recovered).to.equal(r.reconnects);
+        expect(r.received).to.equal(r.expected);
+      } finally {
+        await own.stop();
+      }
+    });
+
     it('counts publishes with a wrong API key as refused by HTTP status, with nothing expected', async () => {
       const run = await loadgen(gw, {
         connections: 20,

@@ -35,7 +35,7 @@ describe('soak --short', function () {
     // The verdict fails on it; the test holds the rest, and that it stays rare.
     const failed = summary.verdict.failed.filter((f) => !f.startsWith('every recovery recovered'));
     expect(failed, failed.join('\n')).to.deep.equal([]);
-    expect(summary.reports.ws.unrecoverable).to.be.at.most(summary.reports.ws.reconnects / 100);
+    for (const name of ['ws', 'sse']) expect(summary.reports[name].unrecoverable, name).to.be.at.most(summary.reports[name].reconnects / 100);
     expect(summary.faults.workerKills).to.be.at.least(1);
     expect(summary.faults.rollingRestarts).to.equal(1);
     expect(summary.faults.hostileBursts).to.be.at.least(1);
@@ -46,6 +46,7 @@ describe('soak --short', function () {
     expect(summary.reports.ws.published).to.be.above(0);
     expect(summary.reports.ws.recovered).to.be.above(0);
     expect(summary.reports.sse.published).to.be.above(0);
+    expect(summary.reports.sse.recovered, 'SSE streams re-dialled with Last-Event-ID').to.be.above(0);
     expect(stdout).to.match(summary.verdict.ok ? /^PASS/m : /^FAIL:\n  every recovery recovered/m);
   });
 
@@ -99,6 +100,6 @@ describe('soak verdict', () => {
         logs: [{ msg: 'worker died', workerPid: 99, signal: 'SIGSEGV' }]
       })
     );
-    expect(v.failed.map((f) => f.split(':')[0])).to.have.members(['lost = 0 (holders)', 'every recovery recovered (holders)', 'no seq gap (ws)', 'out of order = 0 (ws)', 'no restart but the killed']);
+    expect(v.failed.map((f) => f.split(':')[0])).to.have.members(['lost = 0 (ws)', 'every recovery recovered (ws)', 'no seq gap (ws)', 'out of order = 0 (ws)', 'no restart but the killed']);
   });
 });

@@ -52,7 +52,7 @@ export const options = {
     type: 'number',
     min: 0,
     default: 0,
-    describe: 'seconds between reconnect rounds while holding: each drops --reconnect-fraction of the connections at once and re-dials them, resubscribing with since (0 = off)'
+    describe: 'seconds between reconnect rounds while holding: each drops --reconnect-fraction of the connections at once and re-dials them, resubscribing with since (a stream: Last-Event-ID) (0 = off)'
   },
   'reconnect-fraction': { type: 'number', min: 0.0001, max: 1, default: 0.1, describe: 'share of the connections each reconnect round drops' },
   duration: { type: 'number', min: 0, default: 30, describe: 'seconds to hold after the ramp, then close and report' },

@@ -25,7 +25,6 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
   if (o.transport === 'sse' && o.publishRate > 0 && o.publishVia !== 'http') {
     throw new UsageError('--transport sse receives only: publish with --publish-via http --api-key K');
   }
-  if (o.transport === 'sse' && o.reconnectEvery > 0) throw new UsageError('--reconnect-every re-dials WebSocket connections only (--transport ws)');
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
     throw new UsageError(

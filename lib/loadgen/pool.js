@@ -80,7 +80,11 @@ export class Pool extends SocketTable {
     this.redialing = new Uint8Array(n); // DROPPED, REDIALING, or 0
     this.redialFailures = new Uint8Array(n);
     this.replayedUntil = new Float64Array(n); // the last seq a recovery replayed: no latency for those
-    this.epochs = new Array(plan.channels); // each channel's epoch, from its subscribe acks
+    // Each connection's epoch, from its acks (one string per epoch, shared):
+    // a recovery asks within the epoch its seq belongs to.
+    this.epochOf = new Array(n);
+    this.epochNames = new Map();
+    this.gapped = new Set(); // streams re-dialling that were told `event: gap`
     this.reconnectCursor = 0;
     this.pending = new Set(); // slots with a handshake or subscribe in flight
     this.phase = Phase.RAMPING;
@@ -100,7 +104,8 @@ export class Pool extends SocketTable {
       gaps: 0,
       reconnects: 0,
       recovered: 0,
-      unrecoverable: 0
+      unrecoverable: 0,
+      epochChanged: 0 // of the unrecoverable: answered in another epoch (the channel's state was lost)
     };
     this.failed = {};
     this.dropped = {};
@@ -239,7 +244,8 @@ export class Pool extends SocketTable {
     if (!readMessage(buf, m)) return this.control(k, parseFrame(buf));
     const c = this.counts;
     c.received++;
-    if (m.sentUs >= 0 && m.seq > this.replayedUntil[k]) this.latencyUs.record(nowUs() - m.sentUs);
+    // A stream's replay comes before its `ready`: no latency for it either.
+    if (m.sentUs >= 0 && m.seq > this.replayedUntil[k] && this.state[k] === SUBSCRIBED) this.latencyUs.record(nowUs() - m.sentUs);
     // The channel's seq is the order every subscriber must see: strictly consecutive.
     const last = this.lastSeq[k];
     if (last !== 0 && m.seq !== last + 1) {
@@ -252,14 +258,11 @@ export class Pool extends SocketTable {
   /** Acks and errors: their id says whether they answer a subscribe or a publish. */
   control(k, frame) {
     if (frame.type === 'ack' && frame.id === SUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
-      this.state[k] = SUBSCRIBED;
-      this.pending.delete(k);
-      this.subscribers[this.channelOf(k)]++;
-      this.epochs[this.channelOf(k)] = frame.epoch;
-      // Where the channel stood: what follows is what this connection must see,
-      // and where it resumes from if it is dropped before its first message.
-      if (Number.isSafeInteger(frame.seq)) this.lastSeq[k] = frame.seq;
-      this.counts.subscribed++;
+      this.subscribed(k, frame);
+    } else if (frame.type === 'ready' && this.state[k] === SUBSCRIBING) {
+      this.streamReady(k, frame);
+    } else if (frame.type === 'gap') {
+      this.gapped.add(k);
     } else if (frame.id === RESUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
       this.resubscribed(k, frame);
     } else if (frame.type === 'ack' && frame.id === PUBLISH_ID) {
@@ -271,6 +274,41 @@ export class Pool extends SocketTable {
       this.publisher.errors[frame.code] = (this.publisher.errors[frame.code] ?? 0) + 1;
       this.publisher.errorCount++;
     }
+  }
+
+  /** The ack of a first subscribe, or a first stream's `ready`. */
+  subscribed(k, frame) {
+    this.state[k] = SUBSCRIBED;
+    this.pending.delete(k);
+    this.subscribers[this.channelOf(k)]++;
+    this.setEpoch(k, frame.epoch);
+    // Where the channel stood: what follows is what this connection must see,
+    // and where it resumes from if it is dropped before its first message.
+    if (Number.isSafeInteger(frame.seq)) this.lastSeq[k] = frame.seq;
+    this.counts.subscribed++;
+  }
+
+  /**
+   * A stream's `ready`. After a re-dial with Last-Event-ID it answers the
+   * recovery as a resubscribe's ack does, but the replay came before it: it
+   * recovered unless the gateway sent `event: gap` or another epoch.
+   */
+  streamReady(k, frame) {
+    if (this.redialing[k] !== REDIALING) return this.subscribed(k, frame);
+    const recovered = !this.gapped.delete(k) && frame.epoch === this.epochOf[k];
+    if (recovered && this.lastSeq[k] < frame.seq) this.counts.gaps += frame.seq - this.lastSeq[k]; // a short replay
+    this.resubscribed(k, { type: 'ack', recovered, seq: frame.seq, epoch: frame.epoch });
+    this.lastSeq[k] = frame.seq;
+  }
+
+  setEpoch(k, epoch) {
+    if (!this.epochNames.has(epoch)) this.epochNames.set(epoch, epoch);
+    this.epochOf[k] = this.epochNames.get(epoch);
+  }
+
+  /** Where a re-dialling stream resumes from: its last event's id. */
+  lastEventId(k) {
+    return this.redialing[k] === REDIALING && this.epochOf[k] !== undefined ? `${this.lastSeq[k]}.${this.epochOf[k]}` : undefined;
   }
 
   subscribeFailed(k, reason) {
@@ -318,6 +356,7 @@ export class Pool extends SocketTable {
     this.state[k] = CONNECTING;
     this.startedAt[k] = performance.now();
     this.pending.add(k);
+    this.gapped.delete(k); // a gap told to a stream that closed before its `ready`
     this.handshaking++;
     // The kernel picks the port: the planned one may still be in TIME_WAIT.
     this.connect(k, addresses.length === 0 ? undefined : addresses[(this.plan.first + k) % addresses.length], undefined);
@@ -331,10 +370,10 @@ export class Pool extends SocketTable {
       this.pending.delete(k);
       return;
     }
-    const channel = this.channelOf(k);
     this.state[k] = SUBSCRIBING;
     this.startedAt[k] = now;
-    this.send(k, resubscribeFrame(channelName(channel), this.lastSeq[k], this.epochs[channel]));
+    // A stream asked in its request (Last-Event-ID); its `ready` answers.
+    if (!this.sse) this.send(k, resubscribeFrame(channelName(this.channelOf(k)), this.lastSeq[k], this.epochOf[k]));
   }
 
   /** The answer to a resubscribe: the missed messages follow a recovered ack. */
@@ -348,15 +387,16 @@ export class Pool extends SocketTable {
     }
     this.state[k] = SUBSCRIBED;
     this.pending.delete(k);
-    this.epochs[this.channelOf(k)] = frame.epoch;
     if (frame.recovered === true) {
       this.counts.recovered++;
       this.replayedUntil[k] = frame.seq;
     } else {
       // Missed for good: resume from the ack, and the report shows them as lost.
       this.counts.unrecoverable++;
+      if (frame.epoch !== this.epochOf[k]) this.counts.epochChanged++;
       this.lastSeq[k] = frame.seq;
     }
+    this.setEpoch(k, frame.epoch);
   }
 
   /** Fails handshakes and subscribes that have taken longer than the timeout. */

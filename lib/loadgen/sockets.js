@@ -2,10 +2,11 @@
 // streams (each on the channel its subclass's channelOf(k) names). It speaks
 // the wire (lib/loadgen/wire.js, ./sse-wire.js) and tells its subclass what
 // happened through five hooks: onOpen(k), onText(k, payload) (an SSE
-// stream's `ready` reads as the ack of a subscribe), onFail(k, reason)
-// before the upgrade or the response head, onClose(k, code) after it, and
-// onPortTaken(k) when a source port was in use (true: the subclass retries
-// the connection).
+// stream's `ready` and `gap` events read as frames, see ./sse-wire.js),
+// onFail(k, reason) before the upgrade or the response head, onClose(k, code)
+// after it, and onPortTaken(k) when a source port was in use (true: the
+// subclass retries the connection). A stream asks its subclass's
+// lastEventId(k) where to resume from.
 //
 // Memory per connection is what limits a load generator: each connection is a
 // bare net.Socket carrying only its index, its other state lives in arrays
@@ -63,7 +64,7 @@ export class SocketTable {
     this.sockets[k] = socket;
     // A stream has no key: the marker only says its response head is awaited.
     this.keys[k] = this.sse ? '' : newKey();
-    socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k))) : handshakeRequest(this.url, this.keys[k]));
+    socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k)), this.lastEventId(k)) : handshakeRequest(this.url, this.keys[k]));
   }
 
   send(k, text) {

@@ -1,6 +1,6 @@
 // The real load generator (bin/loadgen.js) as child processes: the holders
-// (WebSocket, publishing over WebSocket, reconnect storms with recovery), the
-// SSE streams (publishing over HTTP), and a churn loop of short runs. Each
+// (WebSocket, publishing over WebSocket), the SSE streams (publishing over
+// HTTP), both with reconnect storms and recovery, and a churn loop of short runs. Each
 // one's progress line (stderr, every 5 s) gives the live figures; its JSON
 // report the final ones.
 import { spawn } from 'node:child_process';
@@ -79,7 +79,8 @@ export function startHolders(gateway, o, { apiKey }) {
           '--channels', String(Math.min(o.channels, 10)),
           '--publish-rate', String(Math.max(1, o.publishRate / 4)),
           '--publish-via', 'http',
-          '--api-key', apiKey
+          '--api-key', apiKey,
+          '--reconnect-every', String(o.reconnectEvery)
         ],
         o.out
       )
