@@ -30,20 +30,23 @@ mkdirSync(o.out, { recursive: true });
 const log = (line) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 const apiKey = randomBytes(16).toString('hex');
+// Under --auth jwt the loadgens sign their tokens with the gateway's secret; forged ones meet the real verifier.
+const jwtSecret = o.auth === 'jwt' ? randomBytes(32).toString('hex') : undefined;
 const flags = ['--host', '127.0.0.1', '--workers', String(o.workers), '--api-key', apiKey, '--gc-interval', String(o.gcInterval), '--engine', o.engine];
+if (jwtSecret) flags.push('--auth', 'jwt', '--jwt-secret', jwtSecret);
 if (o.redisUrl) flags.push('--redis-url', o.redisUrl);
 const gateway = await startGateway(flags, { timeout: 30000 });
 track(gateway.proc);
 log(`gateway on ${gateway.url}, metrics on ${gateway.metricsPort}; ${o.minutes} min; files in ${o.out}`);
 
 const startedAt = new Date().toISOString();
-const loadgens = startHolders(gateway, o, { apiKey });
+const loadgens = startHolders(gateway, o, { apiKey, jwtSecret });
 const sampler = new Sampler({ metricsPort: gateway.metricsPort, file: path.join(o.out, 'soak.jsonl'), everyS: o.sampleEvery, loadgens });
 sampler.start();
 const faults = new Faults({ gateway, o, log });
 faults.start();
 let stopped = false;
-const churning = churn(gateway, o, () => stopped);
+const churning = churn(gateway, o, { jwtSecret }, () => stopped);
 const late = setTimeout(() => loadgens.forEach((l) => l.stop()), (o.durationS + LATE_S) * 1000);
 
 const reports = Object.fromEntries(await Promise.all(loadgens.map(async (l) => [l.name, await l.report()])));
@@ -61,7 +64,7 @@ const verdict = judge({ samples: sampler.samples, reports, logs: gateway.logs, k
 const ws = reports.ws;
 const faultCounts = { ...faults.counts, reconnectStorms: o.reconnectEvery > 0 ? Math.floor(o.durationS / o.reconnectEvery) : 0, reconnected: (ws.reconnects ?? 0) + (reports.sse?.reconnects ?? 0) };
 const line =
-  `soak ${o.minutes} min, ${o.workers} workers, gc-interval ${o.gcInterval}: held ${ws.open ?? 0} WebSockets` +
+  `soak ${o.minutes} min, ${o.workers} workers, auth ${o.auth}, engine ${o.engine}, gc-interval ${o.gcInterval}: held ${ws.open ?? 0} WebSockets` +
   (reports.sse ? ` + ${reports.sse.open ?? 0} SSE` : '') +
   `; published ${(ws.published ?? 0) + (reports.sse?.published ?? 0)} (ws ${ws.published ?? 0}, http ${reports.sse?.published ?? 0}); ` +
   `ws ${losses(ws)}` +

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { startGateway } from './helpers/gateway.js';
 import { ephemeralPorts } from '../lib/loadgen/addresses.js';
+import { joseHs256 } from './helpers/tokens.js';
 
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
 
@@ -56,6 +57,7 @@ describe('loadgen (command line)', function () {
     [['--connections', '0'], /--connections must be at least 1/],
     [['--publish-rate', '10'], /needs --channels/],
     [['--transport', 'sse'], /--transport sse needs --channels/],
+    [['--token', 't', '--jwt-secret', 's'], /give --token or --jwt-secret, not both/],
     [['--transport', 'sse', '--channels', '2', '--publish-rate', '10'], /receives only: publish with --publish-via http/],
     [['--no-such-flag'], /Unknown argument/]
   ]) {
@@ -197,6 +199,30 @@ describe('loadgen (command line)', function () {
         expect(r.reconnects).to.be.at.least(3 * 80);
         expect(r.recovered).to.equal(r.reconnects);
         expect(r.received).to.equal(r.expected);
+      } finally {
+        await own.stop();
+      }
+    });
+
+    it('authenticates under --auth jwt: a token per connection (--jwt-secret) for WebSockets, re-dials included, and for SSE', async () => {
+      const secret = 'loadgen-test-secret-0123456789abcdef';
+      const own = await startGateway(['--auth', 'jwt', '--jwt-secret', secret, '--api-key', 'k3y']);
+      try {
+        const ws = await loadgen(own, { connections: 200, rate: 2000, channels: 4, 'publish-rate': 100, duration: 2, 'reconnect-every': 1, 'jwt-secret': secret });
+        expect(ws.code, ws.stderr).to.equal(0);
+        expect(ws.report).to.include({ open: 200, subscribed: 200, lost: 0, outOfOrder: 0, unrecoverable: 0 });
+        expect(ws.report.published).to.be.above(0);
+        expect(ws.report.recovered).to.equal(ws.report.reconnects).and.above(0);
+        const sse = await loadgen(own, { ...HTTP_PUBLISH, connections: 200, transport: 'sse', 'jwt-secret': secret });
+        expect(sse.code, sse.stderr).to.equal(0);
+        expect(sse.report).to.include({ open: 200, subscribed: 200, lost: 0 });
+        expect(sse.report.received).to.equal(sse.report.expected).and.above(0);
+        const shared = await joseHs256({ sub: 'everyone', subscribe: ['c*'] }, secret);
+        expect((await loadgen(own, { connections: 10, channels: 2, duration: 0, token: shared })).report).to.include({ subscribed: 10 });
+        // The gateway's verifier refuses tokens signed with another secret: the auth frame, and the stream's URL.
+        const forged = { connections: 10, channels: 2, duration: 0, 'jwt-secret': 'not-the-gateways-secret-0123456789' };
+        expect((await loadgen(own, forged)).report.subscribeErrors).to.deep.equal({ 'auth unauthorized': 10 });
+        expect((await loadgen(own, { ...forged, transport: 'sse' })).report.failed).to.deep.equal({ 'HTTP 401': 10 });
       } finally {
         await own.stop();
       }

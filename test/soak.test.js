@@ -22,12 +22,13 @@ describe('soak --short', function () {
 
   before(async () => {
     out = mkdtempSync(path.join(os.tmpdir(), 'soak-test-'));
-    const proc = spawn(process.execPath, [SOAK, '--short', '--out', out], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // Under --auth jwt: the loadgens authenticate, forged tokens meet the real verifier.
+    const proc = spawn(process.execPath, [SOAK, '--short', '--auth', 'jwt', '--out', out], { stdio: ['ignore', 'pipe', 'inherit'] });
     proc.stdout.on('data', (d) => (stdout += d));
     [code] = await once(proc, 'exit');
   });
 
-  it('passes its verdict after kills, a rolling restart and hostile input', () => {
+  it('passes its verdict under --auth jwt after kills, a rolling restart and hostile input', () => {
     const summary = JSON.parse(readFileSync(path.join(out, 'summary.json'), 'utf8'));
     expect(code, stdout).to.equal(summary.verdict.ok ? 0 : 1);
     // Known (see the README's Soak section): after worker kills, now and then
@@ -43,6 +44,8 @@ describe('soak --short', function () {
     for (const kind of ['oversized', 'malformed', 'forged']) {
       for (const outcome of Object.keys(summary.hostile[0][kind])) expect(outcome, kind).to.match(/^(answered \w+|10\d\d)$/);
     }
+    expect(summary.hostile[0].forged).to.deep.equal({ 'answered unauthorized': 10 });
+    expect(summary.hostile[0].forgedStream).to.deep.equal({ 'HTTP 401': 10 });
     expect(summary.reports.ws.published).to.be.above(0);
     expect(summary.reports.ws.recovered).to.be.above(0);
     expect(summary.reports.sse.published).to.be.above(0);

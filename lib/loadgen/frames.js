@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 export const SUBSCRIBE_ID = 1;
 export const PUBLISH_ID = 2;
 export const RESUBSCRIBE_ID = 3; // a subscribe with since, after a reconnect
+export const AUTH_ID = 4;
 
 const MESSAGE = Buffer.from('{"type":"message",');
 const EVENT_DATA = Buffer.from('{"channel":'); // an SSE message event's data
@@ -32,6 +33,10 @@ export function padding(size) {
 
 export function dataJson(sentUs, publisher, counter, pad) {
   return `{"t":${sentUs},"p":${publisher},"n":${counter},"x":"${pad}"}`;
+}
+
+export function authFrame(token) {
+  return `{"type":"auth","token":"${token}","id":${AUTH_ID}}`;
 }
 
 export function subscribeFrame(channel) {

@@ -47,6 +47,12 @@ export const options = {
   'publish-rate': { type: 'number', min: 0, default: 0, describe: 'messages per second in all, published while holding' },
   'publish-via': { type: 'string', choices: ['ws', 'http'], default: 'ws', describe: 'ws: from the held connections; http: POST /publish driven by autocannon' },
   'api-key': { type: 'string', describe: 'bearer token for --publish-via http' },
+  'jwt-secret': {
+    type: 'string',
+    describe: "under the gateway's --auth jwt: the HS256 secret; each connection signs its own token (sub: --jwt-sub-prefix and its index; subscribe and publish on every channel)"
+  },
+  'jwt-sub-prefix': { type: 'string', default: 'loadgen-', describe: 'what each signed token\'s sub starts with' },
+  token: { type: 'string', describe: "under the gateway's --auth jwt: one token for every connection, instead of --jwt-secret" },
   'message-size': { ...int(64, 1 << 20), default: 128, describe: 'bytes of data per published message (about)' },
   'reconnect-every': {
     type: 'number',

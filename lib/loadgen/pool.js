@@ -6,7 +6,9 @@ import { performance } from 'node:perf_hooks';
 import { SocketTable } from './sockets.js';
 import { Histogram } from './histogram.js';
 import { TokenBucket } from './token-bucket.js';
+import { connectionTokens } from './tokens.js';
 import {
+  AUTH_ID,
   SUBSCRIBE_ID,
   PUBLISH_ID,
   RESUBSCRIBE_ID,
@@ -14,6 +16,7 @@ import {
   channelName,
   padding,
   dataJson,
+  authFrame,
   subscribeFrame,
   resubscribeFrame,
   publishFrame,
@@ -27,6 +30,7 @@ const SUBSCRIBING = 3;
 const SUBSCRIBED = 4;
 const FAILED = 5;
 const CLOSED = 6;
+const AUTHENTICATING = 7; // a WebSocket's auth frame sent, its ack awaited
 
 // A connection dropped on purpose by a reconnect round: until its old
 // socket is closed, then while it dials and resubscribes with since.
@@ -69,6 +73,7 @@ export class Pool extends SocketTable {
    * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
    * @param {number} plan.reconnectFraction share of the connections each round drops
    * @param {'ws'|'sse'} plan.transport
+   * @param {{token?: string, jwtSecret?: string, jwtSubPrefix: string}} plan.auth (./tokens.js)
    */
   constructor(plan) {
     super(plan.url, plan.count, plan.transport);
@@ -128,7 +133,8 @@ export class Pool extends SocketTable {
   }
 
   /** Opens the connections; resolves once every one is open or failed, and subscribed or not. */
-  ramp() {
+  async ramp() {
+    this.tokens = await connectionTokens(this.plan.auth, this.plan.first, this.plan.count);
     this.firstAttemptAt = wallMs();
     const bucket = new TokenBucket(this.plan.rate);
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_MS);
@@ -187,22 +193,37 @@ export class Pool extends SocketTable {
   onOpen(k) {
     const now = performance.now();
     this.handshaking--;
-    if (this.redialing[k] === REDIALING) return this.reopened(k, now);
-    this.handshakeUs.record((now - this.startedAt[k]) * 1000);
     const c = this.counts;
-    c.opened++;
     if (++c.open > c.peakOpen) c.peakOpen = c.open;
-    this.lastOpenAt = wallMs();
-    if (c.opened === this.opened90) this.at90 = this.lastOpenAt;
+    if (this.redialing[k] !== REDIALING) {
+      this.handshakeUs.record((now - this.startedAt[k]) * 1000);
+      c.opened++;
+      this.lastOpenAt = wallMs();
+      if (c.opened === this.opened90) this.at90 = this.lastOpenAt;
+    }
+    this.startedAt[k] = now;
+    // A stream's token was in its URL; a WebSocket authenticates before anything else.
+    if (this.tokens === undefined || this.sse) return this.join(k);
+    this.state[k] = AUTHENTICATING;
+    this.send(k, authFrame(this.tokens[k]));
+  }
+
+  /**
+   * Subscribes, or after a re-dial resubscribes with since. A stream
+   * subscribed in its URL (with Last-Event-ID after a re-dial); its `ready`
+   * event is the ack.
+   */
+  join(k) {
     if (this.plan.channels === 0) {
       this.state[k] = OPEN;
+      this.redialing[k] = 0;
       this.pending.delete(k);
       return;
     }
     this.state[k] = SUBSCRIBING;
-    this.startedAt[k] = now;
-    // A stream subscribed in its URL; its `ready` event is the ack.
-    if (!this.sse) this.send(k, subscribeFrame(channelName(this.channelOf(k))));
+    if (this.sse) return;
+    const channel = channelName(this.channelOf(k));
+    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k]) : subscribeFrame(channel));
   }
 
   onFail(k, reason) {
@@ -257,7 +278,11 @@ export class Pool extends SocketTable {
 
   /** Acks and errors: their id says whether they answer a subscribe or a publish. */
   control(k, frame) {
-    if (frame.type === 'ack' && frame.id === SUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
+    if (frame.id === AUTH_ID && this.state[k] === AUTHENTICATING) {
+      if (frame.type === 'ack') return this.join(k);
+      this.redialing[k] = 0;
+      this.subscribeFailed(k, `auth ${frame.code}`);
+    } else if (frame.type === 'ack' && frame.id === SUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
       this.subscribed(k, frame);
     } else if (frame.type === 'ready' && this.state[k] === SUBSCRIBING) {
       this.streamReady(k, frame);
@@ -362,20 +387,6 @@ export class Pool extends SocketTable {
     this.connect(k, addresses.length === 0 ? undefined : addresses[(this.plan.first + k) % addresses.length], undefined);
   }
 
-  reopened(k, now) {
-    if (++this.counts.open > this.counts.peakOpen) this.counts.peakOpen = this.counts.open;
-    if (this.plan.channels === 0) {
-      this.state[k] = OPEN;
-      this.redialing[k] = 0;
-      this.pending.delete(k);
-      return;
-    }
-    this.state[k] = SUBSCRIBING;
-    this.startedAt[k] = now;
-    // A stream asked in its request (Last-Event-ID); its `ready` answers.
-    if (!this.sse) this.send(k, resubscribeFrame(channelName(this.channelOf(k)), this.lastSeq[k], this.epochOf[k]));
-  }
-
   /** The answer to a resubscribe: the missed messages follow a recovered ack. */
   resubscribed(k, frame) {
     this.redialing[k] = 0;
@@ -404,7 +415,7 @@ export class Pool extends SocketTable {
     const limit = performance.now() - this.plan.handshakeTimeout;
     for (const k of this.pending) {
       if (this.startedAt[k] > limit) continue;
-      if (this.state[k] === SUBSCRIBING) {
+      if (this.state[k] === SUBSCRIBING || this.state[k] === AUTHENTICATING) {
         this.subscribeFailed(k, 'timeout');
         continue;
       }

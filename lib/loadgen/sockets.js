@@ -6,7 +6,7 @@
 // onFail(k, reason) before the upgrade or the response head, onClose(k, code)
 // after it, and onPortTaken(k) when a source port was in use (true: the
 // subclass retries the connection). A stream asks its subclass's
-// lastEventId(k) where to resume from.
+// lastEventId(k) where to resume from, and passes tokens[k] (if any) in its URL.
 //
 // Memory per connection is what limits a load generator: each connection is a
 // bare net.Socket carrying only its index, its other state lives in arrays
@@ -48,6 +48,7 @@ export class SocketTable {
     this.partial = new Array(count); // bytes of an incomplete handshake answer or frame
     this.fragments = new Array(count); // pieces of a fragmented message
     this.closeCode = new Uint16Array(count);
+    this.tokens = undefined; // under --auth jwt, the subclass's token per connection
     this.frame = { fin: false, opcode: 0, start: 0, end: 0 };
     this.handlers = makeHandlers(this);
   }
@@ -64,7 +65,7 @@ export class SocketTable {
     this.sockets[k] = socket;
     // A stream has no key: the marker only says its response head is awaited.
     this.keys[k] = this.sse ? '' : newKey();
-    socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k)), this.lastEventId(k)) : handshakeRequest(this.url, this.keys[k]));
+    socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k)), this.lastEventId(k), this.tokens?.[k]) : handshakeRequest(this.url, this.keys[k]));
   }
 
   send(k, text) {

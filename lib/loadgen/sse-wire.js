@@ -13,11 +13,13 @@ const GAP_FRAME = Buffer.from('{"type":"gap"}');
 
 /**
  * A stream on one channel; a re-dial resumes from `lastEventId`, the id of
- * the last event it read (`seq.epoch`).
+ * the last event it read (`seq.epoch`). A token goes in the URL, as an
+ * EventSource's must.
  */
-export function streamRequest(url, channel, lastEventId) {
+export function streamRequest(url, channel, lastEventId, token) {
+  const auth = token === undefined ? '' : `&token=${token}`;
   const resume = lastEventId === undefined ? '' : `Last-Event-ID: ${lastEventId}\r\n`;
-  return `GET /sse?channels=${channel} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n${resume}\r\n`;
+  return `GET /sse?channels=${channel}${auth} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n${resume}\r\n`;
 }
 
 /**
