@@ -16,6 +16,7 @@ import { judge, mib } from './soak/verdict.js';
 import { plotHtml } from './soak/plot.js';
 import { track } from './bench/children.js';
 import { startGateway } from '../test/helpers/gateway.js';
+import { RedisServer } from '../test/helpers/redis.js';
 
 const LATE_S = 120; // past --minutes, loadgens still running are killed
 
@@ -34,7 +35,11 @@ const apiKey = randomBytes(16).toString('hex');
 const jwtSecret = o.auth === 'jwt' ? randomBytes(32).toString('hex') : undefined;
 const flags = ['--host', '127.0.0.1', '--workers', String(o.workers), '--api-key', apiKey, '--gc-interval', String(o.gcInterval), '--engine', o.engine];
 if (jwtSecret) flags.push('--auth', 'jwt', '--jwt-secret', jwtSecret);
-if (o.redisUrl) flags.push('--redis-url', o.redisUrl);
+// A Redis of its own can be restarted mid-run; one it was given is left alone.
+const redis = o.engine === 'redis' && !o.redisUrl ? await RedisServer.start() : undefined;
+if (redis) track(redis.proc);
+if (o.engine === 'redis') flags.push('--redis-url', o.redisUrl ?? redis.url);
+if (o.redisUrl) log(`--redis-url ${o.redisUrl} was not started by the soak: no Redis restart is injected`);
 const gateway = await startGateway(flags, { timeout: 30000 });
 track(gateway.proc);
 log(`gateway on ${gateway.url}, metrics on ${gateway.metricsPort}; ${o.minutes} min; files in ${o.out}`);
@@ -43,7 +48,7 @@ const startedAt = new Date().toISOString();
 const loadgens = startHolders(gateway, o, { apiKey, jwtSecret });
 const sampler = new Sampler({ metricsPort: gateway.metricsPort, file: path.join(o.out, 'soak.jsonl'), everyS: o.sampleEvery, loadgens });
 sampler.start();
-const faults = new Faults({ gateway, o, log });
+const faults = new Faults({ gateway, o, log, redis });
 faults.start();
 let stopped = false;
 const churning = churn(gateway, o, { jwtSecret }, () => stopped);
@@ -59,8 +64,17 @@ sampler.stop();
 const primaryAlive = gateway.proc.exitCode === null && gateway.proc.signalCode === null;
 const recoveries = primaryAlive ? await recoveriesByResult(gateway) : {};
 await gateway.stop();
+await redis?.remove();
 
-const verdict = judge({ samples: sampler.samples, reports, logs: gateway.logs, killedPids: faults.killedPids, primaryAlive, warmupS: o.warmupS });
+const verdict = judge({
+  samples: sampler.samples,
+  reports,
+  logs: gateway.logs,
+  killedPids: faults.killedPids,
+  primaryAlive,
+  warmupS: o.warmupS,
+  redisRestarts: faults.counts.redisRestarts
+});
 const ws = reports.ws;
 const faultCounts = { ...faults.counts, reconnectStorms: o.reconnectEvery > 0 ? Math.floor(o.durationS / o.reconnectEvery) : 0, reconnected: (ws.reconnects ?? 0) + (reports.sse?.reconnects ?? 0) };
 const line =
@@ -70,7 +84,7 @@ const line =
   `ws ${losses(ws)}` +
   (reports.sse ? `; SSE ${losses(reports.sse)}` : '') +
   '; ' +
-  `faults: ${faultCounts.workerKills} kills, ${faultCounts.rollingRestarts} SIGHUP, ${faultCounts.hostileBursts} hostile bursts, ${faultCounts.reconnected} reconnects; ` +
+  `faults: ${faultCounts.workerKills} kills, ${faultCounts.rollingRestarts} SIGHUP, ${faultCounts.hostileBursts} hostile bursts, ${faultCounts.redisRestarts} Redis restarts, ${faultCounts.reconnected} reconnects; ` +
   `churn ${churned.runs} runs (${churned.opened} connections); worst stall ${verdict.worstStall.ms} ms (worker ${verdict.worstStall.worker} at ${verdict.worstStall.t} s)`;
 const summary = { startedAt, options: o, line, verdict, faults: faultCounts, recoveries, hostile: faults.hostile, churn: churned, reports, samples: sampler.samples.length };
 writeFileSync(path.join(o.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');

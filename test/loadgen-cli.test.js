@@ -6,9 +6,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
-import { startGateway } from './helpers/gateway.js';
+import { startGateway, eventually } from './helpers/gateway.js';
 import { ephemeralPorts } from '../lib/loadgen/addresses.js';
 import { joseHs256 } from './helpers/tokens.js';
+import { RedisServer } from './helpers/redis.js';
 
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
 
@@ -225,6 +226,33 @@ describe('loadgen (command line)', function () {
         expect((await loadgen(own, { ...forged, transport: 'sse' })).report.failed).to.deep.equal({ 'HTTP 401': 10 });
       } finally {
         await own.stop();
+      }
+    });
+
+    it('across a Redis restart (every channel a new epoch): seq starting over is no disorder, recoveries answer epoch changed', async () => {
+      const redis = await RedisServer.start();
+      const own = await startGateway(['--engine', 'redis', '--redis-url', redis.url, '--api-key', 'k3y']);
+      try {
+        const storms = { duration: 5, 'reconnect-every': 1, 'reconnect-fraction': 0.2 };
+        const running = [
+          loadgen(own, { connections: 200, rate: 2000, channels: 4, 'publish-rate': 100, 'local-address': '127.0.0.1-127.0.0.4', ...storms }),
+          loadgen(own, { ...HTTP_PUBLISH, connections: 100, transport: 'sse', 'local-address': '127.0.0.5-127.0.0.6', ...storms })
+        ];
+        // Mid-hold (both publishing, a reconnect round or more done), Redis restarts empty.
+        await eventually(async () => (await own.metric('gateway_messages_published_total')) >= 150, { what: 'publishes', timeout: 20000 });
+        await redis.stop();
+        await redis.start();
+        const [ws, sse] = await Promise.all(running);
+        // A WebSocket's messages carry no epoch: its first recovery after the restart asks in the old one.
+        expect(ws.report.epochChanged).to.be.above(0);
+        for (const { report: r, stderr } of [ws, sse]) {
+          expect(r, stderr).to.include({ outOfOrder: 0, seqGaps: 0 });
+          expect(r.seqRestarts, `${r.transport}: held subscribers saw seq start over`).to.be.above(0);
+          expect(r.unrecoverable, 'every refused recovery was an epoch change').to.equal(r.epochChanged);
+        }
+      } finally {
+        await own.stop();
+        await redis.remove();
       }
     });
 

@@ -105,4 +105,14 @@ describe('soak verdict', () => {
     );
     expect(v.failed.map((f) => f.split(':')[0])).to.have.members(['lost = 0 (ws)', 'every recovery recovered (ws)', 'no seq gap (ws)', 'out of order = 0 (ws)', 'no restart but the killed']);
   });
+
+  it('across a Redis restart excuses recoveries answered in the new epoch, not other refusals, and needs the new epoch delivered', () => {
+    const held = { lost: 40, seqGaps: 0, outOfOrder: 0, received: 10, expected: 50, reconnects: 5 };
+    const excused = judge(run(() => 50 * MiB, () => 120, { redisRestarts: 1, reports: { ws: { ...held, unrecoverable: 3, epochChanged: 3, seqRestarts: 7 } } }));
+    expect(excused.failed).to.deep.equal([]);
+    const v = judge(run(() => 50 * MiB, () => 120, { redisRestarts: 1, reports: { ws: { ...held, unrecoverable: 4, epochChanged: 3, seqRestarts: 0 } } }));
+    expect(v.failed.map((f) => f.split(':')[0])).to.have.members(['every recovery recovered (ws)', 'the new epoch reached the subscribers (ws)']);
+    // Without a Redis restart an epoch change is a loss like any other.
+    expect(judge(run(() => 50 * MiB, () => 120, { reports: { ws: { ...held, lost: 0, unrecoverable: 3, epochChanged: 3 } } })).ok).to.equal(false);
+  });
 });

@@ -13,7 +13,7 @@ export const RESUBSCRIBE_ID = 3; // a subscribe with since, after a reconnect
 export const AUTH_ID = 4;
 
 const MESSAGE = Buffer.from('{"type":"message",');
-const EVENT_DATA = Buffer.from('{"channel":'); // an SSE message event's data
+const EVENT = Buffer.from('id: '); // an SSE message event: its id line, then its data
 const SEQ = Buffer.from('"seq":');
 const SENT = Buffer.from('"data":{"t":');
 
@@ -58,13 +58,13 @@ export function publishBody(channel, data) {
 
 /**
  * Reads `seq` and the send time of a message frame (or an SSE message
- * event's data) into `out` ({seq, sentUs}; sentUs is -1 when the data is
+ * event) into `out` ({seq, sentUs}; sentUs is -1 when the data is
  * not ours) without allocating.
  * @returns {boolean} false when `buf` is not a message
  */
 export function readMessage(buf, out) {
-  if (!startsWith(buf, MESSAGE) && !startsWith(buf, EVENT_DATA)) return false;
-  const seqAt = buf.indexOf(SEQ, EVENT_DATA.length);
+  if (!startsWith(buf, MESSAGE) && !startsWith(buf, EVENT)) return false;
+  const seqAt = buf.indexOf(SEQ, EVENT.length);
   if (seqAt === -1) return false;
   out.seq = readInteger(buf, seqAt + SEQ.length);
   const sentAt = buf.indexOf(SENT, seqAt);

@@ -7,6 +7,7 @@ import { SocketTable } from './sockets.js';
 import { Histogram } from './histogram.js';
 import { TokenBucket } from './token-bucket.js';
 import { connectionTokens } from './tokens.js';
+import { eventEpoch } from './sse-wire.js';
 import {
   AUTH_ID,
   SUBSCRIBE_ID,
@@ -110,7 +111,8 @@ export class Pool extends SocketTable {
       reconnects: 0,
       recovered: 0,
       unrecoverable: 0,
-      epochChanged: 0 // of the unrecoverable: answered in another epoch (the channel's state was lost)
+      epochChanged: 0, // of the unrecoverable: answered in another epoch (the channel's state was lost)
+      seqRestarts: 0 // a live message back at seq 1: the channel's sequence started over in a new epoch
     };
     this.failed = {};
     this.dropped = {};
@@ -271,9 +273,22 @@ export class Pool extends SocketTable {
     const last = this.lastSeq[k];
     if (last !== 0 && m.seq !== last + 1) {
       if (m.seq > last) c.gaps += m.seq - last - 1;
+      else if (m.seq === 1) this.sequenceRestarted(k, buf);
       else c.outOfOrder++;
     }
-    if (m.seq > last) this.lastSeq[k] = m.seq;
+    if (m.seq > last || m.seq === 1) this.lastSeq[k] = m.seq;
+  }
+
+  /**
+   * The channel started over at seq 1 (its state was lost: a Redis that came
+   * back empty). A WebSocket message carries no epoch, so the connection keeps
+   * the old one, as a client does: its next recovery is answered in another
+   * epoch. A stream's event id carries the new one, as EventSource keeps it.
+   */
+  sequenceRestarted(k, event) {
+    this.counts.seqRestarts++;
+    this.replayedUntil[k] = 0;
+    if (this.sse) this.setEpoch(k, eventEpoch(event));
   }
 
   /** Acks and errors: their id says whether they answer a subscribe or a publish. */

@@ -47,6 +47,7 @@ export function buildReport({ options, processes, totals: t, heldAtClose, publis
     recovered: t.recovered ?? 0,
     unrecoverable: t.unrecoverable ?? 0,
     epochChanged: t.epochChanged ?? 0,
+    seqRestarts: t.seqRestarts ?? 0,
     reconnectMs: ms(reconnect, ['p50', 'p99', 'max']),
     latencyMs: ms(latency, ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'max']),
     durationS: round(durationS),

@@ -35,7 +35,7 @@ export function readStreamHead(buf) {
 
 /**
  * Hands each complete event from `at` on to `table.onText(k, payload)`: a
- * message's data; for `ready` the frame {"type":"ready","seq","epoch"} read
+ * message's whole event (`id:` line and data); for `ready` the frame {"type":"ready","seq","epoch"} read
  * from its id (where the channel stands, as a subscribe's ack says), for
  * `gap` {"type":"gap"}. Comments (`: ping`) and the `retry:` line are skipped.
  * @returns {number} where the incomplete rest begins
@@ -44,7 +44,7 @@ export function readEvents(buf, at, table, k) {
   for (let end = buf.indexOf(EVENT_END, at); end !== -1; at = end + 2, end = buf.indexOf(EVENT_END, at)) {
     const data = buf.indexOf(DATA, at);
     if (data === -1 || data > end) continue;
-    if (!isEvent(buf, READY, at, data)) table.onText(k, isEvent(buf, GAP, at, data) ? GAP_FRAME : buf.subarray(data + DATA.length, end));
+    if (!isEvent(buf, READY, at, data)) table.onText(k, isEvent(buf, GAP, at, data) ? GAP_FRAME : buf.subarray(at, end));
     else table.onText(k, readyFrame(buf, at, data));
   }
   return at;
@@ -58,6 +58,16 @@ function isEvent(buf, name, at, data) {
 /** Once per stream opened: the ready event's id, one channel's `seq.epoch`. */
 function readyFrame(buf, at, data) {
   const id = buf.indexOf(ID, at);
-  const [seq, epoch] = id === -1 || id > data ? [] : buf.toString('latin1', id + ID.length, buf.indexOf(10, id)).split('.');
+  const [seq, epoch] = id === -1 || id > data ? [] : eventId(buf, id).split('.');
   return Buffer.from(`{"type":"ready","seq":${Number(seq ?? 0)},"epoch":"${epoch ?? ''}"}`);
+}
+
+/** The epoch in the id of a message event (as onText is given it): rarely needed, when a sequence starts over. */
+export function eventEpoch(event) {
+  const id = eventId(event, 0);
+  return id.slice(id.indexOf('.') + 1);
+}
+
+function eventId(buf, at) {
+  return buf.toString('latin1', at + ID.length, buf.indexOf(10, at));
 }
