@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Soak and chaos: the real gateway under the real load generator for
 // --minutes, with faults on a schedule (worker SIGKILLs, a SIGHUP rolling
-// restart, hostile input, reconnect storms). Writes soak.jsonl (a line every
+// restart, hostile input, reconnect storms, a Redis restart). Writes soak.jsonl (a line every
 // --sample-every s), summary.json and plot.html into --out, prints the
 // verdict, and exits 0 only if every criterion held (scripts/soak/verdict.js).
-//   npm run soak -- --minutes 30 [--connections C] [--workers W] [--engine redis --redis-url U]
+//   npm run soak -- --minutes 30 [--connections C] [--workers W] [--auth jwt] [--engine redis [--redis-url U]]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
