@@ -59,6 +59,7 @@ describe('loadgen (command line)', function () {
     [['--publish-rate', '10'], /needs --channels/],
     [['--transport', 'sse'], /--transport sse needs --channels/],
     [['--token', 't', '--jwt-secret', 's'], /give --token or --jwt-secret, not both/],
+    [['--channel-prefix', 'a b'], /--channel-prefix "a b" makes no valid channel name/],
     [['--transport', 'sse', '--channels', '2', '--publish-rate', '10'], /receives only: publish with --publish-via http/],
     [['--no-such-flag'], /Unknown argument/]
   ]) {
@@ -178,7 +179,8 @@ describe('loadgen (command line)', function () {
     });
 
     it('holds SSE streams (--transport sse) with the same checks: every 202 reaches every stream, in order', async () => {
-      const run = await loadgen(gw, { ...HTTP_PUBLISH, transport: 'sse' });
+      // On channels of their own (feed.0 …), as the soak runs them beside the WebSocket holders.
+      const run = await loadgen(gw, { ...HTTP_PUBLISH, transport: 'sse', 'channel-prefix': 'feed.' });
       const r = run.report;
       expect(run.code, run.stderr).to.equal(0);
       expect(r).to.include({ transport: 'sse', open: 400, subscribed: 400, lost: 0, outOfOrder: 0, seqGaps: 0, publishUnacked: 0 });

@@ -22,8 +22,8 @@ export function nowUs() {
   return Math.round((performance.timeOrigin + performance.now()) * 1000);
 }
 
-export function channelName(index) {
-  return `c${index}`;
+export function channelName(prefix, index) {
+  return `${prefix}${index}`;
 }
 
 /** The padding that brings a data object to about `size` bytes. */

@@ -47,6 +47,7 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       addresses: o.localAddress,
       ports: ports && spareSlice(ports, a, processes),
       channels: o.channels,
+      channelPrefix: o.channelPrefix,
       messageSize: o.messageSize,
       reconnectEvery: o.reconnectEvery,
       reconnectFraction: o.reconnectFraction,

@@ -69,7 +69,8 @@ export class Pool extends SocketTable {
    * @param {string[]} plan.addresses source addresses, used round-robin by global index
    * @param {{low: number, spareFrom: number, spareSize: number}} [plan.ports] explicit source ports: g binds
    *   low + floor(g / addresses); a connection whose port is taken retries on this agent's spare ports
-   * @param {number} plan.channels connection i subscribes to c<i mod channels> (0 = none)
+   * @param {number} plan.channels connection i subscribes to <channelPrefix><i mod channels> (0 = none)
+   * @param {string} [plan.channelPrefix] c unless given
    * @param {number} plan.messageSize bytes of data per published message
    * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
    * @param {number} plan.reconnectFraction share of the connections each round drops
@@ -224,7 +225,7 @@ export class Pool extends SocketTable {
     }
     this.state[k] = SUBSCRIBING;
     if (this.sse) return;
-    const channel = channelName(this.channelOf(k));
+    const channel = this.channelNameOf(k);
     this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k]) : subscribeFrame(channel));
   }
 
@@ -455,7 +456,7 @@ export class Pool extends SocketTable {
       if (this.state[k] !== SUBSCRIBED) continue;
       // A connection publishes to its own channel, so its acks tell which channel was published to.
       const data = dataJson(nowUs(), this.plan.agent, p.counter++, this.pad);
-      this.send(k, publishFrame(channelName(this.channelOf(k)), data));
+      this.send(k, publishFrame(this.channelNameOf(k), data));
       p.sent++;
       return true;
     }
@@ -492,6 +493,10 @@ export class Pool extends SocketTable {
 
   channelOf(k) {
     return (this.plan.first + k) % this.plan.channels;
+  }
+
+  channelNameOf(k) {
+    return channelName(this.plan.channelPrefix ?? 'c', this.channelOf(k));
   }
 
   /** The figures the orchestrator polls: small, no histograms but latency. */

@@ -1,5 +1,5 @@
 // A table of client WebSocket connections, indexed 0..count-1, or of SSE
-// streams (each on the channel its subclass's channelOf(k) names). It speaks
+// streams (each on the channel its subclass's channelNameOf(k) names). It speaks
 // the wire (lib/loadgen/wire.js, ./sse-wire.js) and tells its subclass what
 // happened through five hooks: onOpen(k), onText(k, payload) (an SSE
 // stream's `ready` and `gap` events read as frames, see ./sse-wire.js),
@@ -16,7 +16,6 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { Opcode, newKey, handshakeRequest, readHandshake, readFrame, encodeFrame, textFrame, closeFrame } from './wire.js';
 import { streamRequest, readStreamHead, readEvents } from './sse-wire.js';
-import { channelName } from './frames.js';
 
 const SLOT = Symbol('slot');
 const NO_STATUS = 1005;
@@ -65,7 +64,7 @@ export class SocketTable {
     this.sockets[k] = socket;
     // A stream has no key: the marker only says its response head is awaited.
     this.keys[k] = this.sse ? '' : newKey();
-    socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k)), this.lastEventId(k), this.tokens?.[k]) : handshakeRequest(this.url, this.keys[k]));
+    socket.write(this.sse ? streamRequest(this.url, this.channelNameOf(k), this.lastEventId(k), this.tokens?.[k]) : handshakeRequest(this.url, this.keys[k]));
   }
 
   send(k, text) {

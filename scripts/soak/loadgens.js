@@ -79,6 +79,8 @@ export function startHolders(gateway, o, { apiKey, jwtSecret }) {
           ...base(gateway, o, { connections: o.sseStreams, seconds: Math.max(5, o.durationS - rampS(o.sseStreams)), addresses: '127.0.0.10-127.0.0.11', jwtSecret }),
           '--transport', 'sse',
           '--channels', String(Math.min(o.channels, 10)),
+          // Channels of their own (s0, s1, ...): neither loadgen receives the other's publishes, so each one's `lost` is exact.
+          '--channel-prefix', 's',
           '--publish-rate', String(Math.max(1, o.publishRate / 4)),
           '--publish-via', 'http',
           '--api-key', apiKey,
