@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { eventually, startGateway } from './helpers/gateway.js';
 import { ephemeralPorts } from '../lib/loadgen/addresses.js';
+import { joseHs256 } from './helpers/tokens.js';
+import { RedisServer } from './helpers/redis.js';
 
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
 
@@ -56,6 +58,8 @@ describe('loadgen (command line)', function () {
     [['--connections', '0'], /--connections must be at least 1/],
     [['--publish-rate', '10'], /needs --channels/],
     [['--transport', 'sse'], /--transport sse needs --channels/],
+    [['--token', 't', '--jwt-secret', 's'], /give --token or --jwt-secret, not both/],
+    [['--channel-prefix', 'a b'], /--channel-prefix "a b" makes no valid channel name/],
     [['--transport', 'sse', '--channels', '2', '--publish-rate', '10'], /receives only: publish with --publish-via http/],
     [['--no-such-flag'], /Unknown argument/]
   ]) {
@@ -203,12 +207,83 @@ describe('loadgen (command line)', function () {
     });
 
     it('holds SSE streams (--transport sse) with the same checks: every 202 reaches every stream, in order', async () => {
-      const run = await loadgen(gw, { ...HTTP_PUBLISH, transport: 'sse' });
+      // On channels of their own (feed.0 …), as the soak runs them beside the WebSocket holders.
+      const run = await loadgen(gw, { ...HTTP_PUBLISH, transport: 'sse', 'channel-prefix': 'feed.' });
       const r = run.report;
       expect(run.code, run.stderr).to.equal(0);
       expect(r).to.include({ transport: 'sse', open: 400, subscribed: 400, lost: 0, outOfOrder: 0, seqGaps: 0, publishUnacked: 0 });
       expect(r.expected).to.equal(r.published * 100);
       expect(r.received).to.equal(r.expected);
+    });
+
+    it('re-dials SSE streams with Last-Event-ID (--reconnect-every, a worker kill), recovering every missed message', async () => {
+      const own = await startGateway(['--api-key', 'k3y']);
+      try {
+        const running = loadgen(own, { ...HTTP_PUBLISH, transport: 'sse', duration: 4, 'reconnect-every': 1, 'reconnect-fraction': 0.2 });
+        await new Promise((r) => setTimeout(r, 2500));
+        process.kill(own.workerPid(1), 'SIGKILL');
+        const run = await running;
+        const r = run.report;
+        expect(run.code, run.stderr).to.equal(0);
+        expect(r).to.include({ transport: 'sse', open: 400, subscribed: 400, lost: 0, outOfOrder: 0, seqGaps: 0, unrecoverable: 0 });
+        expect(r.dropped, 'streams the kill dropped').to.not.deep.equal({});
+        expect(r.reconnects).to.be.at.least(3 * 80);
+        expect(r.recovered).to.equal(r.reconnects);
+        expect(r.received).to.equal(r.expected);
+      } finally {
+        await own.stop();
+      }
+    });
+
+    it('authenticates under --auth jwt: a token per connection (--jwt-secret) for WebSockets, re-dials included, and for SSE', async () => {
+      const secret = 'loadgen-test-secret-0123456789abcdef';
+      const own = await startGateway(['--auth', 'jwt', '--jwt-secret', secret, '--api-key', 'k3y']);
+      try {
+        const ws = await loadgen(own, { connections: 200, rate: 2000, channels: 4, 'publish-rate': 100, duration: 2, 'reconnect-every': 1, 'jwt-secret': secret });
+        expect(ws.code, ws.stderr).to.equal(0);
+        expect(ws.report).to.include({ open: 200, subscribed: 200, lost: 0, outOfOrder: 0, unrecoverable: 0 });
+        expect(ws.report.published).to.be.above(0);
+        expect(ws.report.recovered).to.equal(ws.report.reconnects).and.above(0);
+        const sse = await loadgen(own, { ...HTTP_PUBLISH, connections: 200, transport: 'sse', 'jwt-secret': secret });
+        expect(sse.code, sse.stderr).to.equal(0);
+        expect(sse.report).to.include({ open: 200, subscribed: 200, lost: 0 });
+        expect(sse.report.received).to.equal(sse.report.expected).and.above(0);
+        const shared = await joseHs256({ sub: 'everyone', subscribe: ['c*'] }, secret);
+        expect((await loadgen(own, { connections: 10, channels: 2, duration: 0, token: shared })).report).to.include({ subscribed: 10 });
+        // The gateway's verifier refuses tokens signed with another secret: the auth frame, and the stream's URL.
+        const forged = { connections: 10, channels: 2, duration: 0, 'jwt-secret': 'not-the-gateways-secret-0123456789' };
+        expect((await loadgen(own, forged)).report.subscribeErrors).to.deep.equal({ 'auth unauthorized': 10 });
+        expect((await loadgen(own, { ...forged, transport: 'sse' })).report.failed).to.deep.equal({ 'HTTP 401': 10 });
+      } finally {
+        await own.stop();
+      }
+    });
+
+    it('across a Redis restart (every channel a new epoch): seq starting over is no disorder, recoveries answer epoch changed', async () => {
+      const redis = await RedisServer.start();
+      const own = await startGateway(['--engine', 'redis', '--redis-url', redis.url, '--api-key', 'k3y']);
+      try {
+        const storms = { duration: 5, 'reconnect-every': 1, 'reconnect-fraction': 0.2 };
+        const running = [
+          loadgen(own, { connections: 200, rate: 2000, channels: 4, 'publish-rate': 100, 'local-address': '127.0.0.1-127.0.0.4', ...storms }),
+          loadgen(own, { ...HTTP_PUBLISH, connections: 100, transport: 'sse', 'local-address': '127.0.0.5-127.0.0.6', ...storms })
+        ];
+        // Mid-hold (both publishing, a reconnect round or more done), Redis restarts empty.
+        await eventually(async () => (await own.metric('gateway_messages_published_total')) >= 150, { what: 'publishes', timeout: 20000 });
+        await redis.stop();
+        await redis.start();
+        const [ws, sse] = await Promise.all(running);
+        // A WebSocket's messages carry no epoch: its first recovery after the restart asks in the old one.
+        expect(ws.report.epochChanged).to.be.above(0);
+        for (const { report: r, stderr } of [ws, sse]) {
+          expect(r, stderr).to.include({ outOfOrder: 0, seqGaps: 0 });
+          expect(r.seqRestarts, `${r.transport}: held subscribers saw seq start over`).to.be.above(0);
+          expect(r.unrecoverable, 'every refused recovery was an epoch change').to.equal(r.epochChanged);
+        }
+      } finally {
+        await own.stop();
+        await redis.remove();
+      }
     });
 
     it('counts publishes with a wrong API key as refused by HTTP status, with nothing expected', async () => {

@@ -135,7 +135,7 @@ describe('loadgen histogram', () => {
 });
 
 describe('loadgen frames', () => {
-  it('reads seq and send time from the gateway message frame without parsing it', () => {
+  it('reads seq and send time from the gateway message frame (or an SSE event) without parsing it', () => {
     const sent = nowUs();
     const data = dataJson(sent, 3, 7, padding(128));
     expect(data.length).to.be.within(120, 136);
@@ -144,6 +144,8 @@ describe('loadgen frames', () => {
     expect(out).to.deep.equal({ seq: 1234, sentUs: sent });
     expect(readMessage(Buffer.from(messageFrame('c1', 5, '{"other":1}')), out)).to.equal(true);
     expect(out).to.deep.equal({ seq: 5, sentUs: -1 });
+    expect(readMessage(Buffer.from(`id: 9.k3\ndata: {"channel":"c1","seq":9,"data":${data}}`), out)).to.equal(true);
+    expect(out).to.deep.equal({ seq: 9, sentUs: sent });
     expect(readMessage(Buffer.from('{"type":"ack","id":1}'), out)).to.equal(false);
   });
 });

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { WebSocketServer } from 'ws';
 import { readHandshake, readFrame, encodeFrame, Opcode, newKey } from '../lib/loadgen/wire.js';
 import { Pool } from '../lib/loadgen/pool.js';
+import { readEvents, streamRequest, eventEpoch } from '../lib/loadgen/sse-wire.js';
 import { messageFrame } from '../lib/protocol.js';
 import { eventually } from './helpers/gateway.js';
 
@@ -34,6 +35,22 @@ describe('loadgen wire', () => {
     expect(readHandshake(answer(key, '503 Service Unavailable'), key).error).to.equal('HTTP 503');
     expect(readHandshake(answer(key, undefined, 'nope'), key).error).to.equal('bad Sec-WebSocket-Accept');
     expect(readHandshake(ok.subarray(0, 20), key)).to.equal(undefined);
+  });
+
+  it('reads SSE events: messages, `ready` with where the channel stands, `gap`; resumes with Last-Event-ID', () => {
+    const seen = [];
+    const table = { onText: (k, payload) => seen.push(`${k} ${payload}`) };
+    const events = Buffer.from(
+      'retry: 2000\n\n: ping\n\nid: 7.k3f9\ndata: {"channel":"c1","seq":7,"data":{}}\n\n' +
+        'id: 9.x2\nevent: gap\ndata: {"channel":"c1"}\n\nid: 9.x2\nevent: ready\ndata: {}\n\nid: 10.x2\ndata: {"chan'
+    );
+    const rest = readEvents(events, 0, table, 3);
+    expect(seen).to.deep.equal(['3 id: 7.k3f9\ndata: {"channel":"c1","seq":7,"data":{}}', '3 {"type":"gap"}', '3 {"type":"ready","seq":9,"epoch":"x2"}']);
+    expect(eventEpoch(Buffer.from('id: 1.x3\ndata: {"channel":"c1","seq":1,"data":{}}'))).to.equal('x3');
+    expect(events.toString('latin1', rest)).to.equal('id: 10.x2\ndata: {"chan');
+    const url = new URL('ws://127.0.0.1:9/ws');
+    expect(streamRequest(url, 'c1')).to.not.include('Last-Event-ID');
+    expect(streamRequest(url, 'c1', '9.x2')).to.include('\r\nLast-Event-ID: 9.x2\r\n\r\n');
   });
 
   it('reads frames of each length form, and waits for incomplete ones', () => {

@@ -142,6 +142,21 @@ describe('redis engine: several gateways share channels through Redis', function
     expect(await httpPublish(b, 'slow', 'after')).to.equal(2);
   });
 
+  it('after Redis lost its state, a node that was not subscribed meanwhile sends its subscribers the new epoch from seq 1', async () => {
+    const subscribers = await subscribersOn('wiped');
+    await httpPublish(b, 'wiped', 'old');
+    for (const s of subscribers) await s.next((f) => f.type === 'message' && f.data === 'old');
+    // Both nodes' subscriber connections drop and the keys go: the publishes
+    // that follow start a new epoch before the nodes have SUBSCRIBEd again.
+    await redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    await redis.command('FLUSHALL');
+    for (const data of ['new 1', 'new 2', 'new 3']) await httpPublish(b, 'wiped', data);
+    for (const s of subscribers) {
+      await s.next((f) => f.type === 'message' && f.data === 'new 3');
+      expect(s.messages('wiped').map((m) => `${m.seq} ${m.data}`)).to.deep.equal(['1 old', '1 new 1', '2 new 2', '3 new 3']);
+    }
+  });
+
   // Last: it stops Redis.
   it('refuses publishes while Redis is gone, keeps connections, and resubscribes when it is back (empty: new epochs)', async () => {
     const subscribers = await subscribersOn('outage');

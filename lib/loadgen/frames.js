@@ -10,9 +10,10 @@ import { performance } from 'node:perf_hooks';
 export const SUBSCRIBE_ID = 1;
 export const PUBLISH_ID = 2;
 export const RESUBSCRIBE_ID = 3; // a subscribe with since, after a reconnect
+export const AUTH_ID = 4;
 
 const MESSAGE = Buffer.from('{"type":"message",');
-const EVENT_DATA = Buffer.from('{"channel":'); // an SSE message event's data
+const EVENT = Buffer.from('id: '); // an SSE message event: its id line, then its data
 const SEQ = Buffer.from('"seq":');
 const SENT = Buffer.from('"data":{"t":');
 
@@ -21,8 +22,8 @@ export function nowUs() {
   return Math.round((performance.timeOrigin + performance.now()) * 1000);
 }
 
-export function channelName(index) {
-  return `c${index}`;
+export function channelName(prefix, index) {
+  return `${prefix}${index}`;
 }
 
 /** The padding that brings a data object to about `size` bytes. */
@@ -32,6 +33,10 @@ export function padding(size) {
 
 export function dataJson(sentUs, publisher, counter, pad) {
   return `{"t":${sentUs},"p":${publisher},"n":${counter},"x":"${pad}"}`;
+}
+
+export function authFrame(token) {
+  return `{"type":"auth","token":"${token}","id":${AUTH_ID}}`;
 }
 
 export function subscribeFrame(channel) {
@@ -53,13 +58,13 @@ export function publishBody(channel, data) {
 
 /**
  * Reads `seq` and the send time of a message frame (or an SSE message
- * event's data) into `out` ({seq, sentUs}; sentUs is -1 when the data is
+ * event) into `out` ({seq, sentUs}; sentUs is -1 when the data is
  * not ours) without allocating.
  * @returns {boolean} false when `buf` is not a message
  */
 export function readMessage(buf, out) {
-  if (!startsWith(buf, MESSAGE) && !startsWith(buf, EVENT_DATA)) return false;
-  const seqAt = buf.indexOf(SEQ, EVENT_DATA.length);
+  if (!startsWith(buf, MESSAGE) && !startsWith(buf, EVENT)) return false;
+  const seqAt = buf.indexOf(SEQ, EVENT.length);
   if (seqAt === -1) return false;
   out.seq = readInteger(buf, seqAt + SEQ.length);
   const sentAt = buf.indexOf(SENT, seqAt);

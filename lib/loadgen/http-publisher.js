@@ -14,11 +14,12 @@ const ACCEPTED = 202;
  * @param {number} o.rate messages per second
  * @param {number} o.seconds
  * @param {number} o.channels
+ * @param {string} o.channelPrefix
  * @param {number} o.messageSize
  * @param {number} o.publisher the id written into each message
  * @returns {Promise<{perChannel: number[], errors: object, unacked: number}>}
  */
-export async function publishOverHttp({ wsUrl, apiKey, rate, seconds, channels, messageSize, publisher }) {
+export async function publishOverHttp({ wsUrl, apiKey, rate, seconds, channels, channelPrefix, messageSize, publisher }) {
   const url = new URL('/publish', wsUrl.replace(/^ws/, 'http'));
   const pad = padding(messageSize);
   const perChannel = new Array(channels).fill(0);
@@ -40,7 +41,7 @@ export async function publishOverHttp({ wsUrl, apiKey, rate, seconds, channels, 
           context.channel = counter % channels;
           sent++;
           const data = dataJson(nowUs(), publisher, counter++, pad);
-          return { ...request, body: publishBody(channelName(context.channel), data) };
+          return { ...request, body: publishBody(channelName(channelPrefix, context.channel), data) };
         },
         onResponse(status, body, context) {
           answered++;

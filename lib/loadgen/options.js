@@ -4,6 +4,7 @@
 // are in plan.js.
 import { commaList } from '../cli.js';
 import { expandAddresses } from './addresses.js';
+import { isValidChannel } from '../protocol.js';
 
 const int = (min, max) => ({ type: 'number', integer: true, min, max });
 const ms = (min) => int(min, 3600 * 1000);
@@ -43,16 +44,28 @@ export const options = {
   },
   'max-handshakes': { ...int(1, 1e6), default: 1000, describe: 'handshakes in flight at most, all processes together' },
   'handshake-timeout': { ...ms(1), default: 10000, describe: 'ms before a handshake (or a subscribe) counts as failed' },
-  channels: { ...int(0, 1e7), default: 0, describe: 'connection i subscribes to channel c<i mod channels> (0 = no subscribe)' },
+  channels: { ...int(0, 1e7), default: 0, describe: 'connection i subscribes to channel <prefix><i mod channels> (0 = no subscribe)' },
+  'channel-prefix': {
+    type: 'string',
+    default: 'c',
+    check: (value) => (isValidChannel(`${value}0`) && value.length <= 100 ? undefined : `--channel-prefix ${JSON.stringify(value)} makes no valid channel name`),
+    describe: 'what channel names start with (c: c0, c1, ...); runs side by side on other prefixes share no channel'
+  },
   'publish-rate': { type: 'number', min: 0, default: 0, describe: 'messages per second in all, published while holding' },
   'publish-via': { type: 'string', choices: ['ws', 'http'], default: 'ws', describe: 'ws: from the held connections; http: POST /publish driven by autocannon' },
   'api-key': { type: 'string', describe: 'bearer token for --publish-via http' },
+  'jwt-secret': {
+    type: 'string',
+    describe: "under the gateway's --auth jwt: the HS256 secret; each connection signs its own token (sub: --jwt-sub-prefix and its index; subscribe and publish on every channel)"
+  },
+  'jwt-sub-prefix': { type: 'string', default: 'loadgen-', describe: 'what each signed token\'s sub starts with' },
+  token: { type: 'string', describe: "under the gateway's --auth jwt: one token for every connection, instead of --jwt-secret" },
   'message-size': { ...int(64, 1 << 20), default: 128, describe: 'bytes of data per published message (about)' },
   'reconnect-every': {
     type: 'number',
     min: 0,
     default: 0,
-    describe: 'seconds between reconnect rounds while holding: each drops --reconnect-fraction of the connections at once and re-dials them, resubscribing with since (0 = off)'
+    describe: 'seconds between reconnect rounds while holding: each drops --reconnect-fraction of the connections at once and re-dials them, resubscribing with since (a stream: Last-Event-ID) (0 = off)'
   },
   'reconnect-fraction': { type: 'number', min: 0.0001, max: 1, default: 0.1, describe: 'share of the connections each reconnect round drops' },
   duration: { type: 'number', min: 0, default: 30, describe: 'seconds to hold after the ramp, then close and report' },

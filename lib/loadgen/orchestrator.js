@@ -101,6 +101,7 @@ class Run {
         rate: o.publishRate,
         seconds: o.duration,
         channels: o.channels,
+        channelPrefix: o.channelPrefix,
         messageSize: o.messageSize,
         publisher: this.plan.processes
       });

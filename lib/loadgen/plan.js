@@ -25,7 +25,7 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
   if (o.transport === 'sse' && o.publishRate > 0 && o.publishVia !== 'http') {
     throw new UsageError('--transport sse receives only: publish with --publish-via http --api-key K');
   }
-  if (o.transport === 'sse' && o.reconnectEvery > 0) throw new UsageError('--reconnect-every re-dials WebSocket connections only (--transport ws)');
+  if (o.token !== undefined && o.jwtSecret !== undefined) throw new UsageError('give --token or --jwt-secret, not both');
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
     throw new UsageError(
@@ -47,10 +47,12 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       addresses: o.localAddress,
       ports: ports && spareSlice(ports, a, processes),
       channels: o.channels,
+      channelPrefix: o.channelPrefix,
       messageSize: o.messageSize,
       reconnectEvery: o.reconnectEvery,
       reconnectFraction: o.reconnectFraction,
-      transport: o.transport
+      transport: o.transport,
+      auth: { token: o.token, jwtSecret: o.jwtSecret, jwtSubPrefix: o.jwtSubPrefix }
     });
     first += count;
   }

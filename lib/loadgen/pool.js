@@ -6,7 +6,10 @@ import { performance } from 'node:perf_hooks';
 import { SocketTable } from './sockets.js';
 import { Histogram } from './histogram.js';
 import { TokenBucket } from './token-bucket.js';
+import { connectionTokens } from './tokens.js';
+import { eventEpoch } from './sse-wire.js';
 import {
+  AUTH_ID,
   SUBSCRIBE_ID,
   PUBLISH_ID,
   RESUBSCRIBE_ID,
@@ -14,6 +17,7 @@ import {
   channelName,
   padding,
   dataJson,
+  authFrame,
   subscribeFrame,
   resubscribeFrame,
   publishFrame,
@@ -27,6 +31,7 @@ const SUBSCRIBING = 3;
 const SUBSCRIBED = 4;
 const FAILED = 5;
 const CLOSED = 6;
+const AUTHENTICATING = 7; // a WebSocket's auth frame sent, its ack awaited
 
 // A connection dropped on purpose by a reconnect round: until its old
 // socket is closed, then while it dials and resubscribes with since.
@@ -64,11 +69,13 @@ export class Pool extends SocketTable {
    * @param {string[]} plan.addresses source addresses, used round-robin by global index
    * @param {{low: number, spareFrom: number, spareSize: number}} [plan.ports] explicit source ports: g binds
    *   low + floor(g / addresses); a connection whose port is taken retries on this agent's spare ports
-   * @param {number} plan.channels connection i subscribes to c<i mod channels> (0 = none)
+   * @param {number} plan.channels connection i subscribes to <channelPrefix><i mod channels> (0 = none)
+   * @param {string} [plan.channelPrefix] c unless given
    * @param {number} plan.messageSize bytes of data per published message
    * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
    * @param {number} plan.reconnectFraction share of the connections each round drops
    * @param {'ws'|'sse'} plan.transport
+   * @param {{token?: string, jwtSecret?: string, jwtSubPrefix: string}} plan.auth (./tokens.js)
    */
   constructor(plan) {
     super(plan.url, plan.count, plan.transport);
@@ -80,7 +87,11 @@ export class Pool extends SocketTable {
     this.redialing = new Uint8Array(n); // DROPPED, REDIALING, or 0
     this.redialFailures = new Uint8Array(n);
     this.replayedUntil = new Float64Array(n); // the last seq a recovery replayed: no latency for those
-    this.epochs = new Array(plan.channels); // each channel's epoch, from its subscribe acks
+    // Each connection's epoch, from its acks (one string per epoch, shared):
+    // a recovery asks within the epoch its seq belongs to.
+    this.epochOf = new Array(n);
+    this.epochNames = new Map();
+    this.gapped = new Set(); // streams re-dialling that were told `event: gap`
     this.reconnectCursor = 0;
     this.pending = new Set(); // slots with a handshake or subscribe in flight
     this.phase = Phase.RAMPING;
@@ -100,7 +111,9 @@ export class Pool extends SocketTable {
       gaps: 0,
       reconnects: 0,
       recovered: 0,
-      unrecoverable: 0
+      unrecoverable: 0,
+      epochChanged: 0, // of the unrecoverable: answered in another epoch (the channel's state was lost)
+      seqRestarts: 0 // a live message back at seq 1: the channel's sequence started over in a new epoch
     };
     this.failed = {};
     this.dropped = {};
@@ -123,7 +136,8 @@ export class Pool extends SocketTable {
   }
 
   /** Opens the connections; resolves once every one is open or failed, and subscribed or not. */
-  ramp() {
+  async ramp() {
+    this.tokens = await connectionTokens(this.plan.auth, this.plan.first, this.plan.count);
     this.firstAttemptAt = wallMs();
     const bucket = new TokenBucket(this.plan.rate);
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_MS);
@@ -182,22 +196,37 @@ export class Pool extends SocketTable {
   onOpen(k) {
     const now = performance.now();
     this.handshaking--;
-    if (this.redialing[k] === REDIALING) return this.reopened(k, now);
-    this.handshakeUs.record((now - this.startedAt[k]) * 1000);
     const c = this.counts;
-    c.opened++;
     if (++c.open > c.peakOpen) c.peakOpen = c.open;
-    this.lastOpenAt = wallMs();
-    if (c.opened === this.opened90) this.at90 = this.lastOpenAt;
+    if (this.redialing[k] !== REDIALING) {
+      this.handshakeUs.record((now - this.startedAt[k]) * 1000);
+      c.opened++;
+      this.lastOpenAt = wallMs();
+      if (c.opened === this.opened90) this.at90 = this.lastOpenAt;
+    }
+    this.startedAt[k] = now;
+    // A stream's token was in its URL; a WebSocket authenticates before anything else.
+    if (this.tokens === undefined || this.sse) return this.join(k);
+    this.state[k] = AUTHENTICATING;
+    this.send(k, authFrame(this.tokens[k]));
+  }
+
+  /**
+   * Subscribes, or after a re-dial resubscribes with since. A stream
+   * subscribed in its URL (with Last-Event-ID after a re-dial); its `ready`
+   * event is the ack.
+   */
+  join(k) {
     if (this.plan.channels === 0) {
       this.state[k] = OPEN;
+      this.redialing[k] = 0;
       this.pending.delete(k);
       return;
     }
     this.state[k] = SUBSCRIBING;
-    this.startedAt[k] = now;
-    // A stream subscribed in its URL; its `ready` event is the ack.
-    if (!this.sse) this.send(k, subscribeFrame(channelName(this.channelOf(k))));
+    if (this.sse) return;
+    const channel = this.channelNameOf(k);
+    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k]) : subscribeFrame(channel));
   }
 
   onFail(k, reason) {
@@ -239,27 +268,42 @@ export class Pool extends SocketTable {
     if (!readMessage(buf, m)) return this.control(k, parseFrame(buf));
     const c = this.counts;
     c.received++;
-    if (m.sentUs >= 0 && m.seq > this.replayedUntil[k]) this.latencyUs.record(nowUs() - m.sentUs);
+    // A stream's replay comes before its `ready`: no latency for it either.
+    if (m.sentUs >= 0 && m.seq > this.replayedUntil[k] && this.state[k] === SUBSCRIBED) this.latencyUs.record(nowUs() - m.sentUs);
     // The channel's seq is the order every subscriber must see: strictly consecutive.
     const last = this.lastSeq[k];
     if (last !== 0 && m.seq !== last + 1) {
       if (m.seq > last) c.gaps += m.seq - last - 1;
+      else if (m.seq === 1) this.sequenceRestarted(k, buf);
       else c.outOfOrder++;
     }
-    if (m.seq > last) this.lastSeq[k] = m.seq;
+    if (m.seq > last || m.seq === 1) this.lastSeq[k] = m.seq;
+  }
+
+  /**
+   * The channel started over at seq 1 (its state was lost: a Redis that came
+   * back empty). A WebSocket message carries no epoch, so the connection keeps
+   * the old one, as a client does: its next recovery is answered in another
+   * epoch. A stream's event id carries the new one, as EventSource keeps it.
+   */
+  sequenceRestarted(k, event) {
+    this.counts.seqRestarts++;
+    this.replayedUntil[k] = 0;
+    if (this.sse) this.setEpoch(k, eventEpoch(event));
   }
 
   /** Acks and errors: their id says whether they answer a subscribe or a publish. */
   control(k, frame) {
-    if (frame.type === 'ack' && frame.id === SUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
-      this.state[k] = SUBSCRIBED;
-      this.pending.delete(k);
-      this.subscribers[this.channelOf(k)]++;
-      this.epochs[this.channelOf(k)] = frame.epoch;
-      // Where the channel stood: what follows is what this connection must see,
-      // and where it resumes from if it is dropped before its first message.
-      if (Number.isSafeInteger(frame.seq)) this.lastSeq[k] = frame.seq;
-      this.counts.subscribed++;
+    if (frame.id === AUTH_ID && this.state[k] === AUTHENTICATING) {
+      if (frame.type === 'ack') return this.join(k);
+      this.redialing[k] = 0;
+      this.subscribeFailed(k, `auth ${frame.code}`);
+    } else if (frame.type === 'ack' && frame.id === SUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
+      this.subscribed(k, frame);
+    } else if (frame.type === 'ready' && this.state[k] === SUBSCRIBING) {
+      this.streamReady(k, frame);
+    } else if (frame.type === 'gap') {
+      this.gapped.add(k);
     } else if (frame.id === RESUBSCRIBE_ID && this.state[k] === SUBSCRIBING) {
       this.resubscribed(k, frame);
     } else if (frame.type === 'ack' && frame.id === PUBLISH_ID) {
@@ -271,6 +315,41 @@ export class Pool extends SocketTable {
       this.publisher.errors[frame.code] = (this.publisher.errors[frame.code] ?? 0) + 1;
       this.publisher.errorCount++;
     }
+  }
+
+  /** The ack of a first subscribe, or a first stream's `ready`. */
+  subscribed(k, frame) {
+    this.state[k] = SUBSCRIBED;
+    this.pending.delete(k);
+    this.subscribers[this.channelOf(k)]++;
+    this.setEpoch(k, frame.epoch);
+    // Where the channel stood: what follows is what this connection must see,
+    // and where it resumes from if it is dropped before its first message.
+    if (Number.isSafeInteger(frame.seq)) this.lastSeq[k] = frame.seq;
+    this.counts.subscribed++;
+  }
+
+  /**
+   * A stream's `ready`. After a re-dial with Last-Event-ID it answers the
+   * recovery as a resubscribe's ack does, but the replay came before it: it
+   * recovered unless the gateway sent `event: gap` or another epoch.
+   */
+  streamReady(k, frame) {
+    if (this.redialing[k] !== REDIALING) return this.subscribed(k, frame);
+    const recovered = !this.gapped.delete(k) && frame.epoch === this.epochOf[k];
+    if (recovered && this.lastSeq[k] < frame.seq) this.counts.gaps += frame.seq - this.lastSeq[k]; // a short replay
+    this.resubscribed(k, { type: 'ack', recovered, seq: frame.seq, epoch: frame.epoch });
+    this.lastSeq[k] = frame.seq;
+  }
+
+  setEpoch(k, epoch) {
+    if (!this.epochNames.has(epoch)) this.epochNames.set(epoch, epoch);
+    this.epochOf[k] = this.epochNames.get(epoch);
+  }
+
+  /** Where a re-dialling stream resumes from: its last event's id. */
+  lastEventId(k) {
+    return this.redialing[k] === REDIALING && this.epochOf[k] !== undefined ? `${this.lastSeq[k]}.${this.epochOf[k]}` : undefined;
   }
 
   subscribeFailed(k, reason) {
@@ -318,23 +397,10 @@ export class Pool extends SocketTable {
     this.state[k] = CONNECTING;
     this.startedAt[k] = performance.now();
     this.pending.add(k);
+    this.gapped.delete(k); // a gap told to a stream that closed before its `ready`
     this.handshaking++;
     // The kernel picks the port: the planned one may still be in TIME_WAIT.
     this.connect(k, addresses.length === 0 ? undefined : addresses[(this.plan.first + k) % addresses.length], undefined);
-  }
-
-  reopened(k, now) {
-    if (++this.counts.open > this.counts.peakOpen) this.counts.peakOpen = this.counts.open;
-    if (this.plan.channels === 0) {
-      this.state[k] = OPEN;
-      this.redialing[k] = 0;
-      this.pending.delete(k);
-      return;
-    }
-    const channel = this.channelOf(k);
-    this.state[k] = SUBSCRIBING;
-    this.startedAt[k] = now;
-    this.send(k, resubscribeFrame(channelName(channel), this.lastSeq[k], this.epochs[channel]));
   }
 
   /** The answer to a resubscribe: the missed messages follow a recovered ack. */
@@ -348,15 +414,16 @@ export class Pool extends SocketTable {
     }
     this.state[k] = SUBSCRIBED;
     this.pending.delete(k);
-    this.epochs[this.channelOf(k)] = frame.epoch;
     if (frame.recovered === true) {
       this.counts.recovered++;
       this.replayedUntil[k] = frame.seq;
     } else {
       // Missed for good: resume from the ack, and the report shows them as lost.
       this.counts.unrecoverable++;
+      if (frame.epoch !== this.epochOf[k]) this.counts.epochChanged++;
       this.lastSeq[k] = frame.seq;
     }
+    this.setEpoch(k, frame.epoch);
   }
 
   /** Fails handshakes and subscribes that have taken longer than the timeout. */
@@ -364,7 +431,7 @@ export class Pool extends SocketTable {
     const limit = performance.now() - this.plan.handshakeTimeout;
     for (const k of this.pending) {
       if (this.startedAt[k] > limit) continue;
-      if (this.state[k] === SUBSCRIBING) {
+      if (this.state[k] === SUBSCRIBING || this.state[k] === AUTHENTICATING) {
         this.subscribeFailed(k, 'timeout');
         continue;
       }
@@ -389,7 +456,7 @@ export class Pool extends SocketTable {
       if (this.state[k] !== SUBSCRIBED) continue;
       // A connection publishes to its own channel, so its acks tell which channel was published to.
       const data = dataJson(nowUs(), this.plan.agent, p.counter++, this.pad);
-      this.send(k, publishFrame(channelName(this.channelOf(k)), data));
+      this.send(k, publishFrame(this.channelNameOf(k), data));
       p.sent++;
       return true;
     }
@@ -426,6 +493,10 @@ export class Pool extends SocketTable {
 
   channelOf(k) {
     return (this.plan.first + k) % this.plan.channels;
+  }
+
+  channelNameOf(k) {
+    return channelName(this.plan.channelPrefix ?? 'c', this.channelOf(k));
   }
 
   /** The figures the orchestrator polls: small, no histograms but latency. */

@@ -46,6 +46,8 @@ export function buildReport({ options, processes, totals: t, heldAtClose, publis
     reconnects: t.reconnects ?? 0,
     recovered: t.recovered ?? 0,
     unrecoverable: t.unrecoverable ?? 0,
+    epochChanged: t.epochChanged ?? 0,
+    seqRestarts: t.seqRestarts ?? 0,
     reconnectMs: ms(reconnect, ['p50', 'p99', 'max']),
     latencyMs: ms(latency, ['min', 'mean', 'stdev', 'p50', 'p90', 'p99', 'max']),
     durationS: round(durationS),
@@ -88,7 +90,7 @@ export function formatSummary(r, url) {
     `  result     ${r.shortfalls.length === 0 ? 'OK' : `FELL SHORT: ${r.shortfalls.join('; ')}`}`
   ];
   if (r.reconnects > 0) {
-    lines.splice(4, 0, `  reconnect  ${r.reconnects} dropped and re-dialled; recovered ${r.recovered}, unrecoverable ${r.unrecoverable} (their missed messages count as lost); ` +
+    lines.splice(4, 0, `  reconnect  ${r.reconnects} dropped and re-dialled; recovered ${r.recovered}, unrecoverable ${r.unrecoverable} (${r.epochChanged} in a new epoch; their missed messages count as lost); ` +
       `drop to resubscribed p50 ${r.reconnectMs.p50} ms, p99 ${r.reconnectMs.p99} ms, max ${r.reconnectMs.max} ms`);
   }
   if (r.failed.EADDRNOTAVAIL || r.failed.EADDRINUSE) lines.push(PORTS_HINT);

@@ -1,11 +1,12 @@
 // A table of client WebSocket connections, indexed 0..count-1, or of SSE
-// streams (each on the channel its subclass's channelOf(k) names). It speaks
+// streams (each on the channel its subclass's channelNameOf(k) names). It speaks
 // the wire (lib/loadgen/wire.js, ./sse-wire.js) and tells its subclass what
 // happened through five hooks: onOpen(k), onText(k, payload) (an SSE
-// stream's `ready` reads as the ack of a subscribe), onFail(k, reason)
-// before the upgrade or the response head, onClose(k, code) after it, and
-// onPortTaken(k) when a source port was in use (true: the subclass retries
-// the connection).
+// stream's `ready` and `gap` events read as frames, see ./sse-wire.js),
+// onFail(k, reason) before the upgrade or the response head, onClose(k, code)
+// after it, and onPortTaken(k) when a source port was in use (true: the
+// subclass retries the connection). A stream asks its subclass's
+// lastEventId(k) where to resume from, and passes tokens[k] (if any) in its URL.
 //
 // Memory per connection is what limits a load generator: each connection is a
 // bare net.Socket carrying only its index, its other state lives in arrays
@@ -15,7 +16,6 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { Opcode, newKey, handshakeRequest, readHandshake, readFrame, encodeFrame, textFrame, closeFrame } from './wire.js';
 import { streamRequest, readStreamHead, readEvents } from './sse-wire.js';
-import { channelName } from './frames.js';
 
 const SLOT = Symbol('slot');
 const NO_STATUS = 1005;
@@ -47,6 +47,7 @@ export class SocketTable {
     this.partial = new Array(count); // bytes of an incomplete handshake answer or frame
     this.fragments = new Array(count); // pieces of a fragmented message
     this.closeCode = new Uint16Array(count);
+    this.tokens = undefined; // under --auth jwt, the subclass's token per connection
     this.frame = { fin: false, opcode: 0, start: 0, end: 0 };
     this.handlers = makeHandlers(this);
   }
@@ -67,7 +68,7 @@ export class SocketTable {
     this.closeCode[k] = 0;
     // A stream has no key: the marker only says its response head is awaited.
     this.keys[k] = this.sse ? '' : newKey();
-    socket.write(this.sse ? streamRequest(this.url, channelName(this.channelOf(k))) : handshakeRequest(this.url, this.keys[k]));
+    socket.write(this.sse ? streamRequest(this.url, this.channelNameOf(k), this.lastEventId(k), this.tokens?.[k]) : handshakeRequest(this.url, this.keys[k]));
   }
 
   send(k, text) {

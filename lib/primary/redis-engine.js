@@ -261,7 +261,7 @@ export class RedisEngine {
     let from = state.missed && state.routes !== undefined ? state.seq : Infinity;
     for (const { since } of state.reading) if (since !== undefined && since.seq < from) from = since.seq;
     const tag = tagOf(channel);
-    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), this.historyTtl, from === Infinity ? '' : String(from));
+    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), this.historyTtl, from === Infinity ? '' : String(from), state.epoch ?? '');
   }
 
   /** Sends the routes what they lack up to the read, answers the subscribes, then the held messages. */
@@ -272,8 +272,9 @@ export class RedisEngine {
     state.held = undefined;
     state.reading = undefined;
     const history = entries.map(([id, fields]) => [Number(id.slice(0, id.indexOf('-'))), fields[1]]);
+    // After a new epoch the history holds it from its start (read.lua): the routes get all they missed of it.
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
-    else if (state.missed) for (const [s, data] of history) this.send(channel, state, s, data);
+    if (state.missed) for (const [s, data] of history) this.send(channel, state, s, data);
     state.missed = false;
     for (let i = 0; i < held.length && held[i] <= seq; i += 2) this.send(channel, state, held[i], held[i + 1]);
     state.seq = Math.max(state.seq, seq);

@@ -1,8 +1,10 @@
 // A burst of hostile input against the public port: garbage bytes, a frame
-// over --max-payload, malformed JSON frames, forged tokens, and slowloris
+// over --max-payload, malformed JSON frames, forged tokens (in an auth frame
+// and in a stream's URL), and slowloris
 // upgrades that trickle their headers. Each must be refused without harming
 // anyone else; the soak's verdict then shows that nothing restarted and
 // nothing was lost.
+import http from 'node:http';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
@@ -13,14 +15,15 @@ const DRIP_MS = 1000;
 /** @returns {Promise<object>} how many of each were sent and how the gateway answered */
 export async function hostileBurst({ port, path, maxPayload = 65536 }) {
   const url = `ws://127.0.0.1:${port}${path}`;
-  const [garbage, oversized, malformed, forged] = await Promise.all([
+  const [garbage, oversized, malformed, forged, forgedStream] = await Promise.all([
     each(20, () => rawGarbage(port)),
     each(5, () => wsSend(url, 'x'.repeat(maxPayload + 1024))),
     each(10, () => wsSend(url, '{"type":"publish","channel":')),
-    each(10, () => wsSend(url, JSON.stringify({ type: 'auth', token: forgedToken() })))
+    each(10, () => wsSend(url, JSON.stringify({ type: 'auth', token: forgedToken() }))),
+    each(10, () => streamStatus(port, `/sse?channels=c0&token=${forgedToken()}`))
   ]);
   slowloris(port, 10); // not awaited: they trickle on while the run goes on
-  return { garbage, oversized, malformed, forged, slowloris: 10 };
+  return { garbage, oversized, malformed, forged, forgedStream, slowloris: 10 };
 }
 
 async function each(n, attempt) {
@@ -58,6 +61,18 @@ function wsSend(url, text) {
       clearTimeout(timer);
       resolve(String(code));
     });
+  });
+}
+
+/** GET a stream; resolves with the response's status (200 under --auth none), and closes it. */
+function streamStatus(port, path) {
+  return new Promise((resolve) => {
+    const req = http.get({ host: '127.0.0.1', port, path, timeout: 5000 }, (res) => {
+      resolve(`HTTP ${res.statusCode}`);
+      req.destroy();
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', (err) => resolve(err.code ?? 'error'));
   });
 }
 

@@ -1,6 +1,6 @@
 // The real load generator (bin/loadgen.js) as child processes: the holders
-// (WebSocket, publishing over WebSocket, reconnect storms with recovery), the
-// SSE streams (publishing over HTTP), and a churn loop of short runs. Each
+// (WebSocket, publishing over WebSocket), the SSE streams (publishing over
+// HTTP), both with reconnect storms and recovery, and a churn loop of short runs. Each
 // one's progress line (stderr, every 5 s) gives the live figures; its JSON
 // report the final ones.
 import { spawn } from 'node:child_process';
@@ -49,19 +49,21 @@ export class Loadgen {
   }
 }
 
-/** Common flags for a run of `seconds` against `gateway`. */
-function base(gateway, o, { connections, seconds, addresses }) {
+/** Common flags for a run of `seconds` against `gateway`; with a JWT secret each connection signs its token. */
+function base(gateway, o, { connections, seconds, addresses, jwtSecret }) {
   const rate = Math.max(100, Math.min(2000, connections / 5));
-  return ['--url', gateway.url, '--connections', String(connections), '--rate', String(rate), '--duration', String(seconds), '--local-address', addresses];
+  const flags = ['--url', gateway.url, '--connections', String(connections), '--rate', String(rate), '--duration', String(seconds), '--local-address', addresses];
+  if (jwtSecret) flags.push('--jwt-secret', jwtSecret, '--jwt-sub-prefix', 'soak-');
+  return flags;
 }
 
 /** The WebSocket holders and, if asked, the SSE streams; both hold for about the whole run. */
-export function startHolders(gateway, o, { apiKey }) {
+export function startHolders(gateway, o, { apiKey, jwtSecret }) {
   const seconds = Math.max(5, o.durationS - rampS(o.connections));
   const holders = new Loadgen(
     'ws',
     [
-      ...base(gateway, o, { connections: o.connections, seconds, addresses: '127.0.0.2-127.0.0.9' }),
+      ...base(gateway, o, { connections: o.connections, seconds, addresses: '127.0.0.2-127.0.0.9', jwtSecret }),
       '--channels', String(o.channels),
       '--publish-rate', String(o.publishRate),
       '--reconnect-every', String(o.reconnectEvery)
@@ -74,12 +76,15 @@ export function startHolders(gateway, o, { apiKey }) {
       new Loadgen(
         'sse',
         [
-          ...base(gateway, o, { connections: o.sseStreams, seconds: Math.max(5, o.durationS - rampS(o.sseStreams)), addresses: '127.0.0.10-127.0.0.11' }),
+          ...base(gateway, o, { connections: o.sseStreams, seconds: Math.max(5, o.durationS - rampS(o.sseStreams)), addresses: '127.0.0.10-127.0.0.11', jwtSecret }),
           '--transport', 'sse',
           '--channels', String(Math.min(o.channels, 10)),
+          // Channels of their own (s0, s1, ...): neither loadgen receives the other's publishes, so each one's `lost` is exact.
+          '--channel-prefix', 's',
           '--publish-rate', String(Math.max(1, o.publishRate / 4)),
           '--publish-via', 'http',
-          '--api-key', apiKey
+          '--api-key', apiKey,
+          '--reconnect-every', String(o.reconnectEvery)
         ],
         o.out
       )
@@ -89,11 +94,11 @@ export function startHolders(gateway, o, { apiKey }) {
 }
 
 /** Short loadgen runs back to back until `stopped()`: connects and disconnects all the time. */
-export async function churn(gateway, o, stopped) {
+export async function churn(gateway, o, { jwtSecret }, stopped) {
   const figures = { runs: 0, opened: 0, failedRuns: 0 };
   if (o.churnConnections === 0) return figures;
   while (!stopped()) {
-    const run = new Loadgen('churn', base(gateway, o, { connections: o.churnConnections, seconds: 1, addresses: '127.0.0.12-127.0.0.13' }), o.out);
+    const run = new Loadgen('churn', base(gateway, o, { connections: o.churnConnections, seconds: 1, addresses: '127.0.0.12-127.0.0.13', jwtSecret }), o.out);
     const report = await run.report();
     figures.runs++;
     figures.opened += report.open ?? 0;

@@ -17,8 +17,9 @@ export const OPTIONS = {
   'hostile-every': { type: 'string', default: '120', describe: 'seconds between bursts of hostile input' },
   'churn-connections': { type: 'string', default: '300', describe: 'connections a churn loadgen opens and closes, again and again (0 = none)' },
   'sample-every': { type: 'string', default: '10', describe: 'seconds between JSON lines' },
-  engine: { type: 'string', default: 'memory', describe: 'memory or redis (then give --redis-url)' },
-  'redis-url': { type: 'string', describe: 'Redis for --engine redis' },
+  auth: { type: 'string', default: 'none', describe: "none or jwt: the gateway checks tokens (a secret drawn for the run); the loadgens sign one per connection" },
+  engine: { type: 'string', default: 'memory', describe: 'memory or redis (a redis-server of its own, restarted once mid-run, unless --redis-url)' },
+  'redis-url': { type: 'string', describe: 'a Redis for --engine redis that the soak did not start: no Redis restart is injected' },
   'gc-interval': { type: 'string', default: '0', describe: "the gateway's --gc-interval (ms, 0 = off)" },
   out: { type: 'string', describe: 'folder for soak.jsonl, summary.json and plot.html (default: a new folder under the temp dir)' }
 };
@@ -43,15 +44,15 @@ export function soakOptions(argv) {
   const given = new Set(argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0]));
   const raw = { ...values };
   if (values.short) for (const [k, v] of Object.entries(SHORT)) if (!given.has(k)) raw[k] = v;
-  const o = { short: values.short, engine: raw.engine, redisUrl: raw['redis-url'] };
+  const o = { short: values.short, auth: raw.auth, engine: raw.engine, redisUrl: raw['redis-url'] };
   for (const k of Object.keys(OPTIONS)) {
-    if (['short', 'engine', 'redis-url', 'out'].includes(k)) continue;
+    if (['short', 'auth', 'engine', 'redis-url', 'out'].includes(k)) continue;
     const n = Number(raw[k]);
     if (!Number.isFinite(n) || n < 0) throw new Error(`--${k} must be a number >= 0, got ${raw[k]}`);
     o[camel(k)] = n;
   }
+  if (!['none', 'jwt'].includes(o.auth)) throw new Error(`--auth must be none or jwt, got ${o.auth}`);
   if (!['memory', 'redis'].includes(o.engine)) throw new Error(`--engine must be memory or redis, got ${o.engine}`);
-  if (o.engine === 'redis' && !o.redisUrl) throw new Error('--engine redis needs --redis-url');
   if (o.minutes <= 0 || o.connections < 1 || o.workers < 1 || o.channels < 1) throw new Error('--minutes, --connections, --workers and --channels must be positive');
   o.out = raw.out ?? path.join(os.tmpdir(), `soak-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   o.durationS = o.minutes * 60;

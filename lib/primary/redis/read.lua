@@ -6,13 +6,17 @@
 -- KEYS[1] the channel's hash   KEYS[2] its history stream
 -- ARGV[1] an epoch for a new sequence   ARGV[2] history TTL in seconds
 -- ARGV[3] entries after this seq are wanted ('' for none)
+-- ARGV[4] the epoch that seq belongs to ('' if none): when the channel is in
+--         another one (Redis lost its state), all of the new one's entries
 -- Returns {seq, epoch, {{id, {'d', data}}, ...}}.
 redis.call('HSETNX', KEYS[1], 'e', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 local state = redis.call('HMGET', KEYS[1], 's', 'e')
 local seq = tonumber(state[1]) or 0
+local from = tonumber(ARGV[3])
+if from ~= nil and ARGV[4] ~= '' and ARGV[4] ~= state[2] then from = 0 end
 local entries = {}
-if ARGV[3] ~= '' and tonumber(ARGV[3]) < seq then
-  entries = redis.call('XRANGE', KEYS[2], tonumber(ARGV[3]) + 1, seq)
+if from ~= nil and from < seq then
+  entries = redis.call('XRANGE', KEYS[2], from + 1, seq)
 end
 return {seq, state[2], entries}
