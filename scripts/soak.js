@@ -63,10 +63,6 @@ sampler.write();
 sampler.stop();
 const primaryAlive = gateway.proc.exitCode === null && gateway.proc.signalCode === null;
 const recoveries = primaryAlive ? await recoveriesByResult(gateway) : {};
-// Publishes the loadgens saw acked that never reached the primary: lost with a killed worker.
-const relayed = primaryAlive ? await gateway.metric('gateway_relay_publishes_total') : undefined;
-const acked = Object.values(reports).reduce((sum, r) => sum + (r.published ?? 0), 0);
-const neverRelayed = { publishes: relayed === undefined ? 0 : Math.max(0, acked - relayed), subscribers: Math.ceil(o.connections / o.channels) };
 await gateway.stop();
 await redis?.remove();
 
@@ -77,8 +73,7 @@ const verdict = judge({
   killedPids: faults.killedPids,
   primaryAlive,
   warmupS: o.warmupS,
-  redisRestarts: faults.counts.redisRestarts,
-  neverRelayed
+  redisRestarts: faults.counts.redisRestarts
 });
 const ws = reports.ws;
 const faultCounts = { ...faults.counts, reconnectStorms: o.reconnectEvery > 0 ? Math.floor(o.durationS / o.reconnectEvery) : 0, reconnected: (ws.reconnects ?? 0) + (reports.sse?.reconnects ?? 0) };
@@ -91,7 +86,7 @@ const line =
   '; ' +
   `faults: ${faultCounts.workerKills} kills, ${faultCounts.rollingRestarts} SIGHUP, ${faultCounts.hostileBursts} hostile bursts, ${faultCounts.redisRestarts} Redis restarts, ${faultCounts.reconnected} reconnects; ` +
   `churn ${churned.runs} runs (${churned.opened} connections); worst stall ${verdict.worstStall.ms} ms (worker ${verdict.worstStall.worker} at ${verdict.worstStall.t} s)`;
-const summary = { startedAt, options: o, line, verdict, faults: faultCounts, recoveries, neverRelayed, hostile: faults.hostile, churn: churned, reports, samples: sampler.samples.length };
+const summary = { startedAt, options: o, line, verdict, faults: faultCounts, recoveries, hostile: faults.hostile, churn: churned, reports, samples: sampler.samples.length };
 writeFileSync(path.join(o.out, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
 writeFileSync(path.join(o.out, 'plot.html'), plotHtml(sampler.samples, summary));
 

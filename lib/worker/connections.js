@@ -166,8 +166,7 @@ export class Connections {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} publishes per second`, id));
           return;
         }
-        this.relay.publish(channel, JSON.stringify(frame.data));
-        ws.send(ackFrame(id));
+        this.relay.publish(channel, JSON.stringify(frame.data), ws, id);
         break;
     }
   }

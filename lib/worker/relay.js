@@ -25,7 +25,7 @@
 // Other operations go to the module that registered them with handle()
 // (lib/worker/users.js).
 import { IpcBatch } from '../ipc.js';
-import { ErrorCode, ProtocolError, messageFrame } from '../protocol.js';
+import { ErrorCode, ProtocolError, ackFrame, messageFrame } from '../protocol.js';
 import { encodeText, writeFrame } from './frames.js';
 import { writeEvents } from './sse-stream.js';
 import { metrics } from './metrics.js';
@@ -41,7 +41,7 @@ export class WorkerRelay {
    *   from the primary, called in order with the channel's messages
    */
   constructor({ subscriptions, maxBuffered, answered }) {
-    this.batch = new IpcBatch(process);
+    this.batch = new IpcBatch(process, acknowledge);
     this.subscriptions = subscriptions;
     this.maxBuffered = maxBuffered;
     this.answered = answered;
@@ -68,9 +68,15 @@ export class WorkerRelay {
     return !this.engineUp;
   }
 
-  publish(channel, dataJson) {
+  /**
+   * A WebSocket client's publish: acknowledged with `id` once the batch that
+   * carries it is written to the primary. An ack sent before that would be a
+   * promise this worker could break by dying before the write.
+   */
+  publish(channel, dataJson, ws, id) {
     metrics.published.inc();
     this.batch.push(['pub', channel, dataJson, 0]);
+    this.batch.afterWrite(ws, id);
   }
 
   /** @returns {Promise<number>} the seq the primary gave the message */
@@ -175,5 +181,13 @@ export class WorkerRelay {
       local.seq = seq;
     }
     this.answered(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
+  }
+}
+
+/** Acks the publishes of a batch now written: [ws, id, ws, id, ...]. */
+function acknowledge(pairs) {
+  for (let i = 0; i < pairs.length; i += 2) {
+    const ws = pairs[i];
+    if (ws.readyState === ws.OPEN) ws.send(ackFrame(pairs[i + 1]));
   }
 }
