@@ -48,6 +48,13 @@ export const metrics = {
   })
 };
 
+/** Has prom-client read a gauge from `read()` when it collects: nothing to update on the hot path. */
+export function gaugeReads(gauge, read) {
+  gauge.collect = function () {
+    this.set(read());
+  };
+}
+
 /**
  * One transport's connection figures: plain numbers counted on open and
  * close, which the metrics above report when collected.
