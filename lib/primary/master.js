@@ -41,8 +41,8 @@ export class GatewayMaster extends sticky.Master {
       this.refused('accept'); // EMFILE and the like: libuv has closed the connection already
       return;
     }
-    handle.getpeername(this.peer);
-    const ip = normalizeIp(this.peer.address);
+    // A client already gone has no peer (ENOTCONN): no address, as net.Socket's remoteAddress would say.
+    const ip = handle.getpeername(this.peer) === 0 ? normalizeIp(this.peer.address) : '';
     if (this.readProxyHeader === undefined) {
       this.handOver(handle, ip, undefined);
       return;
