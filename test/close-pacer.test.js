@@ -14,15 +14,17 @@ describe('close pacer', function () {
   let server;
   afterEach(() => server?.close());
 
-  it('answers one close and ends one socket per loop turn at the smallest budget, each close with its own code', async () => {
+  it('answers one close and closes one answered socket per loop turn at the smallest budget, each close with its own code, no FIN read', async () => {
     const pacer = new ClosePacer(0, 1);
     const seen = [];
+    const sockets = []; // per server socket: the turn it stopped reading in once answered, the turn it closed in, whether it read the FIN
     const wss = new WebSocketServer({ noServer: true });
     server = http.createServer();
     server.on('upgrade', (req, socket, head) =>
       wss.handleUpgrade(req, socket, head, (ws) => {
         pacer.watch(ws);
         ws.on('close', (code) => seen.push({ code, turn: pacer.turns }));
+        sockets.push(watchSocket(socket, pacer));
       })
     );
     server.listen(0, '127.0.0.1');
@@ -41,9 +43,11 @@ describe('close pacer', function () {
     expect(codes).to.deep.equal(clients.map((_, i) => 4000 + i)); // the server echoed each client's own code
     await eventually(() => seen.length === BURST, { what: 'server side closed' });
     expect(seen.map((s) => s.code).sort()).to.deep.equal(codes);
-    // One answer and one end per turn, however many arrived together: no two
-    // sockets ended in the same turn.
-    expect(new Set(seen.map((s) => s.turn)).size).to.equal(BURST);
+    // Once answered, each socket stopped reading (the client's FIN left in
+    // the kernel, never read) and was closed in a turn of its own, however
+    // many arrived together.
+    expect(sockets.every((t) => t.stoppedIn !== undefined && t.closedIn > t.stoppedIn && !t.ended)).to.equal(true);
+    expect(new Set(sockets.map((t) => t.closedIn)).size).to.equal(BURST);
     expect(pacer.turns).to.be.at.least(BURST);
   });
 });
@@ -65,3 +69,17 @@ describe('mass disconnect through the gateway', function () {
     expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="normal"}')).to.equal(BURST);
   });
 });
+
+/** Records the pacer turn a socket stops reading in, the turn it closes in, and whether it read the peer's FIN. */
+function watchSocket(socket, pacer) {
+  const turns = { stoppedIn: undefined, closedIn: undefined, ended: false };
+  const handle = socket._handle;
+  const { readStop } = handle;
+  handle.readStop = function () {
+    turns.stoppedIn = pacer.turns;
+    return readStop.call(this);
+  };
+  socket.on('end', () => (turns.ended = true));
+  socket.on('close', () => (turns.closedIn = pacer.turns));
+  return turns;
+}

@@ -1,7 +1,9 @@
-// The public listener. sticky-session's Master accepts every connection paused
-// and hands the socket to a worker over IPC; this subclass picks the worker
-// (see ./balancer.js), optionally reads a PROXY protocol header first, and
-// closes the connection when no worker is alive instead of throwing.
+// The public listener. sticky-session's Master listens, and this subclass
+// takes each accepted connection as the bare TCP handle libuv hands it (no
+// net.Socket made in the primary), picks the worker (see ./balancer.js),
+// optionally reads a PROXY protocol header first, and sends the handle over
+// IPC; it closes the connection when no worker is alive instead of throwing.
+import net from 'node:net';
 import { require } from '../require.js';
 import { Message } from '../ipc.js';
 import { normalizeIp } from '../worker/client-ip.js';
@@ -23,17 +25,32 @@ export class GatewayMaster extends sticky.Master {
     this.readProxyHeader = readProxyHeader;
     this.refused = refused;
     this.lines = new Map(); // cluster worker -> its HandOverLine
+    this.peer = {}; // getpeername's answer, reused
+    // In place of net.Server's own connection callback, which would wrap
+    // each handle in a net.Socket (~20 µs made and destroyed per connection)
+    // only for the handle to leave again. Set before the first poll of the
+    // loop, so before any connection can be accepted.
+    this.once('listening', () => {
+      this._handle.onconnection = (err, handle) => this.balance(err, handle);
+    });
   }
 
-  /** Connection listener (Master passes it to net.Server). */
-  balance(socket) {
-    socket.on('error', ignore);
-    if (this.readProxyHeader === undefined) {
-      this.handOver(socket, normalizeIp(socket.remoteAddress), undefined);
+  /** The listening handle's connection callback: a TCP handle, not yet reading. */
+  balance(err, handle) {
+    if (err) {
+      this.refused('accept'); // EMFILE and the like: libuv has closed the connection already
       return;
     }
+    // A client already gone has no peer (ENOTCONN): no address, as net.Socket's remoteAddress would say.
+    const ip = handle.getpeername(this.peer) === 0 ? normalizeIp(this.peer.address) : '';
+    if (this.readProxyHeader === undefined) {
+      this.handOver(handle, ip, undefined);
+      return;
+    }
+    const socket = new net.Socket({ handle, readable: true, writable: true, pauseOnCreate: true });
+    socket.on('error', ignore);
     this.readProxyHeader(socket).then(
-      ({ ip, head }) => this.handOver(socket, ip ?? normalizeIp(socket.remoteAddress), head),
+      ({ ip: client, head }) => this.handOver(detach(socket), client ?? ip, head),
       (err) => {
         this.refused(err.code ?? 'proxy_header');
         socket.destroy();
@@ -41,20 +58,15 @@ export class GatewayMaster extends sticky.Master {
     );
   }
 
-  handOver(socket, ip, head) {
+  handOver(handle, ip, head) {
     const slot = this.balancer.pick(ip, this.supervisor.live());
     if (slot === undefined) {
       this.refused('no_worker');
-      socket.destroy();
+      handle.close();
       return;
     }
     slot.handed++;
-    // Hand the socket over as a bare one. Sent as a net.Server's socket, Node
-    // would track it in the worker with a close listener (a closure per
-    // connection) to report back when all are closed; the gateway never asks.
-    socket.server = null;
-    this._connections--;
-    this.lineTo(slot.worker).push(socket, { type: Message.SOCKET, ip, head: head?.length ? head.toString('base64') : undefined });
+    this.lineTo(slot.worker).push(handle, { type: Message.SOCKET, ip, head: head?.length ? head.toString('base64') : undefined });
   }
 
   lineTo(worker) {
@@ -72,58 +84,55 @@ export class GatewayMaster extends sticky.Master {
 }
 
 /**
- * The sockets on their way to one worker. Node sends one handle at a time and
+ * The handles on their way to one worker. Node sends one handle at a time and
  * waits for the worker's acknowledgement; while it waits it queues every
  * further send, and on each acknowledgement it passes its whole queue through
  * send again, re-queueing all but the first: in a burst of connections the
- * primary's cost per socket grew with the queue. This line keeps the queue
- * itself and gives Node the next socket only once the previous one is
- * acknowledged, so each hand-over costs the same however many wait. Sockets
+ * primary's cost per handle grew with the queue. This line keeps the queue
+ * itself and gives Node the next handle only once the previous one is
+ * acknowledged, so each hand-over costs the same however many wait. Handles
  * still queued when the worker dies are closed with it.
  *
- * Each socket goes with keepOpen, and the primary closes its own copy once
- * the message is written: the descriptor in flight is then the kernel's, and
- * closes with the worker if it dies before reading it. With keepOpen: false
- * Node would hold the primary's copy until the worker's acknowledgement, and
- * forever if the worker died first: a client left hanging (4 of 180 HTTP
- * requests made right after a worker was killed did, before this).
+ * The primary closes its own copy of a handle once the message is written:
+ * the descriptor in flight is then the kernel's, and closes with the worker
+ * if it dies before reading it. (A net.Socket sent without keepOpen would be
+ * held until the worker's acknowledgement, and forever if the worker died
+ * first: a client left hanging.)
  */
 export class HandOverLine {
   constructor(worker) {
     this.worker = worker;
-    this.queue = []; // socket, message, socket, message, ...
+    this.queue = []; // handle, message, handle, message, ...
     this.head = 0;
-    this.waiting = undefined; // the socket sent and not yet acknowledged
+    this.waiting = undefined; // the handle sent and not yet acknowledged
     // Node's own listener, registered first, has handled the acknowledgement by then.
     worker.process.on('internalMessage', (msg) => {
       if (msg?.cmd === 'NODE_HANDLE_ACK' || msg?.cmd === 'NODE_HANDLE_NACK') this.acknowledged();
     });
   }
 
-  push(socket, message) {
-    this.queue.push(socket, message);
+  push(handle, message) {
+    this.queue.push(handle, message);
     if (this.waiting === undefined) this.next();
   }
 
   next() {
     const { queue } = this;
-    while (this.head < queue.length) {
-      const socket = queue[this.head];
-      const message = queue[this.head + 1];
-      queue[this.head] = queue[this.head + 1] = undefined;
-      this.head += 2;
-      // A client gone while queued has no handle left: Node would send the message alone, and no acknowledgement would come.
-      if (socket.destroyed) continue;
-      this.waiting = socket;
-      this.worker.send(message, socket, { keepOpen: true }, (err) => {
-        socket.destroy();
-        // Never reached the worker: no acknowledgement will come.
-        if (err && this.waiting === socket) this.acknowledged();
-      });
+    if (this.head === queue.length) {
+      queue.length = 0;
+      this.head = 0;
       return;
     }
-    queue.length = 0;
-    this.head = 0;
+    const handle = queue[this.head];
+    const message = queue[this.head + 1];
+    queue[this.head] = queue[this.head + 1] = undefined;
+    this.head += 2;
+    this.waiting = handle;
+    this.worker.send(message, handle, undefined, (err) => {
+      handle.close();
+      // Never reached the worker: no acknowledgement will come.
+      if (err && this.waiting === handle) this.acknowledged();
+    });
   }
 
   acknowledged() {
@@ -132,10 +141,17 @@ export class HandOverLine {
   }
 
   close() {
-    for (let i = this.head; i < this.queue.length; i += 2) this.queue[i].destroy();
+    for (let i = this.head; i < this.queue.length; i += 2) this.queue[i].close();
     this.queue.length = 0;
     this.head = 0;
   }
+}
+
+/** Takes the TCP handle out of a socket that has stopped reading, leaving the socket inert. */
+function detach(socket) {
+  const handle = socket._handle;
+  socket._handle = null;
+  return handle;
 }
 
 function ignore() {}

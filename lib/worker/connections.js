@@ -115,8 +115,7 @@ export class Connections {
     this.keepalive.add(ws);
     if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
-    WS.connections.inc();
-    WS.opened.inc();
+    WS.added();
     const id = `${this.idPrefix}${(this.opened++).toString(36)}`;
     ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
   }
@@ -307,7 +306,6 @@ export class Connections {
     this.subscriptions.removeAll(ws);
     this.perIp.remove(ws);
     this.count--;
-    WS.connections.dec();
     WS.closed(closeReason(code));
   }
 

@@ -2,6 +2,7 @@
 // primary, ws in noServer mode for the upgrades, and the pieces that keep
 // connections healthy.
 import http from 'node:http';
+import net from 'node:net';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { require } from '../require.js';
@@ -86,10 +87,10 @@ export function startWorker(config, worker) {
 
   const stopStats = startStatsReporter({ worker, relay, gc, sockets });
 
-  process.on('message', (msg, socket) => {
+  process.on('message', (msg, handle) => {
     switch (msg?.type) {
       case Message.SOCKET:
-        if (socket) adopt(socket, msg);
+        if (handle) adopt(handle, msg);
         break;
       case Message.BATCH:
         relay.receive(msg.ops);
@@ -100,7 +101,9 @@ export function startWorker(config, worker) {
     }
   });
 
-  function adopt(socket, { ip, head }) {
+  /** A TCP handle from the primary, made into a socket as net.Server would. */
+  function adopt(handle, { ip, head }) {
+    const socket = new net.Socket({ handle, readable: true, writable: true });
     sockets.received++;
     sockets.open++;
     socket.on('close', socketClosed); // fires once; `once` would wrap it in a closure per socket

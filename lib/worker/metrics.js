@@ -9,13 +9,26 @@ client.collectDefaultMetrics();
 // AggregatorRegistry has been constructed in the worker.
 new client.AggregatorRegistry(); // eslint-disable-line no-new
 
-const counter = (name, help, labelNames = []) => new client.Counter({ name, help, labelNames });
-const gauge = (name, help, labelNames = []) => new client.Gauge({ name, help, labelNames });
+const counter = (name, help, labelNames = [], collect = undefined) => new client.Counter({ name, help, labelNames, collect });
+const gauge = (name, help, labelNames = [], collect = undefined) => new client.Gauge({ name, help, labelNames, collect });
+
+// The connection figures of each transport (see transportMetrics), read by
+// prom-client when it collects: a metric updated per connection would build
+// its label key string and look it up on every open and every close.
+const transports = [];
 
 export const metrics = {
-  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse)', ['transport']),
-  opened: counter('gateway_connections_opened_total', 'Connections opened, by transport', ['transport']),
-  closed: counter('gateway_connections_closed_total', 'Connections closed, by transport and reason', ['transport', 'reason']),
+  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse)', ['transport'], function () {
+    for (const t of transports) this.set({ transport: t.transport }, t.open);
+  }),
+  opened: counter('gateway_connections_opened_total', 'Connections opened, by transport', ['transport'], function () {
+    this.reset();
+    for (const t of transports) this.inc({ transport: t.transport }, t.opened);
+  }),
+  closed: counter('gateway_connections_closed_total', 'Connections closed, by transport and reason', ['transport', 'reason'], function () {
+    this.reset();
+    for (const t of transports) for (const [reason, n] of t.closedBy) this.inc({ transport: t.transport, reason }, n);
+  }),
   rejected: counter('gateway_upgrades_rejected_total', 'WebSocket upgrades refused, by reason', ['reason']),
   subscriptions: gauge('gateway_subscriptions', 'Channel subscriptions held by connections'),
   published: counter('gateway_messages_published_total', 'Messages accepted for publishing (WebSocket and HTTP)'),
@@ -35,20 +48,40 @@ export const metrics = {
   })
 };
 
+/** Has prom-client read a gauge from `read()` when it collects: nothing to update on the hot path. */
+export function gaugeReads(gauge, read) {
+  gauge.collect = function () {
+    this.set(read());
+  };
+}
+
 /**
- * One transport's connection metrics, its label bound once: a label looked up
- * per call costs a hash of the labels per connection.
+ * One transport's connection figures: plain numbers counted on open and
+ * close, which the metrics above report when collected.
  * @param {'ws'|'sse'} transport
  */
 export function transportMetrics(transport) {
-  const closedBy = new Map(); // reason -> its child, bound on first use
-  return {
-    connections: metrics.connections.labels({ transport }),
-    opened: metrics.opened.labels({ transport }),
-    closed(reason) {
-      let child = closedBy.get(reason);
-      if (child === undefined) closedBy.set(reason, (child = metrics.closed.labels({ transport, reason })));
-      child.inc();
-    }
-  };
+  const figures = new TransportFigures(transport);
+  transports.push(figures);
+  return figures;
+}
+
+class TransportFigures {
+  constructor(transport) {
+    this.transport = transport;
+    this.open = 0;
+    this.opened = 0;
+    this.closedBy = new Map(); // reason -> connections closed
+  }
+
+  added() {
+    this.open++;
+    this.opened++;
+  }
+
+  /** @param {string} reason the close reason label (see closeReason in ./connections.js) */
+  closed(reason) {
+    this.open--;
+    this.closedBy.set(reason, (this.closedBy.get(reason) ?? 0) + 1);
+  }
 }

@@ -143,8 +143,7 @@ export class SseStreams {
     this.connections.perIp.add(stream, ip);
     this.keepalive.add(stream);
     this.count++;
-    SSE.connections.inc();
-    SSE.opened.inc();
+    SSE.added();
     for (let i = 0; i < channels.length; i++) this.subscribe(stream, i, since[i]);
     return stream;
   }
@@ -197,7 +196,6 @@ export class SseStreams {
     this.subscriptions.removeAll(stream);
     this.connections.perIp.remove(stream);
     this.count--;
-    SSE.connections.dec();
     SSE.closed(closeReason(stream.closeCode));
   }
 }

@@ -8,7 +8,7 @@
 // subscribe (or at once, when this worker already receives the channel).
 // Until then it is pending, so a recovery's replay and the live messages
 // join exactly (see ./relay.js).
-import { metrics } from './metrics.js';
+import { gaugeReads, metrics } from './metrics.js';
 
 // A connection's channels: undefined, one name, or a Set of names. Most
 // connections hold one channel, and a Set for one name costs ~150 bytes.
@@ -39,6 +39,8 @@ export class Subscriptions {
   constructor({ last }) {
     this.channels = new Map(); // name -> LocalChannel
     this.last = last;
+    this.held = 0; // subscriptions held by connections, live or pending
+    gaugeReads(metrics.subscriptions, () => this.held);
   }
 
   /** Channels held by one connection, live or pending. */
@@ -79,7 +81,7 @@ export class Subscriptions {
     let local = this.channels.get(channel);
     if (local === undefined) this.channels.set(channel, (local = new LocalChannel()));
     local.pending++;
-    metrics.subscriptions.inc();
+    this.held++;
     return local;
   }
 
@@ -114,7 +116,7 @@ export class Subscriptions {
   detach(ws, channel) {
     const local = this.channels.get(channel);
     if (!(ws.sse === true ? local.sse?.delete(ws) === true : local.delete(ws))) local.pending--;
-    metrics.subscriptions.dec();
+    this.held--;
     if (local.size === 0 && local.pending === 0 && !(local.sse?.size > 0)) {
       this.channels.delete(channel);
       this.last(channel);

@@ -18,25 +18,30 @@ export function createUpgradeHandler({ config, wss, connections, closes, drainin
   const origins = config.allowedOrigins && new Set(config.allowedOrigins);
   const capacity = workerCapacity(config);
 
+  const refuse = (socket, status, reason) => {
+    rejected(reason);
+    refuseUpgrade(socket, status, reason);
+  };
+
+  // ws calls it with the request: the client's IP is read again rather than
+  // held in a closure per connection.
+  const upgraded = (ws, req) => {
+    closes.watch(ws);
+    connections.accept(ws, clientIp(req, config.trustForwarded));
+  };
+
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
-    const refuse = (status, reason) => {
-      rejected(reason);
-      refuseUpgrade(socket, status, reason);
-    };
-    if (req.url.split('?', 1)[0] !== config.path) return refuse(404, 'not_found');
-    if (draining()) return refuse(503, 'draining');
-    if (connections.count >= capacity) return refuse(503, 'over_capacity');
-    if (origins && !origins.has(req.headers.origin)) return refuse(403, 'origin');
+    if (req.url.split('?', 1)[0] !== config.path) return refuse(socket, 404, 'not_found');
+    if (draining()) return refuse(socket, 503, 'draining');
+    if (connections.count >= capacity) return refuse(socket, 503, 'over_capacity');
+    if (origins && !origins.has(req.headers.origin)) return refuse(socket, 403, 'origin');
     const ip = clientIp(req, config.trustForwarded);
-    if (!connections.perIp.allows(ip)) return refuse(429, 'ip_cap');
+    if (!connections.perIp.allows(ip)) return refuse(socket, 429, 'ip_cap');
     // ws answers 101 and the welcome follows at once (no verifyClient: all
     // synchronous): corked, both leave in one write.
     socket.cork();
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      closes.watch(ws);
-      connections.accept(ws, ip);
-    });
+    wss.handleUpgrade(req, socket, head, upgraded);
     socket.uncork();
   };
 }
