@@ -73,6 +73,7 @@ const verdict = judge({
   killedPids: faults.killedPids,
   primaryAlive,
   warmupS: o.warmupS,
+  slots: o.workers,
   redisRestarts: faults.counts.redisRestarts
 });
 const ws = reports.ws;

@@ -1,6 +1,7 @@
 // Keepalive, manual GC, supervision, drain and capacity limits, against the
 // real gateway's processes.
 import net from 'node:net';
+import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { expect } from 'chai';
 import { startGateway, eventually } from './helpers/gateway.js';
@@ -144,7 +145,33 @@ describe('supervision', function () {
     // A deploy is not a crash: only the four deaths above count.
     expect(await gw.metric('gateway_worker_restarts_total')).to.equal(4);
   });
+
+  it('a worker killed as a rolling restart begins gets one replacement, not two', async () => {
+    const killed = readyPid(gw, 1);
+    const restarts = gw.logs.filter((l) => l.msg === 'rolling restart done').length;
+    process.kill(killed, 'SIGKILL');
+    gw.signal('SIGHUP');
+    await eventually(() => gw.logs.filter((l) => l.msg === 'rolling restart done').length > restarts, { timeout: 20000, what: 'rolling restart done' });
+    // One running worker per slot once the replaced ones have drained: a
+    // second replacement of slot 1 would hold its clients for good.
+    await eventually(() => runningChildren(gw.proc.pid).length === 2, { what: `2 workers (have ${runningChildren(gw.proc.pid).length})` });
+    expect(readyPid(gw, 1)).to.not.equal(killed);
+    expect(runningChildren(gw.proc.pid)).to.have.members([readyPid(gw, 1), readyPid(gw, 2)]);
+  });
 });
+
+/** The pids of a process's children that are running (not zombies). */
+function runningChildren(pid) {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return children.filter((child) => {
+    try {
+      const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
+      return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+    } catch {
+      return false;
+    }
+  });
+}
 
 describe('graceful drain', function () {
   it('on SIGTERM: closes the port, answers /health 503, closes clients with 1001 and exits 0', async () => {

@@ -91,6 +91,7 @@ describe('soak verdict', () => {
     killedPids: new Set(),
     primaryAlive: true,
     warmupS: 600,
+    slots: 1,
     ...extra
   });
 
@@ -116,6 +117,13 @@ describe('soak verdict', () => {
       })
     );
     expect(v.failed.map((f) => f.split(':')[0])).to.have.members(['lost = 0 (ws)', 'every recovery recovered (ws)', 'no seq gap (ws)', 'out of order = 0 (ws)', 'no restart but the killed']);
+  });
+
+  it('fails when a slot ends with two workers (one the supervisor lost track of)', () => {
+    const r = run(() => 50 * MiB, () => 120);
+    const last = r.samples.at(-1);
+    last.workers = [...last.workers, { ...last.workers[0], pid: 8 }];
+    expect(judge(r).failed.map((f) => f.split(':')[0])).to.deep.equal(['one worker per slot at the end']);
   });
 
   it('across a Redis restart excuses recoveries answered in the new epoch, not other refusals, and needs the new epoch delivered', () => {

@@ -31,6 +31,7 @@ export class Supervisor extends EventEmitter {
     this.slots = Array.from({ length: config.workers }, (_, i) => ({
       number: i + 1,
       worker: null, // the ready worker serving this slot
+      starting: null, // a worker forked for this slot, not ready yet: at most one
       failures: 0,
       sockets: 0,
       received: 0,
@@ -49,8 +50,11 @@ export class Supervisor extends EventEmitter {
     return this.slots.filter((slot) => slot.worker !== null);
   }
 
+  /** Forks a worker for the slot, unless one is already starting: a slot never gets two. */
   fork(slot) {
+    clearTimeout(slot.retry);
     slot.retry = null;
+    if (slot.starting !== null) return slot.starting;
     const worker = cluster.fork({
       GATEWAY_WORKER_CONFIG: JSON.stringify(this.config),
       GATEWAY_WORKER_NUMBER: String(slot.number)
@@ -71,13 +75,17 @@ export class Supervisor extends EventEmitter {
     });
     worker.on('error', (err) => this.log.warn({ err: err.message, worker: slot.number }, 'worker IPC error'));
     worker.once('exit', (code, signal) => this.exited(slot, worker, { code, signal, uptimeMs: Date.now() - startedAt }));
+    slot.starting = worker;
     return worker;
   }
 
+  /** A worker ready takes its slot; the one it replaces (a rolling restart) drains. */
   ready(slot, worker) {
     const previous = slot.worker;
+    slot.starting = null;
     this.relay.attach(worker);
     slot.worker = worker;
+    previous?.send({ type: Message.DRAIN, spreadMs: this.config.drainTimeout });
     slot.sockets = 0;
     slot.received = 0;
     slot.handed = 0;
@@ -87,8 +95,9 @@ export class Supervisor extends EventEmitter {
 
   exited(slot, worker, { code, signal, uptimeMs }) {
     this.relay.detach(worker);
-    if (slot.worker !== worker) return; // a replaced worker finishing its drain
-    slot.worker = null;
+    if (slot.starting === worker) slot.starting = null;
+    else if (slot.worker === worker) slot.worker = null;
+    else return; // a replaced worker finishing its drain
     this.emit('exit', slot);
     if (this.stopping) return;
     slot.failures = uptimeMs >= HEALTHY_UPTIME_MS ? 0 : slot.failures + 1;
@@ -98,7 +107,11 @@ export class Supervisor extends EventEmitter {
     slot.retry = setTimeout(() => this.fork(slot), delay);
   }
 
-  /** SIGHUP: a fresh worker for each slot, one at a time; the old one drains. */
+  /**
+   * SIGHUP: a fresh worker for each slot, one at a time; the old one drains
+   * once the fresh one is ready (ready()). A slot whose worker died and is
+   * being replaced anyway gets that replacement, not a second one.
+   */
   async rollingRestart() {
     if (this.restarting || this.stopping) return;
     this.restarting = true;
@@ -106,9 +119,7 @@ export class Supervisor extends EventEmitter {
     for (const slot of this.slots) {
       if (this.stopping) break;
       const old = slot.worker;
-      const fresh = this.fork(slot);
-      if (!(await startedOf(fresh)) || old === null) continue;
-      old.send({ type: Message.DRAIN, spreadMs: this.config.drainTimeout });
+      if (!(await startedOf(this.fork(slot))) || old === null) continue;
       await exitOf(old, this.config.drainTimeout + EXIT_GRACE_MS);
     }
     this.restarting = false;

@@ -28,9 +28,10 @@ const MIN_POINTS = 4;
  * @param {Set<number>} run.killedPids
  * @param {boolean} run.primaryAlive
  * @param {number} run.warmupS
+ * @param {number} run.slots the gateway's --workers
  * @param {number} [run.redisRestarts] Redis restarts injected (each gives every channel a new epoch)
  */
-export function judge({ samples, reports, logs, killedPids, primaryAlive, warmupS, redisRestarts = 0 }) {
+export function judge({ samples, reports, logs, killedPids, primaryAlive, warmupS, slots, redisRestarts = 0 }) {
   const checks = [];
   const check = (name, ok, detail) => checks.push({ name, ok, detail });
 
@@ -52,6 +53,10 @@ export function judge({ samples, reports, logs, killedPids, primaryAlive, warmup
     check(`no seq gap (${name})`, r.seqGaps === 0, `gaps ${r.seqGaps}`);
     check(`out of order = 0 (${name})`, r.outOfOrder === 0, `out of order ${r.outOfOrder}`);
   }
+
+  // A worker the supervisor lost track of (two for one slot) would hold its clients for good.
+  const last = samples.at(-1)?.workers ?? [];
+  check('one worker per slot at the end', last.length === slots, `${last.length} workers reporting for ${slots} slots: ${last.map((w) => `${w.worker}/pid ${w.pid}`).join(', ')}`);
 
   const died = logs.filter((l) => l.msg === 'worker died');
   const unexpected = died.filter((l) => !killedPids.has(l.workerPid));
