@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The gateway's command line: `gateway [options]` starts the primary, which
 // forks the workers; `gateway doctor ...` checks this machine's limits.
+import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
 import { parseCommandLine, exitOnUsageError } from '../lib/cli.js';
 import { options, checkCombinations } from '../lib/config.js';
 

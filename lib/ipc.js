@@ -11,7 +11,8 @@ export const Message = Object.freeze({
   SOCKET: 'sticky:balance', // sticky-session's hand-over message, with the socket
   READY: 'gateway:ready',
   BATCH: 'gateway:batch',
-  DRAIN: 'gateway:drain'
+  DRAIN: 'gateway:drain',
+  PROBE: 'gateway:probe' // a throwaway handle: checks the hand-over is acknowledged (lib/primary/probe.js)
 });
 
 /** Workers report their figures, and the primary sends the cluster's, this often. */

@@ -4,6 +4,7 @@
 // and latest.md. See scripts/bench/ for the parts, --help for the options.
 //
 //   node scripts/bench.js [--smoke] [--scenarios idle,fan-out] [--idle-connections 15000] ...
+import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { OPTIONS, resolveBenchOptions } from './bench/options.js';

@@ -13,20 +13,36 @@ import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from './proxy-protocol.js';
 import { statusPage } from './status-page.js';
 import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
+import { checkWs } from '../internals.js';
+import { probeHandOver } from './probe.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
   const log = createLogger(config.logLevel, { role: 'primary' });
+  const refuse = (err) => {
+    log.fatal({ err: err.message, code: err.code }, 'cannot start');
+    process.exit(1);
+  };
+  try {
+    checkWs();
+  } catch (err) {
+    refuse(err);
+  }
   const engine = await createEngine(config, log);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
+  let stallsLogged = 0;
   const master = new GatewayMaster({
     supervisor,
     balancer: new Balancer(config.balance, workerCapacity(config)),
     readProxyHeader: config.proxyProtocol ? (socket) => readProxyHeader(socket, config.proxyTimeout) : undefined,
-    refused: (reason) => metrics.refused.inc({ reason })
+    refused: (reason) => metrics.refused.inc({ reason }),
+    stalled: () => {
+      metrics.handoverStalls.inc();
+      if (stallsLogged++ === 0) log.warn('a worker did not acknowledge a connection within a second: moved on (gateway_handover_stalls_total counts each)');
+    }
   });
 
   master.on('error', (err) => {
@@ -55,6 +71,10 @@ export async function startPrimary(config) {
 
   supervisor.start();
   await readyAll(supervisor, config.workers);
+  await probeHandOver(supervisor.live()[0].worker).catch((err) => {
+    supervisor.kill();
+    refuse(err);
+  });
   log.info(
     { port, path: config.path, workers: config.workers, metricsPort: metricsServer?.address().port ?? 0 },
     'gateway ready'

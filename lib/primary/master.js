@@ -7,6 +7,7 @@ import net from 'node:net';
 import { require } from '../require.js';
 import { Message } from '../ipc.js';
 import { normalizeIp } from '../worker/client-ip.js';
+import { detachHandle, onHandleAck, takeConnections } from '../internals.js';
 
 const sticky = require('sticky-session');
 
@@ -17,13 +18,15 @@ export class GatewayMaster extends sticky.Master {
    * @param {import('./balancer.js').Balancer} options.balancer
    * @param {(socket) => Promise<{ip: string, head: Buffer}>} [options.readProxyHeader]
    * @param {(reason: string) => void} options.refused counts a connection closed here
+   * @param {() => void} options.stalled counts a hand-over the watchdog gave up waiting for
    */
-  constructor({ supervisor, balancer, readProxyHeader, refused }) {
+  constructor({ supervisor, balancer, readProxyHeader, refused, stalled }) {
     super(0); // no workers of Master's own: the supervisor keeps them
     this.supervisor = supervisor;
     this.balancer = balancer;
     this.readProxyHeader = readProxyHeader;
     this.refused = refused;
+    this.stalled = stalled;
     this.lines = new Map(); // cluster worker -> its HandOverLine
     this.peer = {}; // getpeername's answer, reused
     // In place of net.Server's own connection callback, which would wrap
@@ -31,8 +34,14 @@ export class GatewayMaster extends sticky.Master {
     // only for the handle to leave again. Set before the first poll of the
     // loop, so before any connection can be accepted.
     this.once('listening', () => {
-      this._handle.onconnection = (err, handle) => this.balance(err, handle);
+      try {
+        takeConnections(this, (err, handle) => this.balance(err, handle));
+      } catch (err) {
+        this.emit('error', err);
+      }
+      this.watchdog = setInterval(() => this.lines.forEach(watch), WATCHDOG_MS).unref();
     });
+    this.once('close', () => clearInterval(this.watchdog));
   }
 
   /** The listening handle's connection callback: a TCP handle, not yet reading. */
@@ -50,7 +59,7 @@ export class GatewayMaster extends sticky.Master {
     const socket = new net.Socket({ handle, readable: true, writable: true, pauseOnCreate: true });
     socket.on('error', ignore);
     this.readProxyHeader(socket).then(
-      ({ ip: client, head }) => this.handOver(detach(socket), client ?? ip, head),
+      ({ ip: client, head }) => this.handOver(detachHandle(socket), client ?? ip, head),
       (err) => {
         this.refused(err.code ?? 'proxy_header');
         socket.destroy();
@@ -72,7 +81,7 @@ export class GatewayMaster extends sticky.Master {
   lineTo(worker) {
     let line = this.lines.get(worker);
     if (line === undefined) {
-      line = new HandOverLine(worker);
+      line = new HandOverLine(worker, this.stalled);
       this.lines.set(worker, line);
       worker.once('exit', () => {
         line.close();
@@ -98,17 +107,35 @@ export class GatewayMaster extends sticky.Master {
  * if it dies before reading it. (A net.Socket sent without keepOpen would be
  * held until the worker's acknowledgement, and forever if the worker died
  * first: a client left hanging.)
+ *
+ * An acknowledgement that never comes (a worker stuck, or a runtime that
+ * changed how it acknowledges) must not hold every later connection: the
+ * master's watchdog moves the line on after WATCHDOG_MS to 2 × WATCHDOG_MS,
+ * and counts it.
  */
 export class HandOverLine {
-  constructor(worker) {
+  /**
+   * @param {import('node:cluster').Worker} worker
+   * @param {() => void} stalled called when the watchdog moves on without an acknowledgement
+   */
+  constructor(worker, stalled) {
     this.worker = worker;
+    this.stalled = stalled;
     this.queue = []; // handle, message, handle, message, ...
     this.head = 0;
     this.waiting = undefined; // the handle sent and not yet acknowledged
+    this.watched = undefined; // `waiting` as the watchdog saw it last
     // Node's own listener, registered first, has handled the acknowledgement by then.
-    worker.process.on('internalMessage', (msg) => {
-      if (msg?.cmd === 'NODE_HANDLE_ACK' || msg?.cmd === 'NODE_HANDLE_NACK') this.acknowledged();
-    });
+    onHandleAck(worker.process, () => this.acknowledged());
+  }
+
+  /** The watchdog's visit: a handle still waiting since the previous visit has waited too long. */
+  watch() {
+    if (this.waiting !== undefined && this.waiting === this.watched) {
+      this.stalled();
+      this.acknowledged();
+    }
+    this.watched = this.waiting;
   }
 
   push(handle, message) {
@@ -147,11 +174,10 @@ export class HandOverLine {
   }
 }
 
-/** Takes the TCP handle out of a socket that has stopped reading, leaving the socket inert. */
-function detach(socket) {
-  const handle = socket._handle;
-  socket._handle = null;
-  return handle;
+const WATCHDOG_MS = 500;
+
+function watch(line) {
+  line.watch();
 }
 
 function ignore() {}

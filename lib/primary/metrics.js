@@ -49,6 +49,10 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
     }),
     restarts: make(client.Counter, { name: 'gateway_worker_restarts_total', help: 'Workers restarted after dying' }),
     relayed: make(client.Counter, { name: 'gateway_relay_publishes_total', help: 'Publishes sequenced by the primary' }),
+    handoverStalls: make(client.Counter, {
+      name: 'gateway_handover_stalls_total',
+      help: 'Connections handed to a worker whose acknowledgement never came: the line moved on after about a second'
+    }),
     refused: make(client.Counter, {
       name: 'gateway_connections_refused_total',
       help: 'Connections the primary closed before any worker saw them, by reason',

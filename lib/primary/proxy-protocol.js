@@ -3,6 +3,7 @@
 // primary reads it before choosing a worker, so stickiness and limits see the
 // real client, and hands the bytes after it to the worker untouched.
 import { isIPv4, isIPv6 } from 'node:net';
+import { readStop } from '../internals.js';
 
 export class ProxyHeaderError extends Error {
   constructor(code, message) {
@@ -81,7 +82,7 @@ export function readProxyHeader(socket, timeoutMs) {
       socket.off('close', onClose);
       socket.pause();
       // Stop reading from the kernel: what arrives next must stay there for the worker.
-      socket._handle?.readStop();
+      readStop(socket);
       if (err) reject(err);
       else resolve(result);
     };

@@ -20,6 +20,7 @@
 // connection once the close frames are exchanged, as RFC 6455 asks, instead
 // of waiting for the client's FIN.
 import { performance } from 'node:perf_hooks';
+import { readStart, readStop, receiverOf, socketOf } from '../internals.js';
 
 const BUDGET_MS = 5;
 const ENDS_PER_TURN = 100; // their work (ws's close event, ours) runs after this turn's code, so it is counted, not timed
@@ -41,7 +42,7 @@ export class ClosePacer {
     };
     this.hold = (socket) => {
       if (socket.destroyed) return;
-      socket._handle.readStop(); // the stream still flows: it gets the FIN once reading starts again
+      readStop(socket); // the stream still flows: it gets the FIN once reading starts again
       this.ends.push(socket);
       this.schedule();
     };
@@ -50,13 +51,13 @@ export class ClosePacer {
 
   /** Takes over the close-frame handler of a connection ws has just set up. */
   watch(ws) {
-    const receiver = ws._receiver;
+    const receiver = receiverOf(ws);
     const handlers = receiver.listeners('conclude');
     if (handlers.length !== 1 || (this.wsOnConclude !== undefined && handlers[0] !== this.wsOnConclude)) return;
     this.wsOnConclude = handlers[0];
     receiver.removeListener('conclude', this.wsOnConclude);
     receiver.on('conclude', this.onConclude);
-    receiver[kSocket] = ws._socket;
+    receiver[kSocket] = socketOf(ws);
   }
 
   schedule() {
@@ -77,7 +78,7 @@ export class ClosePacer {
       // handler then ends the socket again, for an error Node builds with a
       // full stack trace and drops: a third of a close's CPU.
       if (socket.writableFinished) socket.destroy();
-      else if (socket._handle.readStart() !== 0) socket.destroy(); // still writing: the FIN ends it as usual
+      else if (readStart(socket) !== 0) socket.destroy(); // still writing: the FIN ends it as usual
     }
     const until = performance.now() + this.budgetMs;
     while (this.answers.size > 0) {

@@ -98,6 +98,9 @@ export function startWorker(config, worker) {
       case Message.DRAIN:
         drain(msg.spreadMs);
         break;
+      case Message.PROBE:
+        handle?.close();
+        break;
     }
   });
 

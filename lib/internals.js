@@ -1,0 +1,103 @@
+// Every use of a Node.js or ws internal, in one place. The accept path and
+// the write path lean on a few private fields for speed (no net.Socket made
+// in the primary per connection, frames written to the socket directly,
+// closes paced without reading the client's FIN). A runtime or ws release
+// that changed one of them must make the gateway refuse to start and say
+// what changed, not hang: checkWs() runs in the primary at start, the
+// listening handle is checked as it is taken over, and the hand-over's
+// acknowledgement is probed with the first worker (lib/primary/probe.js).
+// `ws` is pinned in package.json to the minor version these were read from.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { require } from './require.js';
+
+export class InternalsChanged extends Error {
+  constructor(what) {
+    super(`this runtime changed an internal the gateway relies on: ${what}`);
+    this.code = 'internals_changed';
+  }
+}
+
+// ---- Node: the listening handle and the hand-over of handles over IPC ----
+
+/**
+ * Replaces the listening handle's connection callback, so each connection
+ * arrives as the bare TCP handle libuv accepted (not yet reading) instead of
+ * a net.Socket made only to be handed over. Call once the server listens.
+ * @param {(err: number|undefined, handle: object) => void} callback
+ */
+export function takeConnections(server, callback) {
+  const handle = server._handle;
+  if (typeof handle?.onconnection !== 'function' || typeof handle.readStop !== 'function') {
+    throw new InternalsChanged('the listening handle has no onconnection/readStop (net.Server._handle)');
+  }
+  handle.onconnection = callback;
+}
+
+/** Node's child_process acknowledges every handle it receives with one of these internal messages. */
+const HANDLE_ACKS = new Set(['NODE_HANDLE_ACK', 'NODE_HANDLE_NACK']);
+
+/**
+ * Calls `acknowledged` each time the child acknowledges a handle it was
+ * sent. Node sends the next handle only after that acknowledgement; the
+ * primary's hand-over line follows the same rhythm (lib/primary/master.js).
+ * @returns {() => void} stops listening
+ */
+export function onHandleAck(childProcess, acknowledged) {
+  const listener = (msg) => {
+    if (HANDLE_ACKS.has(msg?.cmd)) acknowledged();
+  };
+  childProcess.on('internalMessage', listener);
+  return () => childProcess.off('internalMessage', listener);
+}
+
+/** Takes the TCP handle out of a socket that has stopped reading, leaving the socket inert. */
+export function detachHandle(socket) {
+  const handle = socket._handle;
+  socket._handle = null;
+  return handle;
+}
+
+/** Stops reading from the kernel without pausing the stream: what arrives stays there. */
+export function readStop(socket) {
+  socket._handle?.readStop();
+}
+
+/** @returns {number} 0, or libuv's error when the socket can no longer read */
+export function readStart(socket) {
+  return socket._handle.readStart();
+}
+
+// ---- ws: the socket and the receiver behind a WebSocket ----
+
+/** The net.Socket a ws WebSocket writes to: frames encoded once go there directly. */
+export function socketOf(ws) {
+  return ws._socket;
+}
+
+/** ws's frame parser of a connection: it emits 'conclude' with a close frame's code. */
+export function receiverOf(ws) {
+  return ws._receiver;
+}
+
+/**
+ * Reads ws's sources (no module loaded) for the fields and events used
+ * above; throws InternalsChanged naming the first that is missing.
+ */
+export function checkWs() {
+  const root = path.dirname(require.resolve('ws/package.json')); // ws exports no lib/ paths
+  const source = (file) => readFileSync(path.join(root, 'lib', file), 'utf8');
+  const websocket = source('websocket.js');
+  const expected = [
+    [websocket, 'this._socket = socket', 'WebSocket#_socket'],
+    [websocket, 'this._receiver = receiver', 'WebSocket#_receiver'],
+    [websocket, "receiver.on('conclude', receiverOnConclude)", "the receiver's 'conclude' event"],
+    [source('sender.js'), 'static frame(data, options)', 'Sender.frame(data, options)']
+  ];
+  for (const [text, needle, what] of expected) {
+    if (!text.includes(needle)) {
+      const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+      throw new InternalsChanged(`ws ${version} has no ${what}`);
+    }
+  }
+}

@@ -1,0 +1,80 @@
+// The supported runtime (Node 22.12+) and the internals the gateway leans
+// on: every entry point refuses an older Node in one line; the ws internals
+// are where the gateway reads them; the hand-over line never waits forever.
+import { spawnSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { olderThan } from '../lib/runtime.js';
+import { InternalsChanged, checkWs, takeConnections } from '../lib/internals.js';
+import { HandOverLine } from '../lib/primary/master.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// Node's own version made to read as `version` before the entry point loads.
+const pretend = (version) => `data:text/javascript,Object.defineProperty(process.versions,'node',{value:'${version}'})`;
+const ENTRY_POINTS = [
+  ['bin/gateway.js', '--help'],
+  ['bin/gateway.js', 'doctor', '--help'],
+  ['bin/loadgen.js', '--help'],
+  ['scripts/soak.js', '--help'],
+  ['scripts/bench.js', '--help'],
+  ['scripts/reconnect-storm.js', '--help']
+];
+
+describe('runtime: Node 22.12 or later', function () {
+  this.timeout(30000);
+
+  for (const [file, ...args] of ENTRY_POINTS) {
+    it(`${file} ${args.join(' ')}: Node 22.11.9 exits 1 with one line naming both versions; 22.12.0 starts`, () => {
+      const old = spawnSync(process.execPath, ['--import', pretend('22.11.9'), file, ...args], { cwd: ROOT, encoding: 'utf8' });
+      expect(old.status).to.equal(1);
+      expect(old.stdout).to.equal('');
+      expect(old.stderr).to.equal('Node.js 22.11.9 found; this gateway needs Node.js 22.12 or later (>=22.12)\n');
+      const floor = spawnSync(process.execPath, ['--import', pretend('22.12.0'), file, ...args], { cwd: ROOT, encoding: 'utf8' });
+      expect(floor.stderr).to.not.include('found; this gateway needs');
+    });
+  }
+
+  it('compares versions part by part', () => {
+    expect(olderThan('20.20.2', '22.12')).to.equal(true);
+    expect(olderThan('22.11.99', '22.12')).to.equal(true);
+    expect(olderThan('22.12.0', '22.12')).to.equal(false);
+    expect(olderThan('22.100.0', '22.12')).to.equal(false);
+    expect(olderThan('26.0.0', '22.12')).to.equal(false);
+  });
+});
+
+describe('internals', () => {
+  it('finds the ws fields and events the gateway reads in the installed ws', () => {
+    expect(() => checkWs()).to.not.throw();
+  });
+
+  it('refuses a listener whose handle has no onconnection, naming it', () => {
+    const server = net.createServer(); // not listening: no handle
+    expect(() => takeConnections(server, () => {}))
+      .to.throw(InternalsChanged)
+      .with.property('message')
+      .that.includes('onconnection');
+  });
+
+  it('the hand-over line moves on when an acknowledgement never comes, and counts it', () => {
+    const worker = { process: new EventEmitter(), sent: [], send: (msg, handle, opts, done) => (worker.sent.push(msg), done()) };
+    let stalls = 0;
+    const line = new HandOverLine(worker, () => stalls++);
+    const handle = () => ({ close() {} });
+    line.push(handle(), { n: 1 });
+    line.push(handle(), { n: 2 });
+    expect(worker.sent).to.deep.equal([{ n: 1 }]);
+    line.watch(); // the watchdog's first visit sees the send waiting
+    expect(worker.sent).to.have.length(1);
+    line.watch(); // still waiting a visit later: given up on
+    expect(stalls).to.equal(1);
+    expect(worker.sent).to.deep.equal([{ n: 1 }, { n: 2 }]);
+    worker.process.emit('internalMessage', { cmd: 'NODE_HANDLE_ACK' }); // acknowledged in time
+    line.watch();
+    line.push(handle(), { n: 3 });
+    expect(worker.sent).to.have.length(3);
+    expect(stalls).to.equal(1);
+  });
+});
