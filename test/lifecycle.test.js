@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import { expect } from 'chai';
 import { startGateway, eventually } from './helpers/gateway.js';
 import { TestClient } from './helpers/client.js';
+import { SseReader } from './helpers/sse.js';
 
 const readies = (gw, worker) => gw.logs.filter((l) => l.msg === 'worker ready' && l.worker === worker);
 const readyPid = (gw, worker) => gw.workerPid(worker);
@@ -209,6 +210,33 @@ describe('capacity', function () {
     const fourth = await TestClient.connect(gw.url);
     fourth.close();
     held[1].close();
+  });
+
+  it('counts WebSockets and SSE streams together against --max-connections, on both ways in', async () => {
+    gw = await startGateway(['--workers', '1', '--max-connections', '2']);
+    const sse = `${gw.http}/sse?channels=news`;
+    const refusedUpgrade = async () => (await new TestClient(new WebSocket(gw.url)).opened.catch((e) => e)).status;
+    // One of each: full.
+    const ws = await TestClient.connect(gw.url);
+    const stream = new SseReader(sse);
+    expect((await stream.response).status).to.equal(200);
+    expect(await refusedUpgrade()).to.equal(503);
+    const refusedStream = await new SseReader(sse).response;
+    expect(refusedStream.status).to.equal(503);
+    expect(refusedStream.body.error).to.equal('over_capacity');
+    // Two streams: full for an upgrade too.
+    ws.close();
+    await eventually(async () => (await gw.metric('gateway_connections')) === 1);
+    const second = new SseReader(sse);
+    expect((await second.response).status).to.equal(200);
+    expect(await refusedUpgrade()).to.equal(503);
+    expect((await new SseReader(sse).response).status).to.equal(503);
+    // A stream gone frees its place for a WebSocket.
+    stream.close();
+    await eventually(async () => (await gw.metric('gateway_connections')) === 1);
+    const again = await TestClient.connect(gw.url);
+    again.close();
+    second.close();
   });
 
   it('cuts a client that stops reading at --max-buffered; the others keep receiving', async () => {

@@ -19,13 +19,11 @@ import {
   welcomeFrame
 } from '../protocol.js';
 import { Keepalive } from './keepalive.js';
-import { encodeText, writeFrame } from './frames.js';
-import { AuthError, createVerifier } from './auth.js';
+import { encodeText, wsTransport } from './ws-transport.js';
+import { AuthError } from './auth.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
-import { WorkerUsers } from './users.js';
-import { IpCounts } from './ip-counts.js';
 import { metrics, transportMetrics } from './metrics.js';
 
 const { WebSocket } = require('ws');
@@ -70,10 +68,12 @@ export class Connections {
    * @param {import('./relay.js').WorkerRelay} options.relay
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('./keepalive.js').Keepalive} options.keepalive
+   * @param {import('./admission.js').Admission} options.admission counts, verifies, admits users
    * @param {import('pino').Logger} options.log
    */
-  constructor({ config, worker, relay, subscriptions, keepalive, log }) {
+  constructor({ config, worker, relay, subscriptions, keepalive, admission, log }) {
     this.config = config;
+    this.admission = admission;
     this.worker = worker;
     this.relay = relay;
     this.subscriptions = subscriptions;
@@ -83,14 +83,8 @@ export class Connections {
     this.count = 0; // open connections
     // Worker number and a random part, so ids stay unique across restarts.
     this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
-    this.perIp = new IpCounts(config.maxConnsPerIp); // shared with the SSE streams (./sse.js)
-    this.jwt = config.auth === 'jwt';
-    if (this.jwt) {
-      this.verify = createVerifier(config);
-      this.deadlines = new Deadlines((ws) => this.deadlinePassed(ws));
-      const disconnected = (n) => metrics.disconnects.inc({ reason: 'api' }, n);
-      this.users = new WorkerUsers({ relay, cap: config.maxConnsPerUser, disconnected });
-    }
+    this.jwt = admission.jwt;
+    if (this.jwt) this.deadlines = new Deadlines((ws) => this.deadlinePassed(ws));
     const self = this;
     this.onMessage = function onMessage(data, isBinary) {
       self.message(this, data, isBinary);
@@ -111,7 +105,7 @@ export class Connections {
     ws.on('pong', this.onPong);
     ws.on('close', this.onClose);
     ws.on('error', this.onError);
-    this.perIp.add(ws, ip);
+    this.admission.admitted(ws, ip);
     this.keepalive.add(ws);
     if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
@@ -199,7 +193,7 @@ export class Connections {
     }
     const local = subscriptions.add(ws, channel);
     if (!upToDate) {
-      this.relay.subscribe({ ws, channel, local, id, since });
+      this.relay.subscribe({ owner: this, ws, channel, local, id, since });
       return;
     }
     subscriptions.activate(ws, local);
@@ -222,7 +216,7 @@ export class Connections {
     ws.send(subscribeAckFrame(id, seq, epoch, since === undefined ? undefined : recovered));
     if (!recovered) return;
     for (let i = 0; i < replay.length; i++) {
-      writeFrame(ws, encodeText(messageFrame(channel, since.seq + 1 + i, replay[i])), this.config.maxBuffered);
+      wsTransport.write(ws, encodeText(messageFrame(channel, since.seq + 1 + i, replay[i])), this.config.maxBuffered);
     }
   }
 
@@ -245,7 +239,7 @@ export class Connections {
       this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${AUTH_RATE} auth frames per second`, id));
       return;
     }
-    this.verify(token).then((result) => this.verified(ws, result, id));
+    this.admission.verify(token).then((result) => this.verified(ws, result, id));
   }
 
   verified(ws, result, id) {
@@ -262,13 +256,14 @@ export class Connections {
 
   admit(ws, { user, expiresAt, permissions }, id) {
     ws[kUser] = user;
-    this.users.admit(user).then((allowed) => {
-      if (!allowed) {
+    const users = this.admission.users;
+    this.admission.admitUser(user).then((refused) => {
+      if (refused !== undefined) {
         ws[kUser] = null;
-        return this.refuse(ws, 'forbidden', ErrorCode.FORBIDDEN, `at most ${this.config.maxConnsPerUser} connections per user`, id);
+        return this.refuse(ws, refused.reason, refused.code, refused.message, id);
       }
-      if (ws.readyState !== WebSocket.OPEN) return this.users.remove(ws, user); // closed while the primary counted
-      this.users.add(ws, user);
+      if (ws.readyState !== WebSocket.OPEN) return users.remove(ws, user); // closed while the primary counted
+      users.add(ws, user);
       ws[kPermissions] = permissions;
       this.deadlines.set(ws, expiresAt);
       ws.send(authAckFrame(id, user, expiresAt));
@@ -301,32 +296,12 @@ export class Connections {
     this.keepalive.remove(ws);
     if (this.jwt) {
       this.deadlines.remove(ws);
-      if (ws[kPermissions] !== undefined) this.users.remove(ws, ws[kUser]);
+      if (ws[kPermissions] !== undefined) this.admission.users.remove(ws, ws[kUser]);
     }
     this.subscriptions.removeAll(ws);
-    this.perIp.remove(ws);
+    this.admission.left(ws);
     this.count--;
     WS.closed(closeReason(code));
-  }
-
-  /**
-   * Closes every client with 1001, spread evenly over `spreadMs` so they do
-   * not all reconnect at the same moment, then resolves once all are gone.
-   */
-  async closeAll(clients, spreadMs) {
-    const list = [...clients];
-    const rounds = Math.max(1, Math.floor(spreadMs / 50));
-    const perRound = Math.ceil(list.length / rounds);
-    for (let i = 0; i < list.length; i += perRound) {
-      for (const ws of list.slice(i, i + perRound)) ws.close(CloseCode.GOING_AWAY, 'server draining');
-      if (i + perRound < list.length) await new Promise((r) => setTimeout(r, spreadMs / rounds));
-    }
-    // A peer that never answers the close frame is cut after a short grace.
-    const deadline = Date.now() + 2000;
-    while (list.some((ws) => ws.readyState !== WebSocket.CLOSED) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    for (const ws of list) ws.terminate();
   }
 }
 

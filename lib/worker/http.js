@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
-import { streamOf } from './sse-stream.js';
+import { carriedBy } from './transport.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -35,11 +35,11 @@ export function createRequestHandler({ config, relay, users, streams, draining }
   const files = new Map();
 
   return function handleRequest(req, res) {
-    // A request pipelined behind a stream on the same connection: the stream owns the socket.
-    if (streamOf(req.socket) !== undefined) return req.socket.destroy();
+    // A request pipelined behind a connection that took its socket over (a stream): it owns the socket.
+    if (carriedBy(req.socket) !== undefined) return req.socket.destroy();
     const path = req.url.split('?', 1)[0];
     if (draining()) res.setHeader('Connection', 'close');
-    if (path === '/sse') return streams.request(req, res, draining());
+    if (path === '/sse') return streams.request(req, res);
     if (path === '/publish' || path === '/disconnect') {
       if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'POST' });
       if (!keyAccepted(req, res)) return;

@@ -12,7 +12,10 @@ import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { Connections } from './connections.js';
 import { SseStreams } from './sse.js';
-import { streamOf } from './sse-stream.js';
+import { Admission } from './admission.js';
+import { GatewaySocket } from './ws-transport.js';
+import { carriedBy } from './transport.js';
+import { closeAll } from './drain.js';
 import { Keepalive } from './keepalive.js';
 import { ClosePacer } from './close-pacer.js';
 import { PeriodicGc } from './gc.js';
@@ -42,22 +45,20 @@ export function startWorker(config, worker) {
   let state = RUNNING;
   const draining = () => state === DRAINING;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
-  const relay = new WorkerRelay({
-    subscriptions,
-    maxBuffered: config.maxBuffered,
-    answered: (request, answer) => (request.ws.sse === true ? streams : connections).answered(request, answer)
-  });
+  const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
-  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, log });
-  const streams = new SseStreams({ config, relay, subscriptions, keepalive, connections });
+  const admission = new Admission({ config, relay, draining });
+  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, admission, log });
+  const streams = new SseStreams({ config, relay, subscriptions, keepalive, admission });
   const wss = new WebSocketServer({
     noServer: true,
+    WebSocket: GatewaySocket, // ws's class, with the transport on its prototype
     clientTracking: false, // ws would add a closure per connection; Connections counts, the keepalive wheel holds them
     perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
     maxPayload: config.maxPayload
   });
-  const handleRequest = createRequestHandler({ config, relay, users: connections.users, streams, draining });
+  const handleRequest = createRequestHandler({ config, relay, users: admission.users, streams, draining });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =
@@ -69,15 +70,15 @@ export function startWorker(config, worker) {
     createUpgradeHandler({
       config,
       wss,
+      admission,
       connections,
       closes: new ClosePacer(),
-      draining,
       rejected: (reason) => metrics.rejected.inc({ reason })
     })
   );
   server.on('clientError', (err, socket) => {
-    // A stream's socket carries events: an HTTP answer there would be garbage in it.
-    if (socket.writable && err.code !== 'ECONNRESET' && streamOf(socket) === undefined) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    // A socket taken over by a connection (a stream) carries its bytes: an HTTP answer there would be garbage in it.
+    if (socket.writable && err.code !== 'ECONNRESET' && carriedBy(socket) === undefined) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
   // Every socket the primary hands over, HTTP or WebSocket: the primary
@@ -120,7 +121,7 @@ export function startWorker(config, worker) {
     if (state === DRAINING) return;
     state = DRAINING;
     log.info({ connections: connections.count, streams: streams.count, spreadMs }, 'draining');
-    await connections.closeAll(keepalive.all(), spreadMs);
+    await closeAll(keepalive.all(), spreadMs);
     keepalive.stop();
     gc.stop();
     stopStats();

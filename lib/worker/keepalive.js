@@ -1,12 +1,11 @@
 // Server-side keepalive as a timer wheel. Every connection sits in one of
 // `slots` slots; one timer for the whole worker visits one slot per tick, so a
 // full round of pings is spread evenly over the ping interval instead of
-// stalling the event loop in one sweep. A connection that has not shown life
-// (pong, or any frame) since its previous ping is terminated. An SSE stream
-// cannot answer: it gets a `: ping` comment, and a stream whose peer is gone
-// fails at that write and closes.
-import { PING_FRAME, writeFrame } from './frames.js';
-import { PING_COMMENT } from './sse-stream.js';
+// stalling the event loop in one sweep. A connection whose transport answers
+// pings and that has not shown life (pong, or any frame) since its previous
+// ping is terminated; the others get their ping only to keep proxies from
+// timing them out, and a peer that is gone fails at that write.
+import { kTransport } from './transport.js';
 import { metrics } from './metrics.js';
 
 const kSlot = Symbol('slot');
@@ -16,7 +15,7 @@ const TICK_MS = 50; // finest spacing between two slot visits
 export class Keepalive {
   /**
    * @param {number} interval ms between two pings of one connection
-   * @param {number} maxBuffered passed on to writeFrame
+   * @param {number} maxBuffered passed on to the transport's write
    */
   constructor(interval, maxBuffered) {
     const count = Math.max(1, Math.min(1000, Math.round(interval / TICK_MS)));
@@ -28,15 +27,15 @@ export class Keepalive {
     this.timer.unref();
   }
 
-  add(ws) {
-    ws[kAlive] = true;
-    ws[kSlot] = this.next;
-    this.slots[this.next].add(ws);
+  add(conn) {
+    conn[kAlive] = true;
+    conn[kSlot] = this.next;
+    this.slots[this.next].add(conn);
     this.next = (this.next + 1) % this.slots.length;
   }
 
-  remove(ws) {
-    this.slots[ws[kSlot]]?.delete(ws);
+  remove(conn) {
+    this.slots[conn[kSlot]]?.delete(conn);
   }
 
   /** Every connection held, for the drain. */
@@ -45,27 +44,26 @@ export class Keepalive {
   }
 
   /** The peer showed life: pong frame, protocol ping or any message. */
-  static alive(ws) {
-    ws[kAlive] = true;
+  static alive(conn) {
+    conn[kAlive] = true;
   }
 
   tick() {
     const slot = this.slots[this.cursor];
     this.cursor = (this.cursor + 1) % this.slots.length;
     let pinged = 0;
-    for (const ws of slot) {
-      if (ws.sse === true) {
-        if (writeFrame(ws, PING_COMMENT, this.maxBuffered)) pinged++;
-        continue;
+    for (const conn of slot) {
+      const transport = conn[kTransport];
+      if (transport.answersPings) {
+        if (!conn[kAlive]) {
+          metrics.terminated.inc();
+          slot.delete(conn);
+          transport.terminate(conn);
+          continue;
+        }
+        conn[kAlive] = false;
       }
-      if (!ws[kAlive]) {
-        metrics.terminated.inc();
-        slot.delete(ws);
-        ws.terminate();
-        continue;
-      }
-      ws[kAlive] = false;
-      if (writeFrame(ws, PING_FRAME, this.maxBuffered)) pinged++;
+      if (transport.write(conn, transport.ping, this.maxBuffered)) pinged++;
     }
     if (pinged > 0) metrics.pings.inc(pinged);
   }

@@ -25,9 +25,8 @@
 // Other operations go to the module that registered them with handle()
 // (lib/worker/users.js).
 import { IpcBatch } from '../ipc.js';
-import { ErrorCode, ProtocolError, ackFrame, messageFrame } from '../protocol.js';
-import { encodeText, writeFrame } from './frames.js';
-import { writeEvents } from './sse-stream.js';
+import { ErrorCode, ProtocolError, ackFrame } from '../protocol.js';
+import { TRANSPORTS, kTransport } from './transport.js';
 import { metrics } from './metrics.js';
 
 export const UNAVAILABLE_MESSAGE = 'the engine (Redis) is unreachable: retry shortly';
@@ -37,14 +36,12 @@ export class WorkerRelay {
    * @param {object} options
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {number} options.maxBuffered
-   * @param {(request: object, answer: object) => void} options.answered a subscribe's answer
-   *   from the primary, called in order with the channel's messages
    */
-  constructor({ subscriptions, maxBuffered, answered }) {
+  constructor({ subscriptions, maxBuffered }) {
     this.batch = new IpcBatch(process, acknowledge);
     this.subscriptions = subscriptions;
     this.maxBuffered = maxBuffered;
-    this.answered = answered;
+    this.encoded = new Array(TRANSPORTS.length); // one message's encoding per transport, reused
     this.nextToken = 1;
     this.replies = new Map(); // token -> resolve(seq) of an HTTP publish
     this.subscribing = new Map(); // token -> {ws, channel, local, id, since} waiting for a subok
@@ -89,7 +86,9 @@ export class WorkerRelay {
 
   /**
    * Asks the primary to route `channel` here and to say where it stands
-   * (with `since`: what was missed); `answered` gets the reply.
+   * (with `since`: what was missed); the request's `owner.answered(request,
+   * answer)` gets the reply, in order with the channel's messages.
+   * @param {{owner: {answered: Function}, ws: object, channel: string, local: object, since?: object}} request
    */
   subscribe(request) {
     const token = this.nextToken++;
@@ -155,14 +154,14 @@ export class WorkerRelay {
     const subscribers = this.subscriptions.subscribers(channel);
     if (subscribers === undefined) return;
     subscribers.seq = seq;
-    // Encoded once per transport present: the frame for the WebSockets, the event for the streams.
+    // Encoded once per transport present, on its first subscriber.
+    const { encoded, maxBuffered } = this;
+    encoded.fill(undefined);
     let delivered = 0;
-    if (subscribers.size > 0) {
-      const frame = encodeText(messageFrame(channel, seq, dataJson));
-      for (const ws of subscribers) if (writeFrame(ws, frame, this.maxBuffered)) delivered++;
-    }
-    if (subscribers.sse !== null && subscribers.sse.size > 0) {
-      delivered += writeEvents(subscribers, channel, dataJson, this.maxBuffered);
+    for (const conn of subscribers) {
+      const transport = conn[kTransport];
+      const message = (encoded[transport.index] ??= transport.encode(channel, seq, subscribers.epoch, dataJson));
+      if (transport.writeMessage(conn, message, maxBuffered)) delivered++;
     }
     if (delivered > 0) metrics.delivered.inc(delivered);
   }
@@ -180,7 +179,7 @@ export class WorkerRelay {
       local.epoch = epoch;
       local.seq = seq;
     }
-    this.answered(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
+    request.owner.answered(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
   }
 }
 

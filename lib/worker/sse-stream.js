@@ -1,34 +1,27 @@
-// One Server-Sent Events stream, shaped like the part of ws's WebSocket that
-// the shared machinery uses: `readyState`, `_socket` (./frames.js writeFrame
-// writes pre-encoded bytes to it and reads its backlog), `close(code, reason)`
-// and `terminate()` (the slow-consumer cut, the drain, the deadlines,
-// POST /disconnect). So a stream sits in the same subscription table,
-// keepalive wheel and fan-out as a WebSocket, and `sse: true` tells the few
-// places that differ.
+// One Server-Sent Events stream, and the SSE transport (./transport.js): so
+// a stream sits in the same subscription table, keepalive wheel and fan-out
+// as a WebSocket, and the drain, the deadlines and POST /disconnect close it
+// the same way.
 //
 // The response is written straight to the socket and delimited by its close
 // (`Connection: close`, no chunked framing), so an event is the same bytes
 // on every stream of the worker and HTTP/1.0 clients and proxies read it too.
-import { require } from '../require.js';
 import { CloseCode, formatCursor } from '../protocol.js';
-import { writeFrame } from './frames.js';
+import { carry, defineTransport, writeBytes } from './transport.js';
 
-const { WebSocket } = require('ws');
-
-const kStream = Symbol('sseStream'); // on the socket: the stream it carries
+const OPEN = 1;
+const CLOSING = 2;
+const CLOSED = 3;
 
 export class SseStream {
-  static OPEN = WebSocket.OPEN;
-  static CLOSED = WebSocket.CLOSED;
-
   /**
-   * @param {import('node:net').Socket} socket
+   * @param {import('node:net').Socket} socket taken over from the HTTP server
    * @param {string[]} channels the query's channels, in its order (the cursor's order)
    */
   constructor(socket, channels) {
-    this._socket = socket;
-    socket[kStream] = this;
-    this.readyState = WebSocket.OPEN;
+    this.socket = socket;
+    carry(socket, this);
+    this.state = OPEN;
     this.channels = channels;
     // Per channel, what says where the stream stands: null (not known yet),
     // the Last-Event-ID's {seq, epoch} while its recovery is under way, or
@@ -38,29 +31,50 @@ export class SseStream {
     this.closeCode = 1000; // the client ended it, unless the gateway says otherwise
   }
 
+  get open() {
+    return this.state === OPEN;
+  }
+
   close(code) {
-    if (this.readyState !== WebSocket.OPEN) return;
-    this.readyState = WebSocket.CLOSING;
+    if (this.state !== OPEN) return;
+    this.state = CLOSING;
     this.closeCode = code;
     // A slow consumer's backlog is dropped, not flushed; anything else ends
     // after what was written (EventSource then reconnects with its cursor).
-    if (code === CloseCode.TRY_AGAIN) this._socket.destroy();
-    else this._socket.end();
+    if (code === CloseCode.TRY_AGAIN) this.socket.destroy();
+    else this.socket.end();
   }
 
-  terminate() {
-    this._socket.destroy();
+  /** The socket closed: nothing more is written. */
+  closed() {
+    this.state = CLOSED;
   }
 }
-SseStream.prototype.sse = true;
 
-/** @returns {SseStream|undefined} the stream a socket carries: nothing else may be written to it */
-export function streamOf(socket) {
-  return socket[kStream];
+function write(stream, bytes, maxBuffered) {
+  return stream.state === OPEN && writeBytes(stream, stream.socket, bytes, maxBuffered);
 }
 
-/** The `: ping` comment the keepalive wheel writes to streams. */
-export const PING_COMMENT = Buffer.from(': ping\n\n');
+export const sseTransport = defineTransport(SseStream, {
+  name: 'sse',
+  answersPings: false,
+  ping: Buffer.from(': ping\n\n'), // a comment line: proxies see traffic, EventSource ignores it
+  // The data is encoded once; the streams on this channel alone (most) share
+  // one whole event, built on first use; a stream on several channels gets
+  // its own `id:` line, since its cursor holds every channel's position.
+  encode: (channel, seq, epoch, dataJson) => ({ id: `${seq}.${epoch}`, data: eventData(channel, seq, dataJson), single: undefined }),
+  writeMessage(stream, message, maxBuffered) {
+    const event =
+      stream.channels.length === 1 ? (message.single ??= Buffer.from(`id: ${message.id}\n${message.data}`)) : withCursor(stream, message.data);
+    return write(stream, event, maxBuffered);
+  },
+  write,
+  buffered: (stream) => stream.socket.writableLength,
+  isOpen: (stream) => stream.state === OPEN,
+  isClosed: (stream) => stream.state === CLOSED,
+  close: (stream, code) => stream.close(code),
+  terminate: (stream) => stream.socket.destroy()
+});
 
 /** The `data:` line and end of one message's event; the `id:` goes in front. */
 export function eventData(channel, seq, dataJson) {
@@ -85,26 +99,4 @@ export function readyEvent(stream) {
 /** `event: gap`: the channel's missed messages cannot be replayed; the application refetches. */
 export function gapEvent(stream, channel) {
   return withCursor(stream, `event: gap\ndata: {"channel":"${channel}"}\n\n`);
-}
-
-/**
- * Fan-out of one message to a channel's streams. The data is encoded once;
- * the streams on this channel alone (most) share one whole event, built on
- * first use; a stream on several channels gets its own `id:` line, since its
- * cursor holds every channel's position.
- * @param {import('./subscriptions.js').LocalChannel} local with `seq` already this message's
- * @returns {number} events written
- */
-export function writeEvents(local, channel, dataJson, maxBuffered) {
-  const data = eventData(channel, local.seq, dataJson);
-  let single;
-  let written = 0;
-  for (const stream of local.sse) {
-    const event =
-      stream.channels.length === 1
-        ? (single ??= Buffer.from(`id: ${local.seq}.${local.epoch}\n${data}`))
-        : withCursor(stream, data);
-    if (writeFrame(stream, event, maxBuffered)) written++;
-  }
-  return written;
 }

@@ -5,14 +5,13 @@
 // Last-Event-ID giving each channel's `since`. From then on the stream is a
 // subscriber like any other (./sse-stream.js).
 import { CloseCode, ErrorCode, Recovery, isValidChannel, parseCursor } from '../protocol.js';
-import { workerCapacity } from '../doctor/limits.js';
 import { AuthError } from './auth.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http.js';
-import { SseStream, readyEvent, eventData, gapEvent, streamOf, withCursor } from './sse-stream.js';
-import { writeFrame } from './frames.js';
+import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
+import { carriedBy } from './transport.js';
 import { closeReason } from './connections.js';
 import { metrics, transportMetrics } from './metrics.js';
 
@@ -27,19 +26,16 @@ export class SseStreams {
    * @param {import('./relay.js').WorkerRelay} options.relay
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('./keepalive.js').Keepalive} options.keepalive
-   * @param {import('./connections.js').Connections} options.connections the WebSockets:
-   *   capacity, per-IP counts, the token verifier and the users are shared with them
+   * @param {import('./admission.js').Admission} options.admission shared with the WebSockets
    */
-  constructor({ config, relay, subscriptions, keepalive, connections }) {
+  constructor({ config, relay, subscriptions, keepalive, admission }) {
     this.config = config;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.keepalive = keepalive;
-    this.connections = connections;
+    this.admission = admission;
     this.count = 0; // open streams
-    this.capacity = workerCapacity(config);
-    this.origins = config.allowedOrigins && new Set(config.allowedOrigins);
-    if (connections.jwt) {
+    if (admission.jwt) {
       this.deadlines = new Deadlines((stream) => {
         metrics.disconnects.inc({ reason: 'token_expired' });
         stream.close(CloseCode.TOKEN_EXPIRED);
@@ -47,35 +43,32 @@ export class SseStreams {
     }
     const self = this;
     this.onClose = function onClose() {
-      self.closed(streamOf(this));
+      self.closed(carriedBy(this));
     };
   }
 
   /** The request listener's part for GET /sse. */
-  request(req, res, draining) {
+  request(req, res) {
     const refuse = (status, error, message) => reply(res, status, { error, message });
     if (req.method !== 'GET') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'GET' });
-    if (draining) return refuse(503, 'draining', 'this worker is draining: reconnect');
     if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) !== 0) {
       return refuse(400, ErrorCode.BAD_REQUEST, 'GET /sse takes no request body');
     }
-    const origin = req.headers.origin;
-    if (this.origins && !this.origins.has(origin)) return refuse(403, 'origin', 'this Origin may not open streams');
-    if (this.connections.count + this.count >= this.capacity) return refuse(503, 'over_capacity', 'this worker is full');
+    const refusal = this.admission.check(req);
+    if (refusal !== undefined) return refuse(refusal.status, refusal.reason, refusal.message);
     const ip = clientIp(req, this.config.trustForwarded);
-    if (!this.connections.perIp.allows(ip)) return refuse(429, 'ip_cap', 'too many connections from this address');
     let query;
     try {
       query = this.parse(req.url, req.headers['last-event-id']);
     } catch (err) {
       return refuse(400, err.code ?? ErrorCode.BAD_REQUEST, err.message);
     }
-    if (!this.connections.jwt) return this.open(req, res, ip, query);
+    if (!this.admission.jwt) return this.open(req, res, ip, query);
     if (typeof query.token !== 'string' || query.token === '') {
       metrics.authFailures.inc({ reason: 'missing' });
       return refuse(401, ErrorCode.UNAUTHORIZED, 'pass a token: /sse?channels=…&token=…');
     }
-    this.connections.verify(query.token).then((result) => this.verified(req, res, ip, query, result));
+    this.admission.verify(query.token).then((result) => this.verified(req, res, ip, query, result));
   }
 
   /**
@@ -111,11 +104,9 @@ export class SseStreams {
     const { user, expiresAt, permissions } = result;
     const denied = query.channels.find((channel) => !allows(permissions.subscribe, channel, user));
     if (denied !== undefined) return refuse(403, 'forbidden', ErrorCode.FORBIDDEN, `the token does not allow subscribe on ${denied}`);
-    const users = this.connections.users;
-    users.admit(user).then((allowed) => {
-      if (!allowed) {
-        return refuse(429, 'forbidden', ErrorCode.FORBIDDEN, `at most ${this.config.maxConnsPerUser} connections per user`);
-      }
+    const users = this.admission.users;
+    this.admission.admitUser(user).then((refused) => {
+      if (refused !== undefined) return refuse(429, refused.reason, refused.code, refused.message);
       if (req.socket.destroyed) return users.remove(null, user); // gone while the primary counted
       const stream = this.open(req, res, ip, query);
       stream[kUser] = user;
@@ -132,7 +123,7 @@ export class SseStreams {
     const origin = req.headers.origin;
     // No credentials: the gateway authenticates by token, never by cookie.
     const cors =
-      origin === undefined ? '' : this.origins ? `Access-Control-Allow-Origin: ${origin}\r\nVary: Origin\r\n` : 'Access-Control-Allow-Origin: *\r\n';
+      origin === undefined ? '' : this.admission.origins ? `Access-Control-Allow-Origin: ${origin}\r\nVary: Origin\r\n` : 'Access-Control-Allow-Origin: *\r\n';
     socket.setNoDelay(true);
     socket.write(
       'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache, no-transform\r\n' +
@@ -140,7 +131,7 @@ export class SseStreams {
     );
     const stream = new SseStream(socket, channels);
     socket.on('close', this.onClose);
-    this.connections.perIp.add(stream, ip);
+    this.admission.admitted(stream, ip);
     this.keepalive.add(stream);
     this.count++;
     SSE.added();
@@ -154,26 +145,26 @@ export class SseStreams {
     const upToDate = this.subscriptions.upToDate(channel, since);
     if (since !== undefined) stream.positions[i] = since;
     const local = this.subscriptions.add(stream, channel);
-    if (!upToDate) return this.relay.subscribe({ ws: stream, channel, local, since });
+    if (!upToDate) return this.relay.subscribe({ owner: this, ws: stream, channel, local, since });
     if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
     this.activate(stream, i, local);
   }
 
   /** The primary's answer to a stream's subscribe: the replay or the gap, then live. */
   answered({ ws: stream, channel, local, since }, { current, epoch, result, replay }) {
-    if (stream.readyState !== SseStream.OPEN || !current) return;
+    if (!stream.open || !current) return;
     if (result !== undefined) metrics.recoveries.inc({ result });
     const i = stream.channels.indexOf(channel);
     const max = this.config.maxBuffered;
     if (since !== undefined && replay === undefined) {
       stream.positions[i] = local;
-      writeFrame(stream, gapEvent(stream, channel), max);
+      sseTransport.write(stream, gapEvent(stream, channel), max);
     } else if (replay !== undefined) {
       const at = { seq: since.seq, epoch };
       stream.positions[i] = at;
       for (const dataJson of replay) {
         at.seq++;
-        writeFrame(stream, withCursor(stream, eventData(channel, at.seq, dataJson)), max);
+        sseTransport.write(stream, withCursor(stream, eventData(channel, at.seq, dataJson)), max);
       }
     }
     this.activate(stream, i, local);
@@ -183,18 +174,18 @@ export class SseStreams {
   activate(stream, i, local) {
     this.subscriptions.activate(stream, local);
     stream.positions[i] = local;
-    if (--stream.pending === 0) writeFrame(stream, readyEvent(stream), this.config.maxBuffered);
+    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream), this.config.maxBuffered);
   }
 
   closed(stream) {
-    stream.readyState = SseStream.CLOSED;
+    stream.closed();
     this.keepalive.remove(stream);
     if (stream[kUser] !== undefined) {
       this.deadlines.remove(stream);
-      this.connections.users.remove(stream, stream[kUser]);
+      this.admission.users.remove(stream, stream[kUser]);
     }
     this.subscriptions.removeAll(stream);
-    this.connections.perIp.remove(stream);
+    this.admission.left(stream);
     this.count--;
     SSE.closed(closeReason(stream.closeCode));
   }

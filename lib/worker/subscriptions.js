@@ -15,15 +15,14 @@ import { gaugeReads, metrics } from './metrics.js';
 const kChannels = Symbol('channels');
 
 /**
- * One channel on this worker: a Set of its live WebSocket subscribers (a
- * subclass, so a channel costs one object), its live SSE streams (a Set made
- * on the first), the number of pending subscribers of either, and the last
- * seq and the epoch this worker has seen, valid once `routed`.
+ * One channel on this worker: a Set of its live subscribers, of every
+ * transport (a subclass, so a channel costs one object), the number of
+ * pending ones, and the last seq and the epoch this worker has seen, valid
+ * once `routed`.
  */
 export class LocalChannel extends Set {
   constructor() {
     super();
-    this.sse = null;
     this.pending = 0;
     this.routed = false; // the primary has answered a subscribe for this record
     this.seq = 0;
@@ -88,8 +87,7 @@ export class Subscriptions {
   /** A pending subscriber starts receiving the channel's messages. */
   activate(ws, local) {
     local.pending--;
-    if (ws.sse !== true) local.add(ws);
-    else (local.sse ??= new Set()).add(ws);
+    local.add(ws);
   }
 
   remove(ws, channel) {
@@ -115,9 +113,9 @@ export class Subscriptions {
 
   detach(ws, channel) {
     const local = this.channels.get(channel);
-    if (!(ws.sse === true ? local.sse?.delete(ws) === true : local.delete(ws))) local.pending--;
+    if (!local.delete(ws)) local.pending--;
     this.held--;
-    if (local.size === 0 && local.pending === 0 && !(local.sse?.size > 0)) {
+    if (local.size === 0 && local.pending === 0) {
       this.channels.delete(channel);
       this.last(channel);
     }

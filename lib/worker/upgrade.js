@@ -1,26 +1,22 @@
-// The gate in front of the WebSocket upgrade: path, draining, capacity, Origin
-// and per-IP cap are checked before ws does the handshake.
+// The WebSocket's way in: the upgrade path, then the admission gate
+// (./admission.js), then ws's handshake.
 import { STATUS_CODES } from 'node:http';
 import { clientIp } from './client-ip.js';
-import { workerCapacity } from '../doctor/limits.js';
 
 /**
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
  * @param {import('ws').WebSocketServer} options.wss in noServer mode
+ * @param {import('./admission.js').Admission} options.admission
  * @param {import('./connections.js').Connections} options.connections
  * @param {import('./close-pacer.js').ClosePacer} options.closes
- * @param {() => boolean} options.draining
  * @param {(reason: string) => void} options.rejected counts a refused upgrade
  * @returns {(req, socket, head) => void} the server's 'upgrade' listener
  */
-export function createUpgradeHandler({ config, wss, connections, closes, draining, rejected }) {
-  const origins = config.allowedOrigins && new Set(config.allowedOrigins);
-  const capacity = workerCapacity(config);
-
-  const refuse = (socket, status, reason) => {
+export function createUpgradeHandler({ config, wss, admission, connections, closes, rejected }) {
+  const refuse = (socket, status, reason, message) => {
     rejected(reason);
-    refuseUpgrade(socket, status, reason);
+    refuseUpgrade(socket, status, reason, message);
   };
 
   // ws calls it with the request: the client's IP is read again rather than
@@ -32,12 +28,9 @@ export function createUpgradeHandler({ config, wss, connections, closes, drainin
 
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
-    if (req.url.split('?', 1)[0] !== config.path) return refuse(socket, 404, 'not_found');
-    if (draining()) return refuse(socket, 503, 'draining');
-    if (connections.count >= capacity) return refuse(socket, 503, 'over_capacity');
-    if (origins && !origins.has(req.headers.origin)) return refuse(socket, 403, 'origin');
-    const ip = clientIp(req, config.trustForwarded);
-    if (!connections.perIp.allows(ip)) return refuse(socket, 429, 'ip_cap');
+    if (req.url.split('?', 1)[0] !== config.path) return refuse(socket, 404, 'not_found', `WebSockets are served on ${config.path}`);
+    const refusal = admission.check(req);
+    if (refusal !== undefined) return refuse(socket, refusal.status, refusal.reason, refusal.message);
     // ws answers 101 and the welcome follows at once (no verifyClient: all
     // synchronous): corked, both leave in one write.
     socket.cork();
@@ -46,11 +39,11 @@ export function createUpgradeHandler({ config, wss, connections, closes, drainin
   };
 }
 
-function refuseUpgrade(socket, status, reason) {
-  const body = JSON.stringify({ error: reason });
+function refuseUpgrade(socket, status, reason, message) {
+  const body = JSON.stringify({ error: reason, message });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
-      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
   );
 }
 

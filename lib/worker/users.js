@@ -11,6 +11,7 @@
 //                   ['kick', user, request] close the user's connections here
 //                   ['kickd', token, n]     the kick closed n connections in all
 import { CloseCode } from '../protocol.js';
+import { kTransport } from './transport.js';
 
 export class WorkerUsers {
   /**
@@ -23,7 +24,7 @@ export class WorkerUsers {
     this.relay = relay;
     this.cap = cap;
     this.disconnected = disconnected;
-    this.byUser = new Map(); // user -> WebSocket, or Set of them when more than one
+    this.byUser = new Map(); // user -> connection (any transport), or Set of them when more than one
     this.nextToken = 1;
     this.pending = new Map(); // token -> resolve of an uadd or a kick
     relay.handle('uok', (op) => this.answered(op[1], op[2]));
@@ -62,7 +63,7 @@ export class WorkerUsers {
     if (held === undefined) return 0;
     this.byUser.delete(user); // a second kick before the closes complete finds none
     const list = held instanceof Set ? [...held] : [held];
-    for (const ws of list) ws.close(CloseCode.DISCONNECTED, 'disconnected by the server');
+    for (const conn of list) conn[kTransport].close(conn, CloseCode.DISCONNECTED, 'disconnected by the server');
     this.disconnected(list.length);
     return list.length;
   }

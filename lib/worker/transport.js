@@ -1,0 +1,87 @@
+// The transport interface: what subscriptions, fan-out, keepalive, deadlines,
+// limits and the drain may do with a connection, whatever carries it. A
+// WebSocket (./ws-transport.js) and an SSE stream (./sse-stream.js) differ in
+// how a message's bytes are framed and written, not in anything else.
+//
+// A transport is a descriptor per kind, hung on the connection class's
+// prototype under kTransport: finding it costs a connection nothing. The
+// rules it carries:
+// - a message is encoded once per worker per transport (`encode`), and each
+//   connection gets those bytes, or a variant built from them, through
+//   `writeMessage`;
+// - every write goes through writeBytes below: a connection with more than
+//   --max-buffered bytes waiting is a slow consumer, closed with 1013, so the
+//   others are not held back;
+// - `answersPings`: the peer of such a transport answers each ping, and one
+//   that has not answered the previous ping is dead (the keepalive wheel
+//   terminates it); the others are pinged only to keep proxies from timing
+//   the connection out, and a dead peer fails at the write.
+import { CloseCode } from '../protocol.js';
+import { metrics } from './metrics.js';
+
+export const kTransport = Symbol('transport');
+
+/**
+ * @typedef {object} Transport
+ * @property {'ws'|'sse'} name the metrics label
+ * @property {number} index small and unique: fan-out keeps one encoding per transport by it
+ * @property {boolean} answersPings see above
+ * @property {Buffer} ping the bytes of one keepalive ping
+ * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
+ *   one message, for every connection of this transport on the worker
+ * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
+ * @property {(conn: object, bytes: Buffer|string, maxBuffered: number) => boolean} write
+ *   pre-encoded bytes; false when the connection is no longer open
+ * @property {(conn: object) => number} buffered bytes waiting to be written
+ * @property {(conn: object) => boolean} isOpen
+ * @property {(conn: object) => boolean} isClosed closed for good (the drain waits for it)
+ * @property {(conn: object, code: number, reason: string) => void} close
+ * @property {(conn: object) => void} terminate closes at once, dropping what waits
+ */
+
+/** Every transport, by index. */
+export const TRANSPORTS = [];
+
+/**
+ * Registers a transport and hangs it on the prototype of its connections.
+ * @param {Function} Connection the class of its connections
+ * @param {Omit<Transport, 'index'>} descriptor
+ * @returns {Transport}
+ */
+export function defineTransport(Connection, descriptor) {
+  const transport = Object.freeze({ ...descriptor, index: TRANSPORTS.length });
+  TRANSPORTS.push(transport);
+  Object.defineProperty(Connection.prototype, kTransport, { value: transport });
+  return transport;
+}
+
+/** @returns {Transport} */
+export function transportOf(conn) {
+  return conn[kTransport];
+}
+
+/**
+ * Writes bytes to the socket of an open connection; closes a slow consumer.
+ * @returns {boolean} true: the bytes were written
+ */
+export function writeBytes(conn, socket, bytes, maxBuffered) {
+  socket.write(bytes);
+  if (socket.writableLength > maxBuffered) {
+    metrics.dropped.inc({ reason: 'slow_consumer' });
+    conn[kTransport].close(conn, CloseCode.TRY_AGAIN, 'slow consumer');
+  }
+  return true;
+}
+
+// A socket a connection has taken over (an SSE stream writes its events to
+// the raw socket): the HTTP server must neither answer nor parse on it.
+const kCarries = Symbol('carries');
+
+export function carry(socket, conn) {
+  socket[kCarries] = conn;
+}
+
+/** @returns {object|undefined} the connection that owns this socket's bytes, if any */
+export function carriedBy(socket) {
+  return socket[kCarries];
+}

@@ -1,0 +1,44 @@
+// The WebSocket transport (./transport.js). Server-to-client frames are
+// encoded once and written as the same bytes to many sockets: `ws.send`
+// would frame the payload again for every subscriber; here a message is
+// framed once per worker whatever its fan-out. Writing to the socket
+// directly is safe because the gateway never compresses (ws queues only
+// while deflating), and ws's bufferedAmount still counts these bytes.
+import { require } from '../require.js';
+import { messageFrame } from '../protocol.js';
+import { socketOf } from '../internals.js';
+import { defineTransport, writeBytes } from './transport.js';
+
+const { Sender, WebSocket } = require('ws');
+
+const TEXT = { fin: true, opcode: 0x1, mask: false, readOnly: false, rsv1: false };
+const PING = { fin: true, opcode: 0x9, mask: false, readOnly: false, rsv1: false };
+
+/** A complete unmasked text frame. */
+export function encodeText(text) {
+  return Buffer.concat(Sender.frame(Buffer.from(text), TEXT));
+}
+
+/**
+ * The class ws makes the gateway's connections of (WebSocketServer's
+ * `WebSocket` option): ws's own, with the transport on its prototype.
+ */
+export class GatewaySocket extends WebSocket {}
+
+function write(ws, bytes, maxBuffered) {
+  return ws.readyState === WebSocket.OPEN && writeBytes(ws, socketOf(ws), bytes, maxBuffered);
+}
+
+export const wsTransport = defineTransport(GatewaySocket, {
+  name: 'ws',
+  answersPings: true,
+  ping: Buffer.concat(Sender.frame(Buffer.alloc(0), PING)),
+  encode: (channel, seq, epoch, dataJson) => encodeText(messageFrame(channel, seq, dataJson)),
+  writeMessage: write,
+  write,
+  buffered: (ws) => ws.bufferedAmount,
+  isOpen: (ws) => ws.readyState === WebSocket.OPEN,
+  isClosed: (ws) => ws.readyState === WebSocket.CLOSED,
+  close: (ws, code, reason) => ws.close(code, reason),
+  terminate: (ws) => ws.terminate()
+});
