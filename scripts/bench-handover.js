@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { parseArgs } from 'node:util';
 import { HandOverLine } from '../lib/primary/master.js';
+import { takeConnections } from '../lib/internals.js';
 
 const IN_FLIGHT = 200; // connections the client keeps opening at once
 const MODES = {
@@ -49,7 +50,7 @@ async function run(mode, n) {
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  if (mode === 'handle') server._handle.onconnection = (err, handle) => err || line.push(handle, {});
+  if (mode === 'handle') takeConnections(server, (err, handle) => err || line.push(handle, {}));
   const before = process.cpuUsage();
   const load = fork(process.argv[1], ['client', String(server.address().port), String(n)]);
   await once(load, 'exit');
