@@ -60,7 +60,7 @@ export type State = (typeof State)[keyof typeof State];
 export type Transport = 'websocket' | 'sse';
 
 export interface ClientOptions {
-  /** WebSocket constructor; on Node 20 pass the `ws` package. */
+  /** WebSocket constructor; browsers and Node 22+ have one (pass the `ws` package's for its options). */
   WebSocket?: new (url: string) => unknown;
   /** EventSource constructor, for SSE; on Node pass the `eventsource` package's. */
   EventSource?: new (url: string) => unknown;

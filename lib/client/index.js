@@ -82,7 +82,7 @@ export class Client extends Emitter {
   /**
    * @param {string|URL} url ws:// or wss://; in a browser also http(s):// or a path such as '/ws'
    * @param {object} [options]
-   * @param {Function} [options.WebSocket=globalThis.WebSocket] constructor; pass `ws`'s on Node 20, which has none
+   * @param {Function} [options.WebSocket=globalThis.WebSocket] constructor; browsers and Node 22+ have one (pass `ws`'s for its options, e.g. a local address)
    * @param {number} [options.backoffBase=1000] ms, window of the random delay before the first reconnect; it doubles per failed attempt
    * @param {number} [options.backoffCap=30000] ms, the largest window
    * @param {number} [options.maxQueued=100] publishes held while disconnected; more are rejected with queue_full
@@ -104,7 +104,7 @@ export class Client extends Emitter {
     const ws = typeof opts.WebSocket === 'function';
     const sse = typeof opts.EventSource === 'function';
     if (opts.transport !== 'sse' && !ws && !(opts.transport === 'auto' && sse)) {
-      throw new TypeError('no WebSocket constructor: pass options.WebSocket (on Node 20: the ws package)');
+      throw new TypeError('no WebSocket constructor: pass options.WebSocket (the ws package, for one)');
     }
     if (opts.transport !== 'websocket' && !sse && !(opts.transport === 'auto' && ws)) {
       throw new TypeError('no EventSource constructor: pass options.EventSource (on Node: the eventsource package)');
