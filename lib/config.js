@@ -23,9 +23,11 @@ export const options = {
   backlog: { ...int(1, 1 << 20), default: 65535, describe: 'listen backlog (the kernel caps it at net.core.somaxconn)' },
   balance: {
     type: 'string',
-    choices: ['ip', 'even'],
+    choices: ['ip', 'even', 'reuseport'],
     default: 'ip',
-    describe: 'ip: sticky by client IP; even: least-connections whatever the source address'
+    describe:
+      'ip: sticky by client IP; even: least-connections whatever the source address (both: the primary accepts and hands over); ' +
+      'reuseport: every worker listens itself (SO_REUSEPORT) and the kernel spreads connections'
   },
   'proxy-protocol': { type: 'boolean', default: false, describe: 'expect a PROXY protocol v1/v2 header (classic ELB, NLB)' },
   'proxy-timeout': { ...ms(1), default: 5000, describe: 'ms to wait for a complete PROXY header before closing' },

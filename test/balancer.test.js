@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Balancer } from '../lib/primary/balancer.js';
-import { parseProxyHeader } from '../lib/primary/proxy-protocol.js';
+import { parseProxyHeader } from '../lib/proxy-protocol.js';
 import { proxyV1, proxyV2 } from './helpers/proxy.js';
 
 const slots = (numbers) => numbers.map((number) => ({ number, sockets: 0, received: 0, handed: 0 }));

@@ -10,11 +10,12 @@ import { MemoryEngine } from './memory-engine.js';
 import { attachUsers } from './users.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
-import { readProxyHeader } from './proxy-protocol.js';
+import { readProxyHeader } from '../proxy-protocol.js';
 import { statusPage } from './status-page.js';
 import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
 import { checkWs } from '../internals.js';
 import { probeHandOver } from './probe.js';
+import { reservePort } from './reuseport.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
@@ -33,26 +34,10 @@ export async function startPrimary(config) {
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
-  let stallsLogged = 0;
-  const master = new GatewayMaster({
-    supervisor,
-    balancer: new Balancer(config.balance, workerCapacity(config)),
-    readProxyHeader: config.proxyProtocol ? (socket) => readProxyHeader(socket, config.proxyTimeout) : undefined,
-    refused: (reason) => metrics.refused.inc({ reason }),
-    stalled: () => {
-      metrics.handoverStalls.inc();
-      if (stallsLogged++ === 0) log.warn('a worker did not acknowledge a connection within a second: moved on (gateway_handover_stalls_total counts each)');
-    }
-  });
-
-  master.on('error', (err) => {
-    log.fatal({ err: err.message, code: err.code }, 'public listener failed');
-    process.exit(1);
-  });
-  master.listen({ port: config.port, host: config.host, backlog: config.backlog });
-  await once(master, 'listening');
-  const { address, port } = master.address();
-  log.info({ address, port, backlog: config.backlog }, 'listening');
+  // Who accepts: the primary, handing each connection to a worker (ip,
+  // even), or each worker on its own listener (reuseport).
+  const { address, port, close } = config.balance === 'reuseport' ? await sharePort(config, refuse) : await listenHere(config, { supervisor, metrics, log });
+  log.info({ address, port, backlog: config.backlog, balance: config.balance }, 'listening');
   for (const warning of capacityWarnings(config)) log.warn(warning);
   if (config.auth === 'none') log.warn('--auth none: anyone who reaches the port may subscribe and publish to any channel');
 
@@ -71,10 +56,12 @@ export async function startPrimary(config) {
 
   supervisor.start();
   await readyAll(supervisor, config.workers);
-  await probeHandOver(supervisor.live()[0].worker).catch((err) => {
-    supervisor.kill();
-    refuse(err);
-  });
+  if (config.balance !== 'reuseport') {
+    await probeHandOver(supervisor.live()[0].worker).catch((err) => {
+      supervisor.kill();
+      refuse(err);
+    });
+  }
   log.info(
     { port, path: config.path, workers: config.workers, metricsPort: metricsServer?.address().port ?? 0 },
     'gateway ready'
@@ -90,7 +77,7 @@ export async function startPrimary(config) {
     }
     stopping = true;
     log.info({ signal, drainTimeout: config.drainTimeout }, 'draining');
-    master.close(); // no new connections; the load balancer sees the port closed
+    close(); // no new connections; the load balancer sees the port closed
     await supervisor.drain();
     clusterStats.stop();
     metricsServer?.close();
@@ -117,4 +104,33 @@ async function createEngine(config, log) {
   if (config.engine !== 'redis') return new MemoryEngine(config);
   const { RedisEngine } = await import('./redis-engine.js');
   return new RedisEngine({ ...config, log });
+}
+
+/** The primary's listener (--balance ip, even): sticky-session's Master, taking over each connection's handle. */
+async function listenHere(config, { supervisor, metrics, log }) {
+  let stallsLogged = 0;
+  const master = new GatewayMaster({
+    supervisor,
+    balancer: new Balancer(config.balance, workerCapacity(config)),
+    readProxyHeader: config.proxyProtocol ? (socket) => readProxyHeader(socket, config.proxyTimeout) : undefined,
+    refused: (reason) => metrics.refused.inc({ reason }),
+    stalled: () => {
+      metrics.handoverStalls.inc();
+      if (stallsLogged++ === 0) log.warn('a worker did not acknowledge a connection within a second: moved on (gateway_handover_stalls_total counts each)');
+    }
+  });
+  master.on('error', (err) => {
+    log.fatal({ err: err.message, code: err.code }, 'public listener failed');
+    process.exit(1);
+  });
+  master.listen({ port: config.port, host: config.host, backlog: config.backlog });
+  await once(master, 'listening');
+  return { ...master.address(), close: () => master.close() };
+}
+
+/** --balance reuseport: the workers listen; the primary checks they can and settles the port they share. */
+async function sharePort(config, refuse) {
+  config.port = await reservePort(config).catch(refuse);
+  // Each worker stops listening as it drains (lib/worker/index.js).
+  return { address: config.host, port: config.port, close: () => {} };
 }

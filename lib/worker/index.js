@@ -1,6 +1,7 @@
 // A worker: one HTTP server (HTTPS with --tls-cert) fed with sockets by the
-// primary, ws in noServer mode for the upgrades, and the pieces that keep
-// connections healthy.
+// primary (or, under --balance reuseport, by its own listener: ./listener.js),
+// ws in noServer mode for the upgrades, and the pieces that keep connections
+// healthy.
 import http from 'node:http';
 import net from 'node:net';
 import https from 'node:https';
@@ -22,6 +23,7 @@ import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
 import { createUpgradeHandler } from './upgrade.js';
 import { kClientIp } from './client-ip.js';
+import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from './metrics.js';
 
@@ -81,8 +83,8 @@ export function startWorker(config, worker) {
     if (socket.writable && err.code !== 'ECONNRESET' && carriedBy(socket) === undefined) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
-  // Every socket the primary hands over, HTTP or WebSocket: the primary
-  // balances on these counts (lib/primary/balancer.js).
+  // Every socket this worker is given, HTTP or WebSocket: the primary
+  // balances on these counts (lib/primary/balancer.js), /stats shows them.
   const sockets = { received: 0, open: 0 };
   const socketClosed = () => sockets.open--;
 
@@ -107,19 +109,26 @@ export function startWorker(config, worker) {
 
   /** A TCP handle from the primary, made into a socket as net.Server would. */
   function adopt(handle, { ip, head }) {
-    const socket = new net.Socket({ handle, readable: true, writable: true });
+    accept(new net.Socket({ handle, readable: true, writable: true }), ip, head && Buffer.from(head, 'base64'));
+  }
+
+  /** A new connection, from the primary or this worker's own listener, for the HTTP server. */
+  function accept(socket, ip, head) {
     sockets.received++;
     sockets.open++;
     socket.on('close', socketClosed); // fires once; `once` would wrap it in a closure per socket
     socket[kClientIp] = ip;
-    // Bytes the primary read while looking for a PROXY header go back in front.
-    if (head) socket.unshift(Buffer.from(head, 'base64'));
+    // Bytes read while looking for a PROXY header go back in front.
+    if (head?.length > 0) socket.unshift(head);
     server.emit('connection', socket);
   }
 
   async function drain(spreadMs) {
     if (state === DRAINING) return;
     state = DRAINING;
+    // Its replacement, if any, listens already (the primary drains a worker
+    // only then); with net.ipv4.tcp_migrate_req=1 what is queued here moves to it.
+    listener?.close();
     log.info({ connections: connections.count, streams: streams.count, spreadMs }, 'draining');
     await closeAll(keepalive.all(), spreadMs);
     keepalive.stop();
@@ -132,7 +141,23 @@ export function startWorker(config, worker) {
     setTimeout(() => process.exit(0), 1000).unref(); // in case anything still holds the loop
   }
 
-  process.send({ type: Message.READY });
-  log.debug('worker started');
+  let listener;
+  const ready = () => {
+    process.send({ type: Message.READY });
+    log.debug('worker started');
+  };
+  if (config.balance !== 'reuseport') ready();
+  else {
+    listenOwnPort(config, accept, (reason) => metrics.rejected.inc({ reason })).then(
+      (own) => {
+        listener = own;
+        ready();
+      },
+      (err) => {
+        log.fatal({ err: err.message, code: err.code }, 'cannot listen on the public port');
+        process.exit(1);
+      }
+    );
+  }
   return { server };
 }

@@ -1,9 +1,11 @@
 // PROXY protocol (v1 text from classic ELB, v2 binary from NLB): the header a
-// TCP load balancer puts in front of the stream to say who the client is. The
-// primary reads it before choosing a worker, so stickiness and limits see the
-// real client, and hands the bytes after it to the worker untouched.
+// TCP load balancer puts in front of the stream to say who the client is. It
+// is read before anything else: by the primary before it chooses a worker, so
+// stickiness and limits see the real client (it hands the bytes after it to
+// the worker untouched), or under --balance reuseport by the worker that
+// accepted the connection, before its HTTP parser sees a byte.
 import { isIPv4, isIPv6 } from 'node:net';
-import { readStop } from '../internals.js';
+import { readStop } from './internals.js';
 
 export class ProxyHeaderError extends Error {
   constructor(code, message) {
