@@ -24,8 +24,8 @@ const STOCK = fixture('proc-stock');
 const TUNED = fixture('proc-tuned');
 
 /** { id: result } for a fixture root and a target. */
-function check(root, connections, workers, backlog = 65535) {
-  return Object.fromEntries(checkLimits(readSnapshot(root), { connections, workers, backlog }).map((r) => [r.id, r]));
+function check(root, connections, workers, backlog = 65535, balance = 'ip') {
+  return Object.fromEntries(checkLimits(readSnapshot(root), { connections, workers, backlog, balance }).map((r) => [r.id, r]));
 }
 
 const statuses = (results) => Object.fromEntries(Object.entries(results).map(([id, r]) => [id, r.status]));
@@ -36,6 +36,7 @@ describe('doctor limits', () => {
       const r = check(STOCK, 100000, 4);
       expect(statuses(r)).to.deep.equal({
         'open-files': Status.FAIL,
+        'net.ipv4.tcp_migrate_req': Status.INFO,
         'fs.nr_open': Status.OK,
         'fs.file-max': Status.OK,
         'net.core.somaxconn': Status.WARN,
@@ -79,6 +80,17 @@ describe('doctor limits', () => {
     });
   });
 
+  describe('--balance reuseport', () => {
+    it('checks net.ipv4.tcp_migrate_req: 0 warns with the fix, 1 passes', () => {
+      expect(check(STOCK, 1000, 2, 128, 'reuseport')['net.ipv4.tcp_migrate_req']).to.include({
+        status: Status.WARN,
+        current: 0,
+        fix: 'sudo sysctl -w net.ipv4.tcp_migrate_req=1'
+      });
+      expect(check(TUNED, 1000, 2, 128, 'reuseport')['net.ipv4.tcp_migrate_req']).to.include({ status: Status.OK, current: 1 });
+    });
+  });
+
   describe('a tuned host (proc-tuned)', () => {
     it('passes 1M connections over 2 workers, with nf_conntrack not loaded', () => {
       const r = check(TUNED, 1000000, 2);
@@ -102,10 +114,16 @@ describe('doctor limits', () => {
       const r = check(empty, 1000000, 2);
       expect(r['net.netfilter.nf_conntrack_max']).to.include({ status: Status.OK, current: 'not loaded' });
       delete r['net.netfilter.nf_conntrack_max'];
+      expect(r['net.ipv4.tcp_migrate_req']).to.include({ status: Status.INFO, current: 'not on this kernel' });
+      delete r['net.ipv4.tcp_migrate_req'];
       for (const result of Object.values(r)) {
         expect(result.status, result.id).to.equal(Status.UNKNOWN);
         expect(result.detail).to.equal(`cannot read ${result.source}`);
       }
+    });
+
+    it('under --balance reuseport, warns that a kernel without tcp_migrate_req resets queued connections', () => {
+      expect(check(empty, 1000, 2, 128, 'reuseport')['net.ipv4.tcp_migrate_req']).to.include({ status: Status.WARN, fix: 'a Linux 5.14+ kernel' });
     });
 
     it('reads "unlimited" and a meminfo without MemAvailable', () => {

@@ -19,6 +19,7 @@ const options = {
   },
   workers: gatewayOptions.workers,
   backlog: gatewayOptions.backlog,
+  balance: gatewayOptions.balance,
   root: { type: 'string', default: '/', describe: 'folder holding the proc/ tree to read (tests point it at fixtures)' },
   json: { type: 'boolean', default: false, describe: 'print the results as JSON' }
 };
@@ -28,13 +29,13 @@ const options = {
  * @returns {Promise<number>} the exit code
  */
 export async function main(argv) {
-  const { connections, workers, backlog, root, json } = await parseCommandLine({
+  const { connections, workers, backlog, balance, root, json } = await parseCommandLine({
     argv,
     table: options,
     usage: 'gateway doctor [options]',
     epilogue: 'Exits 1 when a limit would stop the connections, 0 otherwise. sudo scripts/tune.sh applies the sysctl fixes.'
   }).catch(exitOnUsageError);
-  const target = { connections: connections ?? UNCAPPED_PER_WORKER * workers, workers, backlog };
+  const target = { connections: connections ?? UNCAPPED_PER_WORKER * workers, workers, backlog, balance };
   const results = checkLimits(readSnapshot(root), target);
   const failed = results.some((r) => r.status === Status.FAIL);
   process.stdout.write(json ? `${JSON.stringify({ ...target, ok: !failed, limits: results }, null, 2)}\n` : formatReport(results, target));

@@ -79,7 +79,7 @@ export function checkLimits(snapshot, target) {
     const current = read(snapshot);
     const base = { id, label, source: `/proc/${source}`, sysctl, unit, current };
     if (current === undefined) {
-      return { ...base, status: Status.UNKNOWN, detail: `cannot read /proc/${source}`, ...missing?.() };
+      return { ...base, status: Status.UNKNOWN, detail: `cannot read /proc/${source}`, ...missing?.(target) };
     }
     return { ...base, ...evaluate(current, target, snapshot) };
   });
@@ -99,7 +99,7 @@ export function capacityWarnings(config, { root = '/' } = {}) {
   const basis = maxConnections
     ? `--max-connections ${perWorker} × ${workers} workers`
     : `${count(perWorker)} connections per worker × ${workers} workers (checked when --max-connections is 0)`;
-  return checkLimits(readSnapshot(root), { connections: perWorker * workers, workers, backlog })
+  return checkLimits(readSnapshot(root), { connections: perWorker * workers, workers, backlog, balance: config.balance })
     .filter((r) => r.status === Status.WARN || r.status === Status.FAIL)
     .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${r.neededFor ?? basis}: ${r.detail}. Fix: ${r.fix}`);
 }
@@ -212,6 +212,22 @@ const CHECKS = [
       allValues
     ),
     unit: 'pages'
+  },
+  {
+    ...sysctlCheck('net.ipv4.tcp_migrate_req', (current, { balance }) => {
+      if (balance !== 'reuseport') return { status: Status.INFO, detail: 'read only under --balance reuseport' };
+      return {
+        needed: 1,
+        neededFor: '--balance reuseport',
+        status: atLeast(current, 1, Status.WARN),
+        detail: 'a worker that stops listening (rolling restart, drain) resets the connections still queued on its listener; at 1 the kernel moves them to the other workers',
+        fix: 'sudo sysctl -w net.ipv4.tcp_migrate_req=1'
+      };
+    }),
+    missing: ({ balance }) =>
+      balance === 'reuseport'
+        ? { status: Status.WARN, neededFor: '--balance reuseport', detail: 'this kernel has no tcp_migrate_req (Linux 5.14+): a rolling restart resets the connections queued on a closing listener', fix: 'a Linux 5.14+ kernel' }
+        : { status: Status.INFO, current: 'not on this kernel', detail: 'read only under --balance reuseport' }
   },
   {
     id: 'memory',
