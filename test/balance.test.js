@@ -89,7 +89,7 @@ describe('--balance even (4 workers)', function () {
   });
 });
 
-describe('--proxy-protocol', function () {
+describe('--proxy-protocol (--balance ip)', function () {
   let gw;
   before(async () => {
     gw = await startGateway(['--workers', '4', '--proxy-protocol', '--proxy-timeout', '500', '--max-conns-per-ip', '3']);
@@ -114,46 +114,58 @@ describe('--proxy-protocol', function () {
       expect(new Set(seen.values()).size).to.be.at.least(2);
     });
   }
-
-  it('serves plain HTTP after a header, also when the request arrives in the same packet', async () => {
-    const answer = await raw(gw.port, Buffer.concat([proxyV1('203.0.113.9'), Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')]));
-    expect(answer).to.match(/^HTTP\/1\.1 200[^]*"ok"/);
-  });
-
-  it('applies --max-conns-per-ip to the client IP from the header', async () => {
-    const held = [];
-    for (let i = 0; i < 3; i++) held.push(await connectThroughProxy(gw.url, proxyV2('192.0.2.77')));
-    const fourth = await connectThroughProxy(gw.url, proxyV2('192.0.2.77')).catch((e) => e);
-    expect(fourth.status).to.equal(429);
-    const other = await connectThroughProxy(gw.url, proxyV2('192.0.2.78'));
-    for (const c of [...held, other]) c.close();
-  });
-
-  it('closes garbage, oversized, truncated and never-completed headers without harming other connections', async () => {
-    const bystander = await connectThroughProxy(gw.url, proxyV1('198.51.100.1'));
-    const before = await gw.metrics();
-    const bad = [
-      ['proxy_missing', Buffer.from('GET /health HTTP/1.1\r\n\r\n')],
-      ['proxy_missing', Buffer.from([0xde, 0xad, 0xbe, 0xef])],
-      ['proxy_malformed', Buffer.from('PROXY TCP4 not.an.ip 10.0.0.1 1 2\r\n')],
-      ['proxy_malformed', Buffer.from('PROXY TCP4 1.2.3.4 5.6.7.8 99999 1\r\n')],
-      ['proxy_too_long', Buffer.from(`PROXY TCP4 ${'1'.repeat(120)}`)],
-      ['proxy_too_long', Buffer.concat([proxyV2('1.2.3.4').subarray(0, 14), Buffer.from([0xff, 0xff])])],
-      ['proxy_malformed', Buffer.concat([proxyV2('1.2.3.4').subarray(0, 13), Buffer.from([0x11, 0, 4, 1, 2, 3, 4])])],
-      ['proxy_truncated', Buffer.from('PROXY TCP4 1.2.3.4')], // then the client ends the stream
-      ['proxy_timeout', null] // connects and says nothing
-    ];
-    const answers = await Promise.all(bad.map(([, bytes]) => raw(gw.port, bytes)));
-    expect(answers).to.deep.equal(bad.map(() => ''));
-    await eventually(async () => {
-      const text = await gw.metrics();
-      return bad.every(([reason]) => count(text, reason) > count(before, reason));
-    }, { what: 'every refusal counted by reason' });
-    expect(await bystander.request({ type: 'ping' })).to.include({ type: 'pong' });
-    expect((await gw.request('/health').catch((e) => e)).status).to.equal(undefined); // plain HTTP needs a header too
-    bystander.close();
-  });
 });
+
+// What the header decides is the same whoever reads it: the primary (ip),
+// or the worker the kernel gave the connection to (reuseport).
+for (const balance of ['ip', 'reuseport']) {
+  describe(`--proxy-protocol, header read ${balance === 'ip' ? 'by the primary' : 'in the worker'} (--balance ${balance})`, function () {
+    let gw;
+    before(async () => {
+      gw = await startGateway(['--workers', '4', '--balance', balance, '--proxy-protocol', '--proxy-timeout', '500', '--max-conns-per-ip', '3']);
+    });
+    after(() => gw.stop());
+
+    it('serves plain HTTP after a header, also when the request arrives in the same packet', async () => {
+      const answer = await raw(gw.port, Buffer.concat([proxyV1('203.0.113.9'), Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')]));
+      expect(answer).to.match(/^HTTP\/1\.1 200[^]*"ok"/);
+    });
+
+    it('applies --max-conns-per-ip to the client IP from the header', async () => {
+      const held = [];
+      for (let i = 0; i < 3; i++) held.push(await connectThroughProxy(gw.url, proxyV2('192.0.2.77')));
+      const fourth = await connectThroughProxy(gw.url, proxyV2('192.0.2.77')).catch((e) => e);
+      expect(fourth.status).to.equal(429);
+      const other = await connectThroughProxy(gw.url, proxyV2('192.0.2.78'));
+      for (const c of [...held, other]) c.close();
+    });
+
+    it('closes garbage, oversized, truncated and never-completed headers without harming other connections', async () => {
+      const bystander = await connectThroughProxy(gw.url, proxyV1('198.51.100.1'));
+      const before = await gw.metrics();
+      const bad = [
+        ['proxy_missing', Buffer.from('GET /health HTTP/1.1\r\n\r\n')],
+        ['proxy_missing', Buffer.from([0xde, 0xad, 0xbe, 0xef])],
+        ['proxy_malformed', Buffer.from('PROXY TCP4 not.an.ip 10.0.0.1 1 2\r\n')],
+        ['proxy_malformed', Buffer.from('PROXY TCP4 1.2.3.4 5.6.7.8 99999 1\r\n')],
+        ['proxy_too_long', Buffer.from(`PROXY TCP4 ${'1'.repeat(120)}`)],
+        ['proxy_too_long', Buffer.concat([proxyV2('1.2.3.4').subarray(0, 14), Buffer.from([0xff, 0xff])])],
+        ['proxy_malformed', Buffer.concat([proxyV2('1.2.3.4').subarray(0, 13), Buffer.from([0x11, 0, 4, 1, 2, 3, 4])])],
+        ['proxy_truncated', Buffer.from('PROXY TCP4 1.2.3.4')], // then the client ends the stream
+        ['proxy_timeout', null] // connects and says nothing
+      ];
+      const answers = await Promise.all(bad.map(([, bytes]) => raw(gw.port, bytes)));
+      expect(answers).to.deep.equal(bad.map(() => ''));
+      await eventually(async () => {
+        const text = await gw.metrics();
+        return bad.every(([reason]) => count(text, reason) > count(before, reason));
+      }, { what: 'every refusal counted by reason' });
+      expect(await bystander.request({ type: 'ping' })).to.include({ type: 'pong' });
+      expect((await gw.request('/health').catch((e) => e)).status).to.equal(undefined); // plain HTTP needs a header too
+      bystander.close();
+    });
+  });
+}
 
 describe('--trust-forwarded', function () {
   let gw;
