@@ -27,6 +27,8 @@ import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
 
 const ALL = ['gateway', 'ws', 'cluster'];
+// The gateway's accept modes side by side: the primary hands over (ip, even), or each worker listens (reuseport).
+const MODES = ['gateway', 'gateway-even', 'gateway-reuseport', 'ws'];
 const byKind = (kinds) => kinds.map((kind) => ({ kind }));
 // The gateway caps its workers' young generation itself; this one caps the
 // primary's too, which only a Node flag can (see README, Memory).
@@ -34,10 +36,10 @@ const SMALL_SEMI_SPACE = { kind: 'gateway', label: 'gateway, primary also node -
 
 /** What each scenario runs: a list of results. */
 const RUN = {
-  idle: (o) => idle(o, o.idleConnections, [...byKind(ALL), ...(o.smoke ? [] : [SMALL_SEMI_SPACE])], o.workers),
+  idle: (o) => idle(o, o.idleConnections, [...byKind([...MODES, 'cluster']), ...(o.smoke ? [] : [SMALL_SEMI_SPACE])], o.workers),
   // A single process cannot hold this many (20k open files): gateway and cluster only.
   'idle-large': (o) => idle(o, o.largeConnections, byKind(['gateway', 'cluster']), o.largeWorkers),
-  handshake: (o) => handshake(o, ALL),
+  handshake: (o) => handshake(o, [...MODES, 'cluster']),
   proxy,
   // The smoke mode starts the cluster baseline in idle already: it stays short.
   'fan-out': (o) => fanout(o, o.smoke ? ['gateway', 'ws'] : ALL),

@@ -13,6 +13,8 @@ const root = (file) => fileURLToPath(new URL(`../../${file}`, import.meta.url));
 /** The servers a scenario can start, by name. */
 export const SERVERS = {
   gateway: { script: root('bin/gateway.js'), label: 'gateway (sticky primary)' },
+  'gateway-even': { script: root('bin/gateway.js'), flags: ['--balance', 'even'], label: 'gateway --balance even' },
+  'gateway-reuseport': { script: root('bin/gateway.js'), flags: ['--balance', 'reuseport'], label: 'gateway --balance reuseport' },
   ws: { script: root('scripts/baseline-ws.js'), label: 'plain ws (1 process)' },
   cluster: { script: root('scripts/baseline-cluster.js'), label: 'node cluster (round robin)' }
 };
@@ -29,7 +31,8 @@ export class Server {
     const port = await freePort();
     // The gateway and the cluster baseline serve /stats on the metrics port; plain ws on its own.
     const metricsPort = kind === 'ws' ? 0 : await freePort();
-    const args = [...nodeArgs, SERVERS[kind].script, '--port', String(port), '--host', '127.0.0.1', ...flags];
+    const { script, flags: own = [] } = SERVERS[kind];
+    const args = [...nodeArgs, script, '--port', String(port), '--host', '127.0.0.1', ...own, ...flags];
     if (metricsPort !== 0) args.push('--metrics-port', String(metricsPort));
     const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new Server(kind, track(proc), port, metricsPort);

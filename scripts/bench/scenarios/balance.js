@@ -1,6 +1,7 @@
-// balance: how the primary spreads connections over 4 workers, by balancing
-// mode and by how many source addresses the clients have (one address is
-// what a load balancer without PROXY protocol looks like).
+// balance: how connections spread over 4 workers, by balancing mode (the
+// primary's choice under ip and even, the kernel's under reuseport) and by how
+// many source addresses the clients have (one address is what a load
+// balancer without PROXY protocol looks like).
 import { withServer } from '../servers.js';
 import { Load, shortfall } from '../load.js';
 import { runResult, loadSummary } from '../result.js';
@@ -10,7 +11,7 @@ const WORKERS = 4;
 export async function balance(opts) {
   const size = opts.balanceConnections;
   const results = [];
-  for (const mode of ['ip', 'even']) {
+  for (const mode of ['ip', 'even', 'reuseport']) {
     for (const sources of ['127.0.0.1', '127.0.0.1-127.0.0.16']) {
       const variant = `--balance ${mode}, ${sources.includes('-') ? 16 : 1} source IP${sources.includes('-') ? 's' : ''}`;
       results.push(
