@@ -11,7 +11,7 @@ import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PrimaryRelay } from '../lib/primary/relay.js';
-import { MemoryEngine } from '../lib/primary/memory-engine.js';
+import { MemoryEngine } from '../lib/engines/memory.js';
 import { resolveConfig } from '../lib/config.js';
 import { Message } from '../lib/ipc.js';
 

@@ -1,5 +1,5 @@
 // The primary's side of the publish path: the IPC with the workers. Every
-// publish goes to the engine (./memory-engine.js), which gives it its
+// publish goes to the engine (lib/engines/memory.js), which gives it its
 // channel's next seq and forwards it to the workers that have subscribers on
 // the channel. One sequencer per channel is what makes one order for all
 // subscribers; batching (lib/ipc.js) is what makes it fast.
@@ -18,7 +18,7 @@ const PRESSURE_CHECK_MS = 20;
 export class PrimaryRelay {
   /**
    * @param {object} options
-   * @param {import('./memory-engine.js').MemoryEngine} options.engine
+   * @param {import('../engines/memory.js').MemoryEngine} options.engine
    * @param {(count: number) => void} options.onPublish
    */
   constructor({ engine, onPublish }) {

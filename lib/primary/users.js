@@ -3,17 +3,17 @@
 // - --max-conns-per-user is exact across workers because one process, this
 //   one, holds every user's count and answers each admission in turn; with
 //   the Redis engine it also asks the other nodes' counts there
-//   (lib/primary/redis/users.js);
+//   (lib/engines/redis/users.js);
 // - POST /disconnect reaches every worker: a kick is sent to all of them and
 //   answered with the sum once each has said how many it closed; with the
-//   Redis engine, every other gateway node too (lib/primary/redis/kicks.js).
+//   Redis engine, every other gateway node too (lib/engines/redis/kicks.js).
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {number} cap --max-conns-per-user (0 = none)
  * @param {object} [others] the other gateway nodes, under --engine redis
- * @param {import('./redis/kicks.js').RemoteKicks} [others.kicks]
- * @param {import('./redis/users.js').RemoteUsers} [others.users] with a cap
+ * @param {import('../engines/redis/kicks.js').RemoteKicks} [others.kicks]
+ * @param {import('../engines/redis/users.js').RemoteUsers} [others.users] with a cap
  */
 export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = {}) {
   const counts = new Map(); // user -> connections admitted on this node's workers

@@ -23,7 +23,7 @@
 // A route is anything with `push(op)` (a worker's IPC batch). Messages go out
 // as ['msg', channel, seq, dataJson].
 //
-// The engine seam (this engine and ./redis-engine.js): publish returns the seq,
+// The engine seam (this engine and ./redis.js): publish returns the seq,
 // or a promise of it from an engine that must ask elsewhere; subscribe calls
 // `answer(reply)` at its place in the route's messages (here at once);
 // `available` and `congested` are polled by the relay (./relay.js).

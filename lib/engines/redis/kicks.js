@@ -5,7 +5,7 @@
 // (and waits at most ANSWER_MS for a node that vanished meanwhile).
 //
 // The channel name has no `{`, so no gateway channel's keys can reach it
-// (./redis-engine.js). Messages: {kick: user, from, request} and
+// (./redis.js). Messages: {kick: user, from, request} and
 // {kicked: n, to, request}.
 import { randomUUID } from 'node:crypto';
 

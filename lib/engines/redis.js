@@ -3,7 +3,7 @@
 // and one Lua script per publish (./redis/publish.lua) sequences it, keeps it
 // and PUBLISHes it, so every node sees one order. Each node SUBSCRIBEs only
 // to the channels its workers hold and delivers to them as the memory engine
-// does (the rules are in ./memory-engine.js; the history's TTL counts from a
+// does (the rules are in ./memory.js; the history's TTL counts from a
 // channel's last publish here, and Redis' maxmemory bounds it, not
 // --history-memory).
 //
