@@ -3,7 +3,7 @@
 // and one Lua script per publish (./redis/publish.lua) sequences it, keeps it
 // and PUBLISHes it, so every node sees one order. Each node SUBSCRIBEs only
 // to the channels its workers hold and delivers to them as the memory engine
-// does (the rules are in ./memory.js; the history's TTL counts from a
+// does (the rules are in ./index.js; the history's TTL counts from a
 // channel's last publish here, and Redis' maxmemory bounds it, not
 // --history-memory).
 //
@@ -42,9 +42,6 @@ const COMMAND_TIMEOUT_MS = 5000; // a Redis that hangs fails the commands instea
 const SUBSCRIBE_CHUNK = 1000;
 const PREFIX = 'gw:{';
 
-const REFUSED = Promise.reject(new Error('the engine is unavailable'));
-REFUSED.catch(() => {});
-
 class ChannelState {
   constructor() {
     this.routes = undefined;
@@ -57,6 +54,7 @@ class ChannelState {
   }
 }
 
+/** @implements {import('./index.js').Engine} with its cluster-wide part */
 export class RedisEngine {
   /**
    * @param {object} options
@@ -102,14 +100,6 @@ export class RedisEngine {
     this.cycling = false;
     this.waitingPublishes = 0;
     this.downSince = 0; // when an outage was first logged (0: up)
-    this.published = (seq) => {
-      this.waitingPublishes--;
-      return seq;
-    };
-    this.refused = (err) => {
-      this.waitingPublishes--;
-      throw err;
-    };
     // Keys expire --history-ttl after the last publish; a channel held here keeps its seq and epoch.
     this.keeper = setInterval(() => this.keepAlive(), (historyTtl * 1000) / 3);
     this.keeper.unref();
@@ -124,17 +114,24 @@ export class RedisEngine {
     return this.waitingPublishes >= BUSY_PUBLISHES;
   }
 
-  /** @returns {Promise<number>} the seq Redis gave the message */
-  publish(channel, dataJson) {
-    if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return REFUSED;
+  /** `done` gets the seq Redis gave the message, or null: refused, or Redis failed it. */
+  publish(channel, dataJson, done) {
+    if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null);
     this.waitingPublishes++;
     const tag = tagOf(channel);
-    return this.redis
-      .gw_publish(`${tag}:state`, `${tag}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, tag)
-      .then(this.published, this.refused);
+    this.redis.gw_publish(`${tag}:state`, `${tag}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, tag).then(
+      (seq) => {
+        this.waitingPublishes--;
+        done?.(seq);
+      },
+      () => {
+        this.waitingPublishes--;
+        done?.(null);
+      }
+    );
   }
 
-  /** See MemoryEngine#subscribe; `answer` is called once the read is in order with the live messages. */
+  /** `answer` is called once the read is in order with the live messages. */
   subscribe(channel, route, since, answer) {
     let state = this.channels.get(channel);
     if (state === undefined) {

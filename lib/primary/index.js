@@ -6,7 +6,7 @@ import { GatewayMaster } from './master.js';
 import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
-import { MemoryEngine } from '../engines/memory.js';
+import { createEngine } from '../engines/index.js';
 import { attachUsers } from './users.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
@@ -90,11 +90,4 @@ function readyAll(supervisor, count) {
     };
     supervisor.on('ready', check);
   });
-}
-
-/** The engine chosen at start: the Redis one, and ioredis (~22 MB), are loaded only when asked for. */
-async function createEngine(config, log) {
-  if (config.engine !== 'redis') return new MemoryEngine(config);
-  const { RedisEngine } = await import('../engines/redis.js');
-  return new RedisEngine({ ...config, log });
 }

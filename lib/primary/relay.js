@@ -1,5 +1,5 @@
 // The primary's side of the publish path: the IPC with the workers. Every
-// publish goes to the engine (lib/engines/memory.js), which gives it its
+// publish goes to the engine (lib/engines/), which gives it its
 // channel's next seq and forwards it to the workers that have subscribers on
 // the channel. One sequencer per channel is what makes one order for all
 // subscribers; batching (lib/ipc.js) is what makes it fast.
@@ -18,7 +18,7 @@ const PRESSURE_CHECK_MS = 20;
 export class PrimaryRelay {
   /**
    * @param {object} options
-   * @param {import('../engines/memory.js').MemoryEngine} options.engine
+   * @param {import('../engines/index.js').Engine} options.engine
    * @param {(count: number) => void} options.onPublish
    */
   constructor({ engine, onPublish }) {
@@ -80,11 +80,9 @@ export class PrimaryRelay {
     for (const op of ops) {
       switch (op[0]) {
         case 'pub': {
-          const seq = this.engine.publish(op[1], op[2]);
-          if (typeof seq === 'number') {
-            if (op[3] !== 0) link.batch.push(['seq', op[3], seq]);
-          } else if (op[3] === 0) seq.catch(ignore); // refused: the worker refuses the next ones ('engine')
-          else replyLater(link.batch, op[3], seq);
+          // Token 0 wants no reply: no callback, so nothing is made per publish.
+          const token = op[3];
+          this.engine.publish(op[1], op[2], token === 0 ? undefined : (seq) => link.batch.push(['seq', token, seq]));
           published++;
           break;
         }
@@ -113,14 +111,4 @@ export class PrimaryRelay {
   broadcast(op) {
     for (const link of this.links.values()) link.batch.push(op);
   }
-}
-
-function ignore() {}
-
-/** Answers a tokened publish once the engine has; a refused one gets seq null. */
-function replyLater(batch, token, promise) {
-  promise.then(
-    (seq) => batch.push(['seq', token, seq]),
-    () => batch.push(['seq', token, null])
-  );
 }
