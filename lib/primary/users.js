@@ -11,11 +11,9 @@
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {number} cap --max-conns-per-user (0 = none)
- * @param {object} [others] the other gateway nodes, under --engine redis
- * @param {import('../engines/redis/kicks.js').RemoteKicks} [others.kicks]
- * @param {import('../engines/redis/users.js').RemoteUsers} [others.users] with a cap
+ * @param {import('../engines/index.js').Engine} engine its cluster-wide part, where it has one, reaches the other gateway nodes
  */
-export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = {}) {
+export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers }) {
   const counts = new Map(); // user -> connections admitted on this node's workers
   const kicks = new Map(); // request -> {origin link, token, waiting: Set of links, total}
   let nextRequest = 1;
@@ -75,9 +73,7 @@ export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = 
         settle(request, kick);
       });
   });
-  if (remote !== undefined) {
-    remote.kickHere = (user) => new Promise((resolve) => startKick({ batch: { push: (op) => resolve(op[2]) } }, user, 0));
-  }
+  remote?.serve((user) => new Promise((resolve) => startKick({ batch: { push: (op) => resolve(op[2]) } }, user, 0)));
   relay.handle('kicked', (link, [, request, n]) => {
     const kick = kicks.get(request);
     if (kick === undefined || !kick.waiting.delete(link)) return;

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 export const CONTROL_CHANNEL = 'gw:control';
 const ANSWER_MS = 2000;
 
+/** @implements {import('../index.js').Kicks} */
 export class RemoteKicks {
   /**
    * @param {import('ioredis').Redis} redis the command connection
@@ -21,7 +22,12 @@ export class RemoteKicks {
     this.node = randomUUID();
     this.nextRequest = 1;
     this.asked = new Map(); // request -> {left, total, resolve, timer}
-    this.kickHere = undefined; // (user) => Promise<number>, set by lib/primary/users.js
+    this.kickHere = undefined; // until serve(): the other nodes' kicks find no users here
+  }
+
+  /** @param {(user: string) => Promise<number>} kickHere closes the user's connections on this node */
+  serve(kickHere) {
+    this.kickHere = kickHere;
   }
 
   /** @returns {Promise<number>} connections the other nodes closed */
