@@ -16,6 +16,7 @@
 // - Ordering: all of it is synchronous, so a subscribe's answer is at its
 //   place among the route's messages by being given at once.
 import { History } from './history.js';
+import { Op } from '../ipc.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 
@@ -69,7 +70,7 @@ export class MemoryEngine {
       this.channels.set(channel, state);
     }
     const seq = ++state.seq;
-    if (state.routes !== undefined) pushAll(state, ['msg', channel, seq, dataJson]);
+    if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, dataJson]);
     if (this.historySize > 0) this.remember(channel, state, dataJson);
     done?.(seq);
   }

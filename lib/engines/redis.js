@@ -28,6 +28,7 @@
 // from the history.
 import { readFileSync } from 'node:fs';
 import { require } from '../require.js';
+import { Op } from '../ipc.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { CONTROL_CHANNEL, RemoteKicks } from './redis/kicks.js';
@@ -203,7 +204,7 @@ export class RedisEngine {
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
     else if (seq <= state.seq) return; // already sent by a catch-up
     state.seq = seq;
-    pushAll(state, ['msg', channel, seq, dataJson]);
+    pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
   /** Runs the pending SUBSCRIBEs, reads and answers, one batch at a time. */
@@ -285,7 +286,7 @@ export class RedisEngine {
 
   /** A new sequence (Redis lost the channel's keys): the routes follow it from its start. */
   restart(channel, state, epoch) {
-    if (state.epoch !== undefined) pushAll(state, ['epoch', channel, epoch]);
+    if (state.epoch !== undefined) pushAll(state, [Op.EPOCH, channel, epoch]);
     state.epoch = epoch;
     state.seq = 0;
   }
@@ -293,7 +294,7 @@ export class RedisEngine {
   send(channel, state, seq, dataJson) {
     if (seq <= state.seq) return;
     state.seq = seq;
-    pushAll(state, ['msg', channel, seq, dataJson]);
+    pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
   /** A step that failed: its subscribes wait for the next, its held messages go out now. */

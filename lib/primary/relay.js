@@ -11,7 +11,7 @@
 // unreachable) is broadcast too: the workers refuse publishes as unavailable.
 //
 // The operations are listed in lib/worker/relay.js.
-import { IpcBatch } from '../ipc.js';
+import { IpcBatch, Op, unknownOp } from '../ipc.js';
 
 const PRESSURE_CHECK_MS = 20;
 
@@ -28,17 +28,20 @@ export class PrimaryRelay {
     this.onPublish = onPublish;
     this.busy = false;
     this.engineUp = engine.available;
-    this.handlers = new Map(); // op name -> handler(link, op), for operations owned by other modules
+    this.handlers = new Map(); // Op -> handler(link, op), for operations owned by other modules
+    this.detachHandlers = []; // handler(link) for a link that is gone
     this.pressure = setInterval(() => this.checkPressure(), PRESSURE_CHECK_MS);
     this.pressure.unref();
   }
 
-  /**
-   * Routes operations named `name` from a worker to `handler(link, op)`
-   * (lib/primary/users.js); the name 'detach' is called with a link that is gone.
-   */
+  /** Routes operations named `name` (an Op) from a worker to `handler(link, op)` (lib/primary/users.js). */
   handle(name, handler) {
     this.handlers.set(name, handler);
+  }
+
+  /** Calls `handler(link)` when a worker's link is gone. */
+  onDetach(handler) {
+    this.detachHandlers.push(handler);
   }
 
   checkPressure() {
@@ -46,12 +49,12 @@ export class PrimaryRelay {
     for (const link of this.links.values()) busy ||= link.batch.congested;
     if (busy !== this.busy) {
       this.busy = busy;
-      this.broadcast(['busy', busy]);
+      this.broadcast([Op.BUSY, busy]);
     }
     const up = this.engine.available;
     if (up !== this.engineUp) {
       this.engineUp = up;
-      this.broadcast(['engine', up]);
+      this.broadcast([Op.ENGINE, up]);
     }
   }
 
@@ -59,8 +62,8 @@ export class PrimaryRelay {
   attach(worker) {
     const link = { batch: new IpcBatch(worker) };
     this.links.set(worker.id, link);
-    if (this.busy) link.batch.push(['busy', true]);
-    if (!this.engineUp) link.batch.push(['engine', false]);
+    if (this.busy) link.batch.push([Op.BUSY, true]);
+    if (!this.engineUp) link.batch.push([Op.ENGINE, false]);
   }
 
   /** Forgets a worker that is gone: no more routing to it. */
@@ -69,7 +72,7 @@ export class PrimaryRelay {
     if (link === undefined) return;
     this.engine.detach(link.batch);
     this.links.delete(worker.id);
-    this.handlers.get('detach')?.(link);
+    for (const handler of this.detachHandlers) handler(link);
     this.figures.delete(worker.id);
   }
 
@@ -79,29 +82,32 @@ export class PrimaryRelay {
     let published = 0;
     for (const op of ops) {
       switch (op[0]) {
-        case 'pub': {
+        case Op.PUB: {
           // Token 0 wants no reply: no callback, so nothing is made per publish.
           const token = op[3];
-          this.engine.publish(op[1], op[2], token === 0 ? undefined : (seq) => link.batch.push(['seq', token, seq]));
+          this.engine.publish(op[1], op[2], token === 0 ? undefined : (seq) => link.batch.push([Op.SEQ, token, seq]));
           published++;
           break;
         }
-        case 'sub': {
+        case Op.SUB: {
           const since = op[3] === undefined ? undefined : { seq: op[3], epoch: op[4] };
           const token = op[2];
           this.engine.subscribe(op[1], link.batch, since, ({ epoch, seq, result, replay }) => {
-            link.batch.push(['subok', token, epoch, seq, result, replay]);
+            link.batch.push([Op.SUBOK, token, epoch, seq, result, replay]);
           });
           break;
         }
-        case 'unsub':
+        case Op.UNSUB:
           this.engine.unsubscribe(op[1], link.batch);
           break;
-        case 'stats':
+        case Op.STATS:
           this.figures.set(worker.id, op[1]);
           break;
-        default:
-          this.handlers.get(op[0])?.(link, op);
+        default: {
+          const handler = this.handlers.get(op[0]);
+          if (handler === undefined) throw unknownOp(op);
+          handler(link, op);
+        }
       }
     }
     if (published > 0) this.onPublish(published);
