@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { resolveOptions, commaList, UsageError } from './cli.js';
+import { engines } from './engines/index.js';
 
 const int = (min, max) => ({ type: 'number', integer: true, min, max });
 const ms = (min) => ({ ...int(min, 24 * 3600 * 1000) });
@@ -84,7 +85,7 @@ export const options = {
   },
   engine: {
     type: 'string',
-    choices: ['memory', 'redis'],
+    choices: Object.keys(engines),
     default: 'memory',
     describe: 'memory: one machine, publishes relayed over IPC by the primary; redis: several gateway machines share channels through Redis'
   },

@@ -3,8 +3,8 @@
 // what makes the relay fast (one message per publish spends its time in the
 // IPC channel, not in the relay).
 //
-// An operation is a small array whose first item names it; see
-// lib/worker/relay.js for the ones in use.
+// An operation is a small array whose first item is one of `Op`; their
+// arguments are listed in lib/worker/relay.js and lib/worker/users.js.
 
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
@@ -14,6 +14,38 @@ export const Message = Object.freeze({
   DRAIN: 'gateway:drain',
   PROBE: 'gateway:probe' // a throwaway handle: checks the hand-over is acknowledged (lib/primary/probe.js)
 });
+
+/**
+ * Operation names. Where operations are dispatched, a name that is none of
+ * these throws (unknownOp): a misspelt one fails at once instead of being
+ * dropped.
+ */
+export const Op = Object.freeze({
+  // worker -> primary
+  PUB: 'pub',
+  SUB: 'sub',
+  UNSUB: 'unsub',
+  STATS: 'stats',
+  USER_ADD: 'uadd',
+  USER_DEL: 'udel',
+  KICKED: 'kicked',
+  // both ways: a worker asks the primary to kick a user, the primary asks every worker
+  KICK: 'kick',
+  // primary -> worker
+  MSG: 'msg',
+  SEQ: 'seq',
+  SUBOK: 'subok',
+  BUSY: 'busy',
+  ENGINE: 'engine',
+  EPOCH: 'epoch',
+  USER_OK: 'uok',
+  KICK_DONE: 'kickd'
+});
+
+/** The error for an operation that no dispatcher handles. */
+export function unknownOp(op) {
+  return new TypeError(`unknown IPC operation ${JSON.stringify(op[0])}`);
+}
 
 /** Workers report their figures, and the primary sends the cluster's, this often. */
 export const STATS_INTERVAL_MS = 1000;

@@ -21,7 +21,7 @@ async function primary() {
   const { parseCommandLine, exitOnUsageError } = await import('../lib/cli.js');
   const { options } = await import('../lib/config.js');
   const { PrimaryRelay } = await import('../lib/primary/relay.js');
-  const { MemoryEngine } = await import('../lib/primary/memory-engine.js');
+  const { MemoryEngine } = await import('../lib/engines/memory.js');
   const { startClusterStats } = await import('../lib/primary/cluster-stats.js');
   const { Message } = await import('../lib/ipc.js');
   const config = await parseCommandLine({ argv: process.argv.slice(2), table: options, usage: 'baseline-cluster [options]' }).catch(

@@ -11,9 +11,9 @@ import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PrimaryRelay } from '../lib/primary/relay.js';
-import { MemoryEngine } from '../lib/primary/memory-engine.js';
+import { MemoryEngine } from '../lib/engines/memory.js';
 import { resolveConfig } from '../lib/config.js';
-import { Message } from '../lib/ipc.js';
+import { Message, Op } from '../lib/ipc.js';
 
 const CHANNELS = 100;
 const IN_FLIGHT = 64; // sends a worker keeps outstanding: enough to keep the pipe full
@@ -51,7 +51,7 @@ async function run(mode, seconds, publishers) {
     worker.on('message', (msg) => msg?.type === Message.BATCH && relay.receive(worker, msg.ops));
   }
   await Promise.all(workers.map((w) => reply(w, 'up')));
-  relay.receive(subscriber, Array.from({ length: CHANNELS }, (_, c) => ['sub', `c${c}`, c + 1]));
+  relay.receive(subscriber, Array.from({ length: CHANNELS }, (_, c) => [Op.SUB, `c${c}`, c + 1]));
   for (const worker of workers.slice(1)) worker.send({ type: 'go' });
 
   await sleep(500); // warm up
@@ -103,7 +103,7 @@ function publishForever(batched) {
     while (inFlight < IN_FLIGHT) {
       inFlight++;
       const ops = [];
-      for (let i = batched ? BURST : 1; i > 0; i--) ops.push(['pub', `c${n % CHANNELS}`, `{"n":${n++}}`, 0]);
+      for (let i = batched ? BURST : 1; i > 0; i--) ops.push([Op.PUB, `c${n % CHANNELS}`, `{"n":${n++}}`, 0]);
       process.send({ type: Message.BATCH, ops }, undefined, undefined, sent);
     }
   };

@@ -6,7 +6,7 @@ import { GatewayMaster } from './master.js';
 import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
-import { MemoryEngine } from './memory-engine.js';
+import { createEngine } from '../engines/index.js';
 import { attachUsers } from './users.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
@@ -98,6 +98,7 @@ function readyAll(supervisor, count) {
     supervisor.on('ready', check);
   });
 }
+<<<<<<< HEAD
 
 /** The engine chosen at start: the Redis one, and ioredis (~22 MB), are loaded only when asked for. */
 async function createEngine(config, log) {
@@ -134,3 +135,5 @@ async function sharePort(config, refuse) {
   // Each worker stops listening as it drains (lib/worker/index.js).
   return { address: config.host, port: config.port, close: () => {} };
 }
+=======
+>>>>>>> engines

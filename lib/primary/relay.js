@@ -1,5 +1,5 @@
 // The primary's side of the publish path: the IPC with the workers. Every
-// publish goes to the engine (./memory-engine.js), which gives it its
+// publish goes to the engine (lib/engines/), which gives it its
 // channel's next seq and forwards it to the workers that have subscribers on
 // the channel. One sequencer per channel is what makes one order for all
 // subscribers; batching (lib/ipc.js) is what makes it fast.
@@ -11,14 +11,14 @@
 // unreachable) is broadcast too: the workers refuse publishes as unavailable.
 //
 // The operations are listed in lib/worker/relay.js.
-import { IpcBatch } from '../ipc.js';
+import { IpcBatch, Op, unknownOp } from '../ipc.js';
 
 const PRESSURE_CHECK_MS = 20;
 
 export class PrimaryRelay {
   /**
    * @param {object} options
-   * @param {import('./memory-engine.js').MemoryEngine} options.engine
+   * @param {import('../engines/index.js').Engine} options.engine
    * @param {(count: number) => void} options.onPublish
    */
   constructor({ engine, onPublish }) {
@@ -28,17 +28,20 @@ export class PrimaryRelay {
     this.onPublish = onPublish;
     this.busy = false;
     this.engineUp = engine.available;
-    this.handlers = new Map(); // op name -> handler(link, op), for operations owned by other modules
+    this.handlers = new Map(); // Op -> handler(link, op), for operations owned by other modules
+    this.detachHandlers = []; // handler(link) for a link that is gone
     this.pressure = setInterval(() => this.checkPressure(), PRESSURE_CHECK_MS);
     this.pressure.unref();
   }
 
-  /**
-   * Routes operations named `name` from a worker to `handler(link, op)`
-   * (lib/primary/users.js); the name 'detach' is called with a link that is gone.
-   */
+  /** Routes operations named `name` (an Op) from a worker to `handler(link, op)` (lib/primary/users.js). */
   handle(name, handler) {
     this.handlers.set(name, handler);
+  }
+
+  /** Calls `handler(link)` when a worker's link is gone. */
+  onDetach(handler) {
+    this.detachHandlers.push(handler);
   }
 
   checkPressure() {
@@ -46,12 +49,12 @@ export class PrimaryRelay {
     for (const link of this.links.values()) busy ||= link.batch.congested;
     if (busy !== this.busy) {
       this.busy = busy;
-      this.broadcast(['busy', busy]);
+      this.broadcast([Op.BUSY, busy]);
     }
     const up = this.engine.available;
     if (up !== this.engineUp) {
       this.engineUp = up;
-      this.broadcast(['engine', up]);
+      this.broadcast([Op.ENGINE, up]);
     }
   }
 
@@ -59,8 +62,8 @@ export class PrimaryRelay {
   attach(worker) {
     const link = { batch: new IpcBatch(worker) };
     this.links.set(worker.id, link);
-    if (this.busy) link.batch.push(['busy', true]);
-    if (!this.engineUp) link.batch.push(['engine', false]);
+    if (this.busy) link.batch.push([Op.BUSY, true]);
+    if (!this.engineUp) link.batch.push([Op.ENGINE, false]);
   }
 
   /** Forgets a worker that is gone: no more routing to it. */
@@ -69,7 +72,7 @@ export class PrimaryRelay {
     if (link === undefined) return;
     this.engine.detach(link.batch);
     this.links.delete(worker.id);
-    this.handlers.get('detach')?.(link);
+    for (const handler of this.detachHandlers) handler(link);
     this.figures.delete(worker.id);
   }
 
@@ -79,31 +82,32 @@ export class PrimaryRelay {
     let published = 0;
     for (const op of ops) {
       switch (op[0]) {
-        case 'pub': {
-          const seq = this.engine.publish(op[1], op[2]);
-          if (typeof seq === 'number') {
-            if (op[3] !== 0) link.batch.push(['seq', op[3], seq]);
-          } else if (op[3] === 0) seq.catch(ignore); // refused: the worker refuses the next ones ('engine')
-          else replyLater(link.batch, op[3], seq);
+        case Op.PUB: {
+          // Token 0 wants no reply: no callback, so nothing is made per publish.
+          const token = op[3];
+          this.engine.publish(op[1], op[2], token === 0 ? undefined : (seq) => link.batch.push([Op.SEQ, token, seq]));
           published++;
           break;
         }
-        case 'sub': {
+        case Op.SUB: {
           const since = op[3] === undefined ? undefined : { seq: op[3], epoch: op[4] };
           const token = op[2];
           this.engine.subscribe(op[1], link.batch, since, ({ epoch, seq, result, replay }) => {
-            link.batch.push(['subok', token, epoch, seq, result, replay]);
+            link.batch.push([Op.SUBOK, token, epoch, seq, result, replay]);
           });
           break;
         }
-        case 'unsub':
+        case Op.UNSUB:
           this.engine.unsubscribe(op[1], link.batch);
           break;
-        case 'stats':
+        case Op.STATS:
           this.figures.set(worker.id, op[1]);
           break;
-        default:
-          this.handlers.get(op[0])?.(link, op);
+        default: {
+          const handler = this.handlers.get(op[0]);
+          if (handler === undefined) throw unknownOp(op);
+          handler(link, op);
+        }
       }
     }
     if (published > 0) this.onPublish(published);
@@ -113,14 +117,4 @@ export class PrimaryRelay {
   broadcast(op) {
     for (const link of this.links.values()) link.batch.push(op);
   }
-}
-
-function ignore() {}
-
-/** Answers a tokened publish once the engine has; a refused one gets seq null. */
-function replyLater(batch, token, promise) {
-  promise.then(
-    (seq) => batch.push(['seq', token, seq]),
-    () => batch.push(['seq', token, null])
-  );
 }

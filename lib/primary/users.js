@@ -3,19 +3,18 @@
 // - --max-conns-per-user is exact across workers because one process, this
 //   one, holds every user's count and answers each admission in turn; with
 //   the Redis engine it also asks the other nodes' counts there
-//   (lib/primary/redis/users.js);
+//   (lib/engines/redis/users.js);
 // - POST /disconnect reaches every worker: a kick is sent to all of them and
 //   answered with the sum once each has said how many it closed; with the
-//   Redis engine, every other gateway node too (lib/primary/redis/kicks.js).
+//   Redis engine, every other gateway node too (lib/engines/redis/kicks.js).
+import { Op } from '../ipc.js';
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {number} cap --max-conns-per-user (0 = none)
- * @param {object} [others] the other gateway nodes, under --engine redis
- * @param {import('./redis/kicks.js').RemoteKicks} [others.kicks]
- * @param {import('./redis/users.js').RemoteUsers} [others.users] with a cap
+ * @param {import('../engines/index.js').Engine} engine its cluster-wide part, where it has one, reaches the other gateway nodes
  */
-export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = {}) {
+export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers }) {
   const counts = new Map(); // user -> connections admitted on this node's workers
   const kicks = new Map(); // request -> {origin link, token, waiting: Set of links, total}
   let nextRequest = 1;
@@ -37,32 +36,32 @@ export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = 
   const settle = (request, kick) => {
     if (kick.waiting.size > 0) return;
     kicks.delete(request);
-    kick.origin.batch.push(['kickd', kick.token, kick.total]); // dropped by the batch if the origin is gone
+    kick.origin.batch.push([Op.KICK_DONE, kick.token, kick.total]); // dropped by the batch if the origin is gone
   };
 
-  relay.handle('uadd', (link, [, user, token]) => {
+  relay.handle(Op.USER_ADD, (link, [, user, token]) => {
     const held = counts.get(user) ?? 0;
-    if (held >= cap) return link.batch.push(['uok', token, false]);
+    if (held >= cap) return link.batch.push([Op.USER_OK, token, false]);
     counts.set(user, held + 1); // held while the other nodes are asked
     link.users ??= new Map(); // user -> count on this worker, released if it dies
     link.users.set(user, (link.users.get(user) ?? 0) + 1);
-    if (remoteUsers === undefined) return link.batch.push(['uok', token, true]);
+    if (remoteUsers === undefined) return link.batch.push([Op.USER_OK, token, true]);
     remoteUsers.admit(user, held + 1).then((allowed) => {
       if (!allowed && !link.gone) remove(link, user);
-      link.batch.push(['uok', token, allowed]);
+      link.batch.push([Op.USER_OK, token, allowed]);
     });
   });
-  relay.handle('udel', (link, [, user]) => remove(link, user));
-  // `origin` is the asking worker's link, or another node's stand-in: {batch: {push(['kickd', token, n])}}.
+  relay.handle(Op.USER_DEL, (link, [, user]) => remove(link, user));
+  // `origin` is the asking worker's link, or another node's stand-in: {batch: {push([Op.KICK_DONE, token, n])}}.
   const startKick = (origin, user, token) => {
     const request = nextRequest++;
     const kick = { origin, token, waiting: new Set(relay.links.values()), total: 0 };
     kicks.set(request, kick);
-    for (const target of kick.waiting) target.batch.push(['kick', user, request]);
+    for (const target of kick.waiting) target.batch.push([Op.KICK, user, request]);
     settle(request, kick); // no worker here: nothing to wait for
     return request;
   };
-  relay.handle('kick', (link, [, user, token]) => {
+  relay.handle(Op.KICK, (link, [, user, token]) => {
     const request = startKick(link, user, token);
     const kick = kicks.get(request);
     if (remote === undefined || kick === undefined) return;
@@ -75,16 +74,14 @@ export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers } = 
         settle(request, kick);
       });
   });
-  if (remote !== undefined) {
-    remote.kickHere = (user) => new Promise((resolve) => startKick({ batch: { push: (op) => resolve(op[2]) } }, user, 0));
-  }
-  relay.handle('kicked', (link, [, request, n]) => {
+  remote?.serve((user) => new Promise((resolve) => startKick({ batch: { push: (op) => resolve(op[2]) } }, user, 0)));
+  relay.handle(Op.KICKED, (link, [, request, n]) => {
     const kick = kicks.get(request);
     if (kick === undefined || !kick.waiting.delete(link)) return;
     kick.total += n;
     settle(request, kick);
   });
-  relay.handle('detach', (link) => {
+  relay.onDetach((link) => {
     link.gone = true;
     for (const [user, n] of link.users ?? []) release(user, n);
     for (const [request, kick] of kicks) if (kick.waiting.delete(link)) settle(request, kick);

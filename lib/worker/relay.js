@@ -24,7 +24,7 @@
 //                               (Redis lost it): the next 'msg' counts from 1
 // Other operations go to the module that registered them with handle()
 // (lib/worker/users.js).
-import { IpcBatch } from '../ipc.js';
+import { IpcBatch, Op, unknownOp } from '../ipc.js';
 import { ErrorCode, ProtocolError, ackFrame } from '../protocol.js';
 import { TRANSPORTS, kTransport } from './transport.js';
 import { metrics } from './metrics.js';
@@ -72,7 +72,7 @@ export class WorkerRelay {
    */
   publish(channel, dataJson, ws, id) {
     metrics.published.inc();
-    this.batch.push(['pub', channel, dataJson, 0]);
+    this.batch.push([Op.PUB, channel, dataJson, 0]);
     this.batch.afterWrite(ws, id);
   }
 
@@ -80,7 +80,7 @@ export class WorkerRelay {
   publishForSeq(channel, dataJson) {
     metrics.published.inc();
     const token = this.nextToken++;
-    this.batch.push(['pub', channel, dataJson, token]);
+    this.batch.push([Op.PUB, channel, dataJson, token]);
     return new Promise((resolve, reject) => this.replies.set(token, { resolve, reject }));
   }
 
@@ -94,42 +94,43 @@ export class WorkerRelay {
     const token = this.nextToken++;
     this.subscribing.set(token, request);
     const { channel, since } = request;
-    this.batch.push(since === undefined ? ['sub', channel, token] : ['sub', channel, token, since.seq, since.epoch]);
+    this.batch.push(since === undefined ? [Op.SUB, channel, token] : [Op.SUB, channel, token, since.seq, since.epoch]);
   }
 
   /** Called by Subscriptions when the last local holder of a channel left. */
   channelClosed(channel) {
-    this.batch.push(['unsub', channel]);
+    this.batch.push([Op.UNSUB, channel]);
   }
 
   reportStats(figures) {
-    this.batch.push(['stats', figures]);
+    this.batch.push([Op.STATS, figures]);
   }
 
   /** Handles a batch of operations from the primary. */
   receive(ops) {
     for (const op of ops) {
       switch (op[0]) {
-        case 'msg':
+        case Op.MSG:
           this.deliver(op[1], op[2], op[3]);
           break;
-        case 'seq':
+        case Op.SEQ:
           this.replied(op[1], op[2]);
           break;
-        case 'subok':
+        case Op.SUBOK:
           this.routed(op);
           break;
-        case 'busy':
+        case Op.BUSY:
           this.primaryBusy = op[1];
           break;
-        case 'engine':
+        case Op.ENGINE:
           this.engineUp = op[1];
           break;
-        case 'epoch':
+        case Op.EPOCH:
           this.restarted(op[1], op[2]);
           break;
         default:
-          this.handlers.get(op[0])?.(op);
+          if (!this.handlers.has(op[0])) throw unknownOp(op);
+          this.handlers.get(op[0])(op);
       }
     }
   }

@@ -11,6 +11,7 @@
 //                   ['kick', user, request] close the user's connections here
 //                   ['kickd', token, n]     the kick closed n connections in all
 import { CloseCode } from '../protocol.js';
+import { Op } from '../ipc.js';
 import { kTransport } from './transport.js';
 
 export class WorkerUsers {
@@ -27,15 +28,15 @@ export class WorkerUsers {
     this.byUser = new Map(); // user -> connection (any transport), or Set of them when more than one
     this.nextToken = 1;
     this.pending = new Map(); // token -> resolve of an uadd or a kick
-    relay.handle('uok', (op) => this.answered(op[1], op[2]));
-    relay.handle('kickd', (op) => this.answered(op[1], op[2]));
-    relay.handle('kick', (op) => relay.batch.push(['kicked', op[2], this.closeHere(op[1])]));
+    relay.handle(Op.USER_OK, (op) => this.answered(op[1], op[2]));
+    relay.handle(Op.KICK_DONE, (op) => this.answered(op[1], op[2]));
+    relay.handle(Op.KICK, (op) => relay.batch.push([Op.KICKED, op[2], this.closeHere(op[1])]));
   }
 
   /** @returns {Promise<boolean>} whether the user stays within --max-conns-per-user, counted cluster-wide */
   admit(user) {
     if (this.cap === 0) return Promise.resolve(true);
-    return this.ask(['uadd', user]);
+    return this.ask([Op.USER_ADD, user]);
   }
 
   add(ws, user) {
@@ -50,12 +51,12 @@ export class WorkerUsers {
     const held = this.byUser.get(user);
     if (held === ws) this.byUser.delete(user);
     else if (held instanceof Set && held.delete(ws) && held.size === 1) this.byUser.set(user, held.values().next().value);
-    if (this.cap > 0) this.relay.batch.push(['udel', user]);
+    if (this.cap > 0) this.relay.batch.push([Op.USER_DEL, user]);
   }
 
   /** @returns {Promise<number>} connections closed with 4004, on every worker */
   disconnect(user) {
-    return this.ask(['kick', user]);
+    return this.ask([Op.KICK, user]);
   }
 
   closeHere(user) {

@@ -6,7 +6,7 @@
 import { withServer } from '../servers.js';
 import { openClients, closeClients } from '../ws-clients.js';
 import { runResult } from '../result.js';
-import { ENTRY_OVERHEAD } from '../../../lib/primary/history.js';
+import { ENTRY_OVERHEAD } from '../../../lib/engines/history.js';
 
 const HISTORY = 100; // messages per channel, the default --history-size
 const MESSAGE = 'x'.repeat(126); // 128 bytes once JSON-quoted

@@ -1,6 +1,6 @@
 // An engine's answer to a subscribe, the same for every engine: where the
 // channel stands, and with `since` whether the client recovers (the rules are
-// in ./memory-engine.js).
+// in ./index.js).
 import { Recovery } from '../protocol.js';
 
 /**

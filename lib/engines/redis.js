@@ -3,7 +3,7 @@
 // and one Lua script per publish (./redis/publish.lua) sequences it, keeps it
 // and PUBLISHes it, so every node sees one order. Each node SUBSCRIBEs only
 // to the channels its workers hold and delivers to them as the memory engine
-// does (the rules are in ./memory-engine.js; the history's TTL counts from a
+// does (the rules are in ./index.js; the history's TTL counts from a
 // channel's last publish here, and Redis' maxmemory bounds it, not
 // --history-memory).
 //
@@ -28,6 +28,7 @@
 // from the history.
 import { readFileSync } from 'node:fs';
 import { require } from '../require.js';
+import { Op } from '../ipc.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { CONTROL_CHANNEL, RemoteKicks } from './redis/kicks.js';
@@ -42,9 +43,6 @@ const COMMAND_TIMEOUT_MS = 5000; // a Redis that hangs fails the commands instea
 const SUBSCRIBE_CHUNK = 1000;
 const PREFIX = 'gw:{';
 
-const REFUSED = Promise.reject(new Error('the engine is unavailable'));
-REFUSED.catch(() => {});
-
 class ChannelState {
   constructor() {
     this.routes = undefined;
@@ -57,6 +55,7 @@ class ChannelState {
   }
 }
 
+/** @implements {import('./index.js').Engine} with its cluster-wide part */
 export class RedisEngine {
   /**
    * @param {object} options
@@ -102,14 +101,6 @@ export class RedisEngine {
     this.cycling = false;
     this.waitingPublishes = 0;
     this.downSince = 0; // when an outage was first logged (0: up)
-    this.published = (seq) => {
-      this.waitingPublishes--;
-      return seq;
-    };
-    this.refused = (err) => {
-      this.waitingPublishes--;
-      throw err;
-    };
     // Keys expire --history-ttl after the last publish; a channel held here keeps its seq and epoch.
     this.keeper = setInterval(() => this.keepAlive(), (historyTtl * 1000) / 3);
     this.keeper.unref();
@@ -124,17 +115,24 @@ export class RedisEngine {
     return this.waitingPublishes >= BUSY_PUBLISHES;
   }
 
-  /** @returns {Promise<number>} the seq Redis gave the message */
-  publish(channel, dataJson) {
-    if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return REFUSED;
+  /** `done` gets the seq Redis gave the message, or null: refused, or Redis failed it. */
+  publish(channel, dataJson, done) {
+    if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null);
     this.waitingPublishes++;
     const tag = tagOf(channel);
-    return this.redis
-      .gw_publish(`${tag}:state`, `${tag}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, tag)
-      .then(this.published, this.refused);
+    this.redis.gw_publish(`${tag}:state`, `${tag}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, tag).then(
+      (seq) => {
+        this.waitingPublishes--;
+        done?.(seq);
+      },
+      () => {
+        this.waitingPublishes--;
+        done?.(null);
+      }
+    );
   }
 
-  /** See MemoryEngine#subscribe; `answer` is called once the read is in order with the live messages. */
+  /** `answer` is called once the read is in order with the live messages. */
   subscribe(channel, route, since, answer) {
     let state = this.channels.get(channel);
     if (state === undefined) {
@@ -206,7 +204,7 @@ export class RedisEngine {
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
     else if (seq <= state.seq) return; // already sent by a catch-up
     state.seq = seq;
-    pushAll(state, ['msg', channel, seq, dataJson]);
+    pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
   /** Runs the pending SUBSCRIBEs, reads and answers, one batch at a time. */
@@ -288,7 +286,7 @@ export class RedisEngine {
 
   /** A new sequence (Redis lost the channel's keys): the routes follow it from its start. */
   restart(channel, state, epoch) {
-    if (state.epoch !== undefined) pushAll(state, ['epoch', channel, epoch]);
+    if (state.epoch !== undefined) pushAll(state, [Op.EPOCH, channel, epoch]);
     state.epoch = epoch;
     state.seq = 0;
   }
@@ -296,7 +294,7 @@ export class RedisEngine {
   send(channel, state, seq, dataJson) {
     if (seq <= state.seq) return;
     state.seq = seq;
-    pushAll(state, ['msg', channel, seq, dataJson]);
+    pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
   /** A step that failed: its subscribes wait for the next, its held messages go out now. */

@@ -5,13 +5,14 @@
 // (and waits at most ANSWER_MS for a node that vanished meanwhile).
 //
 // The channel name has no `{`, so no gateway channel's keys can reach it
-// (./redis-engine.js). Messages: {kick: user, from, request} and
+// (./redis.js). Messages: {kick: user, from, request} and
 // {kicked: n, to, request}.
 import { randomUUID } from 'node:crypto';
 
 export const CONTROL_CHANNEL = 'gw:control';
 const ANSWER_MS = 2000;
 
+/** @implements {import('../index.js').Kicks} */
 export class RemoteKicks {
   /**
    * @param {import('ioredis').Redis} redis the command connection
@@ -21,7 +22,12 @@ export class RemoteKicks {
     this.node = randomUUID();
     this.nextRequest = 1;
     this.asked = new Map(); // request -> {left, total, resolve, timer}
-    this.kickHere = undefined; // (user) => Promise<number>, set by lib/primary/users.js
+    this.kickHere = undefined; // until serve(): the other nodes' kicks find no users here
+  }
+
+  /** @param {(user: string) => Promise<number>} kickHere closes the user's connections on this node */
+  serve(kickHere) {
+    this.kickHere = kickHere;
   }
 
   /** @returns {Promise<number>} connections the other nodes closed */

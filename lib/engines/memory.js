@@ -1,13 +1,9 @@
 // The embedded engine (`--engine memory`): one machine, every channel's state
-// in the primary, which already sees every publish. An engine gives each
-// publish its channel's next seq, keeps the channel's history, answers
-// "what did I miss since seq S of epoch E", and delivers each message to the
-// routes (the local workers) that hold subscribers on the channel.
-//
-// The rules, enforced here:
-// - A channel's seq counts from 1 within its epoch. The epoch is drawn when
-//   the channel's state is created, so it changes whenever the sequence
-//   starts over: a restarted gateway, or a channel that was forgotten.
+// in the primary, which already sees every publish. The interface and the
+// rules every engine keeps are in ./index.js; here they hold so:
+// - The epoch is drawn when the channel's state is created, so it changes
+//   whenever the sequence starts over: a restarted gateway, or a channel that
+//   was forgotten.
 // - A channel with no route and no history is forgotten, seq included: the
 //   primary's memory follows the channels in use, not every name ever seen.
 //   A channel that loses its last route keeps its seq and epoch for the
@@ -17,17 +13,10 @@
 //   `historyTtl` seconds; all of it together at most `historyMemory` MiB.
 //   Past that budget the channels published to longest ago lose their whole
 //   history first, so a flood on one channel evicts only the idlest others.
-// - Recovery is exact or refused: the messages after `since.seq`, all of
-//   them, in order; or `epoch_changed` / `too_old` and nothing.
-//
-// A route is anything with `push(op)` (a worker's IPC batch). Messages go out
-// as ['msg', channel, seq, dataJson].
-//
-// The engine seam (this engine and ./redis-engine.js): publish returns the seq,
-// or a promise of it from an engine that must ask elsewhere; subscribe calls
-// `answer(reply)` at its place in the route's messages (here at once);
-// `available` and `congested` are polled by the relay (./relay.js).
+// - Ordering: all of it is synchronous, so a subscribe's answer is at its
+//   place among the route's messages by being given at once.
 import { History } from './history.js';
+import { Op } from '../ipc.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 
@@ -43,6 +32,7 @@ class ChannelState {
   }
 }
 
+/** @implements {import('./index.js').Engine} */
 export class MemoryEngine {
   /**
    * @param {object} options
@@ -70,31 +60,22 @@ export class MemoryEngine {
     return false;
   }
 
-  /** @returns {number} the seq given to the message */
-  publish(channel, dataJson) {
+  /** `done` is called at once: the state is here, so no promise per publish. */
+  publish(channel, dataJson, done) {
     let state = this.channels.get(channel);
     if (state === undefined) {
       // Nobody listens and nothing is kept: the state would be forgotten at once.
-      if (this.historySize === 0) return 1;
+      if (this.historySize === 0) return done?.(1);
       state = new ChannelState();
       this.channels.set(channel, state);
     }
     const seq = ++state.seq;
-    if (state.routes !== undefined) pushAll(state, ['msg', channel, seq, dataJson]);
+    if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, dataJson]);
     if (this.historySize > 0) this.remember(channel, state, dataJson);
-    return seq;
+    done?.(seq);
   }
 
-  /**
-   * Routes the channel's messages to `route` from now on, and answers where
-   * the channel stands. With `since`, also the messages missed after it; every
-   * message published after the answer reaches the route, so the replay and
-   * the live messages join with no gap and no overlap.
-   * @param {string} channel
-   * @param {{push: Function}} route
-   * @param {{seq: number, epoch: string} | undefined} since
-   * @param {(reply: {epoch: string, seq: number, result?: string, replay?: string[]}) => void} answer
-   */
+  /** Answers at once: every message published after it reaches the route. */
   subscribe(channel, route, since, answer) {
     let state = this.channels.get(channel);
     if (state === undefined) {

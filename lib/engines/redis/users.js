@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 const NODE_TTL_S = 30;
 const BEAT_MS = 5000;
 
+/** @implements {import('../index.js').UserCounts} */
 export class RemoteUsers {
   /**
    * @param {import('ioredis').Redis} redis the command connection

@@ -1,0 +1,97 @@
+// The engines: what numbers each channel's publishes, keeps its history and
+// delivers its messages to the workers that hold subscribers. The relay
+// (lib/primary/relay.js) talks to every engine through the one interface
+// below, never asking which it has. `--engine` picks one from `engines`.
+//
+// The rules every engine keeps (each engine's header says how):
+// - Seq: a channel's publishes are numbered 1, 2, 3, ... within its epoch, one
+//   order for every route; no seq is given twice or skipped.
+// - Epoch: a string drawn when a channel's sequence starts; a sequence that
+//   starts over (its state lost or forgotten) has a new one, so a client's
+//   (seq, epoch) never points into another sequence.
+// - History and recovery: the history is read through subscribe's `since`,
+//   and recovery is exact or refused (./subscribe-reply.js): every message
+//   after since.seq up to the channel's seq, in order; or none, with
+//   `epoch_changed` or `too_old`.
+// - Ordering: a route gets a channel's messages in seq order, and a
+//   subscribe's answer at its place among them: every message after the
+//   answer is newer than it, every one before older, so the replay and the
+//   live messages join with no gap and no overlap.
+//
+// A route is anything with `push(op)` (a worker's IpcBatch, lib/ipc.js).
+// Engines send it [Op.MSG, channel, seq, dataJson], and [Op.EPOCH, channel,
+// epoch] when a routed channel's sequence starts over.
+
+/**
+ * @typedef {{push: (op: any[]) => void}} Route
+ * @typedef {{seq: number, epoch: string}} Position
+ * @typedef {{epoch: string, seq: number, result?: string, replay?: string[]}} SubscribeReply
+ *   where the channel stands; with `since`, a Recovery result (lib/protocol.js)
+ *   and, when recovered, the data missed
+ */
+
+/**
+ * What every engine is.
+ * @typedef {object} Engine
+ * @property {boolean} available whether a publish can succeed now; the relay
+ *   polls it and has the workers refuse publishes while it is false
+ * @property {boolean} congested too many publishes waiting: the workers hold off
+ * @property {(channel: string, dataJson: string, done?: (seq: number | null) => void) => void} publish
+ *   gives the message its channel's next seq and sends it to the channel's
+ *   routes. `done`, when given, is called once with the seq, or null when
+ *   the engine refused or failed the publish: at once by an engine whose
+ *   state is local (no promise per publish on the hot path), later by one
+ *   that must ask elsewhere. No other way of answering.
+ * @property {(channel: string, route: Route, since: Position | undefined, answer: (reply: SubscribeReply) => void) => void} subscribe
+ *   routes the channel to `route` and calls `answer` once, at its place
+ *   among the route's messages (see Ordering)
+ * @property {(channel: string, route: Route) => void} unsubscribe
+ * @property {(route: Route) => void} detach a route that is gone (its worker
+ *   died): off every channel
+ * @property {() => {channels: number, historyBytes: number}} figures for GET /stats
+ * @property {() => void} stop
+ * @property {Kicks} [kicks] the cluster-wide part, below
+ * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
+ */
+
+/**
+ * The optional cluster-wide part: an engine that several gateway nodes share
+ * (redis) reaches the users' connections on the other nodes. An engine alone
+ * on its machine (memory) leaves it out, and lib/primary/users.js counts and
+ * kicks on this node only.
+ *
+ * POST /disconnect on the other nodes.
+ * @typedef {object} Kicks
+ * @property {(user: string) => Promise<number>} kick closes the user's
+ *   connections on the other nodes: how many
+ * @property {(kickHere: (user: string) => Promise<number>) => void} serve
+ *   how this node answers the other nodes' kicks
+ *
+ * --max-conns-per-user summed over the nodes.
+ * @typedef {object} UserCounts
+ * @property {(counts: Map<string, number>) => void} attach this node's counts
+ *   per user, shared from now on
+ * @property {(user: string, count: number) => Promise<boolean>} admit whether
+ *   `count` here (the new connection included) and the other nodes' stay
+ *   within the cap
+ * @property {(user: string, count: number) => void} mirror this node's count changed
+ */
+
+/**
+ * --engine's choices, name -> loader of the engine's class: only the chosen
+ * one is loaded (the Redis one brings ioredis, ~22 MB).
+ */
+export const engines = Object.freeze({
+  memory: async () => (await import('./memory.js')).MemoryEngine,
+  redis: async () => (await import('./redis.js')).RedisEngine
+});
+
+/**
+ * @param {object} config the resolved gateway configuration (lib/config.js)
+ * @param {import('pino').Logger} log
+ * @returns {Promise<Engine>}
+ */
+export async function createEngine(config, log) {
+  const Engine = await engines[config.engine]();
+  return new Engine({ ...config, log });
+}
