@@ -33,7 +33,7 @@ export const options = {
   'proxy-protocol': { type: 'boolean', default: false, describe: 'expect a PROXY protocol v1/v2 header (classic ELB, NLB)' },
   'proxy-timeout': { ...ms(1), default: 5000, describe: 'ms to wait for a complete PROXY header before closing' },
   'trust-forwarded': { type: 'boolean', default: false, describe: 'take the client IP from X-Forwarded-For (ALB)' },
-  'max-conns-per-ip': { ...int(0, 1e9), default: 0, describe: 'connections per client IP (0 = no cap; exact under --balance ip)' },
+  'max-conns-per-ip': { ...int(0, 1e9), default: 0, describe: 'connections per client IP (0 = no cap), exact in every balancing mode' },
   path: {
     type: 'string',
     default: '/ws',
@@ -115,6 +115,15 @@ export const options = {
  */
 export function resolveConfig(given) {
   return checkCombinations(resolveOptions(options, given));
+}
+
+/**
+ * Whether --max-conns-per-ip is counted by the primary: where one IP's
+ * connections can land on several workers (reuseport, even). Under ip each
+ * worker counts its own IPs, and that is exact.
+ */
+export function ipCapInPrimary(config) {
+  return config.maxConnsPerIp > 0 && config.balance !== 'ip';
 }
 
 /**

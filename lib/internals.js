@@ -51,9 +51,14 @@ export function onHandleAck(childProcess, acknowledged) {
   return () => childProcess.off('internalMessage', listener);
 }
 
-/** Takes the TCP handle out of a socket that has stopped reading, leaving the socket inert. */
+/**
+ * Takes the TCP handle out of a paused socket, leaving the socket inert. Its
+ * reads from the kernel stop: what arrives next stays there for the process
+ * the handle goes to. Call it in the same turn as the pause.
+ */
 export function detachHandle(socket) {
   const handle = socket._handle;
+  handle.readStop();
   socket._handle = null;
   return handle;
 }

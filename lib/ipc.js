@@ -28,6 +28,9 @@ export const Op = Object.freeze({
   STATS: 'stats',
   USER_ADD: 'uadd',
   USER_DEL: 'udel',
+  IP_ADD: 'ipadd', // under --balance reuseport or even, with --max-conns-per-ip
+  IP_DEL: 'ipdel',
+  REFUSED: 'refused', // a connection a worker's own listener closed before any HTTP (reuseport)
   KICKED: 'kicked',
   // both ways: a worker asks the primary to kick a user, the primary asks every worker
   KICK: 'kick',
@@ -39,6 +42,7 @@ export const Op = Object.freeze({
   ENGINE: 'engine',
   EPOCH: 'epoch',
   USER_OK: 'uok',
+  IP_OK: 'ipok',
   KICK_DONE: 'kickd'
 });
 

@@ -5,7 +5,6 @@
 // the worker untouched), or under --balance reuseport by the worker that
 // accepted the connection, before its HTTP parser sees a byte.
 import { isIPv4, isIPv6 } from 'node:net';
-import { readStop } from './internals.js';
 
 export class ProxyHeaderError extends Error {
   constructor(code, message) {
@@ -82,9 +81,7 @@ export function readProxyHeader(socket, timeoutMs) {
       clearTimeout(timer);
       socket.off('data', onData);
       socket.off('close', onClose);
-      socket.pause();
-      // Stop reading from the kernel: what arrives next must stay there for the worker.
-      readStop(socket);
+      socket.pause(); // the hand-over (lib/internals.js detachHandle) stops the reads from the kernel too
       if (err) reject(err);
       else resolve(result);
     };

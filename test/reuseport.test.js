@@ -1,6 +1,7 @@
 // --balance reuseport: every worker listens on the public port itself and the
 // kernel spreads the connections; the primary accepts nothing.
 import net from 'node:net';
+import http from 'node:http';
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,7 @@ import WebSocket from 'ws';
 import { expect } from 'chai';
 import { startGateway, eventually, freePort } from './helpers/gateway.js';
 import { reservePort } from '../lib/primary/reuseport.js';
+import { SECRET, joseHs256 } from './helpers/tokens.js';
 
 const GATEWAY = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
 const addresses = (n) => Array.from({ length: n }, (_, i) => `127.0.0.${i + 1}`);
@@ -82,6 +84,47 @@ describe('--balance reuseport', function () {
       // a refused connect is a reset, or a close 1001 from a draining worker.
       const failed = settled.filter((r) => r.error !== undefined);
       expect(failed.length, JSON.stringify(failed.slice(0, 5))).to.be.below(settled.length / 4);
+    });
+  });
+
+  describe('caps exact across workers (the primary counts)', () => {
+    let gw;
+    afterEach(() => gw.stop());
+
+    it('--max-conns-per-ip 100: a burst of 2,000 connects from one IP, WebSockets and streams, admits exactly 100', async () => {
+      gw = await startGateway(['--workers', '4', '--balance', 'reuseport', '--max-conns-per-ip', '100']);
+      const stream = () =>
+        new Promise((resolve) => {
+          const req = http.get(`${gw.http}/sse?channels=news`, { agent: false }, (res) => resolve({ status: res.statusCode, req }));
+          req.on('error', (err) => resolve({ error: err.code, req }));
+        });
+      const tries = await Promise.all(Array.from({ length: 2000 }, (_, i) => (i % 4 === 0 ? stream() : dial(gw.url, '127.0.0.1', 20000))));
+      const admitted = tries.filter((t) => t.status === 200 || t.worker !== undefined);
+      expect(admitted.length).to.equal(100);
+      expect(new Set(admitted.map((t) => t.worker).filter(Boolean)).size, 'workers holding them').to.be.at.least(2);
+      expect(tries.filter((t) => t.error === 429 || t.status === 429).length).to.equal(1900);
+      // Closing one frees one place, wherever it was.
+      tries.find((t) => t.ws)?.ws.close();
+      const again = await eventually(async () => (await dial(gw.url, '127.0.0.1')).ws, { what: 'a place freed' });
+      again.close();
+      for (const t of tries) (t.ws?.terminate(), t.req?.destroy());
+    });
+
+    it('--max-conns-per-user 3: connections of one user on every worker, exactly 3 admitted', async () => {
+      gw = await startGateway(['--workers', '4', '--balance', 'reuseport', '--auth', 'jwt', '--jwt-secret', SECRET, '--max-conns-per-user', '3']);
+      const token = await joseHs256({ sub: 'u1', subscribe: ['*'] });
+      const answers = await Promise.all(
+        addresses(16).map(async (address) => {
+          const c = await dial(gw.url, address);
+          c.ws.send(JSON.stringify({ type: 'auth', token, id: 1 }));
+          const [data] = await once(c.ws, 'message');
+          return { ...c, answer: JSON.parse(data) };
+        })
+      );
+      expect(answers.filter((a) => a.answer.type === 'ack').length).to.equal(3);
+      expect(answers.filter((a) => a.answer.code === 'forbidden').length).to.equal(13);
+      expect(new Set(answers.map((a) => a.worker)).size).to.be.at.least(2);
+      for (const a of answers) a.ws.terminate();
     });
   });
 

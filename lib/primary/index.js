@@ -8,6 +8,9 @@ import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
 import { createEngine } from '../engines/index.js';
 import { attachUsers } from './users.js';
+import { attachIpCounts } from './ip-counts.js';
+import { ipCapInPrimary } from '../config.js';
+import { Op } from '../ipc.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from '../proxy-protocol.js';
@@ -33,6 +36,9 @@ export async function startPrimary(config) {
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
+  if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
+  // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).
+  relay.handle(Op.REFUSED, (link, [, reason]) => metrics.refused.inc({ reason }));
   const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
   // Who accepts: the primary, handing each connection to a worker (ip,
   // even), or each worker on its own listener (reuseport).
@@ -98,14 +104,6 @@ function readyAll(supervisor, count) {
     supervisor.on('ready', check);
   });
 }
-<<<<<<< HEAD
-
-/** The engine chosen at start: the Redis one, and ioredis (~22 MB), are loaded only when asked for. */
-async function createEngine(config, log) {
-  if (config.engine !== 'redis') return new MemoryEngine(config);
-  const { RedisEngine } = await import('./redis-engine.js');
-  return new RedisEngine({ ...config, log });
-}
 
 /** The primary's listener (--balance ip, even): sticky-session's Master, taking over each connection's handle. */
 async function listenHere(config, { supervisor, metrics, log }) {
@@ -135,5 +133,3 @@ async function sharePort(config, refuse) {
   // Each worker stops listening as it drains (lib/worker/index.js).
   return { address: config.host, port: config.port, close: () => {} };
 }
-=======
->>>>>>> engines

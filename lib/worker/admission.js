@@ -3,15 +3,21 @@
 // means the same thing on both. In order:
 //   1. check(req), before anything is answered: draining, capacity (every
 //      transport counted together against --max-connections), the Origin
-//      allow-list, the per-IP cap;
-//   2. admitted(conn, ip) once the connection is open, left(conn) once it
-//      closes: the counts behind 1;
-//   3. the credential, asynchronous: verify(token) (jose, ./auth.js), then
+//      allow-list, the per-IP cap counted here (--balance ip: one IP, one
+//      worker);
+//   2. reserveIp(ip): the per-IP cap counted by the primary, where one IP's
+//      connections land on several workers (reuseport, even): the
+//      connection waits for the answer;
+//   3. admitted(conn, ip) once the connection is open, left(conn) once it
+//      closes: the counts behind 1 and 2;
+//   4. the credential, asynchronous: verify(token) (jose, ./auth.js), then
 //      admitUser(user), --max-conns-per-user counted across the cluster by
 //      the primary. A WebSocket presents its token in its first frame, after
 //      the 101; a stream in its URL, before its response starts.
 // Any further step (an application's connect hook) belongs here, last.
 import { ErrorCode } from '../protocol.js';
+import { Op } from '../ipc.js';
+import { ipCapInPrimary } from '../config.js';
 import { workerCapacity } from '../doctor/limits.js';
 import { AuthError, createVerifier } from './auth.js';
 import { clientIp } from './client-ip.js';
@@ -27,6 +33,8 @@ export class Refusal {
     this.message = message;
   }
 }
+
+const kIp = Symbol('reservedIp'); // the IP whose place in the primary's count a connection holds
 
 const DRAINING = new Refusal(503, 'draining', 'this worker is draining: reconnect');
 const OVER_CAPACITY = new Refusal(503, 'over_capacity', 'this worker is full');
@@ -45,7 +53,10 @@ export class Admission {
     this.draining = draining;
     this.capacity = workerCapacity(config);
     this.origins = config.allowedOrigins && new Set(config.allowedOrigins);
-    this.perIp = new IpCounts(config.maxConnsPerIp);
+    this.relay = relay;
+    this.ipsInPrimary = ipCapInPrimary(config);
+    if (this.ipsInPrimary) relay.answers(Op.IP_OK);
+    this.perIp = new IpCounts(this.ipsInPrimary ? 0 : config.maxConnsPerIp);
     this.held = 0; // open connections, every transport
     this.jwt = config.auth === 'jwt';
     if (this.jwt) {
@@ -64,15 +75,31 @@ export class Admission {
     return undefined;
   }
 
-  /** A connection let in by check() is open: counted until left(). */
+  /**
+   * Takes one of the IP's places in the primary's count, when it keeps them.
+   * @returns {Promise<Refusal|undefined>} past the cap, the refusal
+   */
+  async reserveIp(ip) {
+    if (!this.ipsInPrimary || (await this.relay.ask([Op.IP_ADD, ip]))) return undefined;
+    return IP_CAP;
+  }
+
+  /** A place reserveIp() took for a connection that never opened. */
+  releaseIp(ip) {
+    if (this.ipsInPrimary) this.relay.batch.push([Op.IP_DEL, ip]);
+  }
+
+  /** A connection let in by check() (and reserveIp()) is open: counted until left(). */
   admitted(conn, ip) {
     this.held++;
-    this.perIp.add(conn, ip);
+    if (this.ipsInPrimary) conn[kIp] = ip;
+    else this.perIp.add(conn, ip);
   }
 
   left(conn) {
     this.held--;
-    this.perIp.remove(conn);
+    if (this.ipsInPrimary) this.releaseIp(conn[kIp]);
+    else this.perIp.remove(conn);
   }
 
   /**

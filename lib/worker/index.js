@@ -8,7 +8,7 @@ import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { require } from '../require.js';
 import { createLogger } from '../logger.js';
-import { Message } from '../ipc.js';
+import { Message, Op } from '../ipc.js';
 import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { Connections } from './connections.js';
@@ -148,7 +148,7 @@ export function startWorker(config, worker) {
   };
   if (config.balance !== 'reuseport') ready();
   else {
-    listenOwnPort(config, accept, (reason) => metrics.rejected.inc({ reason })).then(
+    listenOwnPort(config, accept, (reason) => relay.batch.push([Op.REFUSED, reason])).then(
       (own) => {
         listener = own;
         ready();

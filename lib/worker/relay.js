@@ -45,6 +45,7 @@ export class WorkerRelay {
     this.nextToken = 1;
     this.replies = new Map(); // token -> resolve(seq) of an HTTP publish
     this.subscribing = new Map(); // token -> {ws, channel, local, id, since} waiting for a subok
+    this.asked = new Map(); // token -> resolve of an ask()
     this.primaryBusy = false;
     this.engineUp = true;
     this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
@@ -53,6 +54,24 @@ export class WorkerRelay {
   /** Routes operations named `name` from the primary to `handler(op)`. */
   handle(name, handler) {
     this.handlers.set(name, handler);
+  }
+
+  /**
+   * Sends `op` with a token appended; the primary answers with an operation
+   * routed here by answers(), and the promise resolves with its value.
+   */
+  ask(op) {
+    const token = this.nextToken++;
+    this.batch.push([...op, token]);
+    return new Promise((resolve) => this.asked.set(token, resolve));
+  }
+
+  /** Operations named `name` answer an ask(): [name, token, value]. */
+  answers(name) {
+    this.handle(name, ([, token, value]) => {
+      this.asked.get(token)?.(value);
+      this.asked.delete(token);
+    });
   }
 
   /** Publishes are refused while the relay is congested, here or in the primary. */

@@ -63,10 +63,21 @@ export class SseStreams {
     } catch (err) {
       return refuse(400, err.code ?? ErrorCode.BAD_REQUEST, err.message);
     }
+    if (!this.admission.ipsInPrimary) return this.authenticate(req, res, ip, query);
+    this.admission.reserveIp(ip).then((refused) => {
+      if (refused !== undefined) return refuse(refused.status, refused.reason, refused.message);
+      if (req.socket.destroyed) return this.admission.releaseIp(ip);
+      this.authenticate(req, res, ip, query);
+    });
+  }
+
+  /** The credential, if the gateway asks for one, then the stream. Past reserveIp(): a refusal gives the IP's place back. */
+  authenticate(req, res, ip, query) {
     if (!this.admission.jwt) return this.open(req, res, ip, query);
     if (typeof query.token !== 'string' || query.token === '') {
       metrics.authFailures.inc({ reason: 'missing' });
-      return refuse(401, ErrorCode.UNAUTHORIZED, 'pass a token: /sse?channels=…&token=…');
+      this.admission.releaseIp(ip);
+      return reply(res, 401, { error: ErrorCode.UNAUTHORIZED, message: 'pass a token: /sse?channels=…&token=…' });
     }
     this.admission.verify(query.token).then((result) => this.verified(req, res, ip, query, result));
   }
@@ -95,9 +106,10 @@ export class SseStreams {
   }
 
   verified(req, res, ip, query, result) {
-    if (req.socket.destroyed) return;
+    if (req.socket.destroyed) return this.admission.releaseIp(ip);
     const refuse = (status, reason, code, message) => {
       metrics.authFailures.inc({ reason });
+      this.admission.releaseIp(ip);
       reply(res, status, { error: code, message });
     };
     if (result instanceof AuthError) return refuse(401, result.reason, result.code, result.message);
@@ -107,7 +119,10 @@ export class SseStreams {
     const users = this.admission.users;
     this.admission.admitUser(user).then((refused) => {
       if (refused !== undefined) return refuse(429, refused.reason, refused.code, refused.message);
-      if (req.socket.destroyed) return users.remove(null, user); // gone while the primary counted
+      if (req.socket.destroyed) {
+        this.admission.releaseIp(ip);
+        return users.remove(null, user); // gone while the primary counted
+      }
       const stream = this.open(req, res, ip, query);
       stream[kUser] = user;
       users.add(stream, user);

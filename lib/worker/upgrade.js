@@ -1,5 +1,6 @@
 // The WebSocket's way in: the upgrade path, then the admission gate
-// (./admission.js), then ws's handshake.
+// (./admission.js), then ws's handshake. Where the primary counts IPs, the
+// upgrade waits for its answer first.
 import { STATUS_CODES } from 'node:http';
 import { clientIp } from './client-ip.js';
 
@@ -26,16 +27,28 @@ export function createUpgradeHandler({ config, wss, admission, connections, clos
     connections.accept(ws, clientIp(req, config.trustForwarded));
   };
 
-  return function handleUpgrade(req, socket, head) {
-    socket.on('error', ignore);
-    if (req.url.split('?', 1)[0] !== config.path) return refuse(socket, 404, 'not_found', `WebSockets are served on ${config.path}`);
-    const refusal = admission.check(req);
-    if (refusal !== undefined) return refuse(socket, refusal.status, refusal.reason, refusal.message);
+  /** @returns {boolean} whether ws upgraded the connection (it answers a bad handshake itself) */
+  const handshake = (req, socket, head) => {
+    const opened = connections.opened;
     // ws answers 101 and the welcome follows at once (no verifyClient: all
     // synchronous): corked, both leave in one write.
     socket.cork();
     wss.handleUpgrade(req, socket, head, upgraded);
     socket.uncork();
+    return connections.opened !== opened;
+  };
+
+  return function handleUpgrade(req, socket, head) {
+    socket.on('error', ignore);
+    if (req.url.split('?', 1)[0] !== config.path) return refuse(socket, 404, 'not_found', `WebSockets are served on ${config.path}`);
+    const refusal = admission.check(req);
+    if (refusal !== undefined) return refuse(socket, refusal.status, refusal.reason, refusal.message);
+    if (!admission.ipsInPrimary) return void handshake(req, socket, head);
+    const ip = clientIp(req, config.trustForwarded);
+    admission.reserveIp(ip).then((refused) => {
+      if (refused !== undefined) return refuse(socket, refused.status, refused.reason, refused.message);
+      if (!handshake(req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
+    });
   };
 }
 

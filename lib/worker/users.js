@@ -26,17 +26,15 @@ export class WorkerUsers {
     this.cap = cap;
     this.disconnected = disconnected;
     this.byUser = new Map(); // user -> connection (any transport), or Set of them when more than one
-    this.nextToken = 1;
-    this.pending = new Map(); // token -> resolve of an uadd or a kick
-    relay.handle(Op.USER_OK, (op) => this.answered(op[1], op[2]));
-    relay.handle(Op.KICK_DONE, (op) => this.answered(op[1], op[2]));
+    relay.answers(Op.USER_OK);
+    relay.answers(Op.KICK_DONE);
     relay.handle(Op.KICK, (op) => relay.batch.push([Op.KICKED, op[2], this.closeHere(op[1])]));
   }
 
   /** @returns {Promise<boolean>} whether the user stays within --max-conns-per-user, counted cluster-wide */
   admit(user) {
     if (this.cap === 0) return Promise.resolve(true);
-    return this.ask([Op.USER_ADD, user]);
+    return this.relay.ask([Op.USER_ADD, user]);
   }
 
   add(ws, user) {
@@ -56,7 +54,7 @@ export class WorkerUsers {
 
   /** @returns {Promise<number>} connections closed with 4004, on every worker */
   disconnect(user) {
-    return this.ask([Op.KICK, user]);
+    return this.relay.ask([Op.KICK, user]);
   }
 
   closeHere(user) {
@@ -67,16 +65,5 @@ export class WorkerUsers {
     for (const conn of list) conn[kTransport].close(conn, CloseCode.DISCONNECTED, 'disconnected by the server');
     this.disconnected(list.length);
     return list.length;
-  }
-
-  ask(op) {
-    const token = this.nextToken++;
-    this.relay.batch.push([...op, token]);
-    return new Promise((resolve) => this.pending.set(token, resolve));
-  }
-
-  answered(token, value) {
-    this.pending.get(token)?.(value);
-    this.pending.delete(token);
   }
 }
