@@ -8,17 +8,9 @@ import { startGateway, eventually } from './helpers/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SseReader } from './helpers/sse.js';
 import { API_KEY, nodeClient, whenOpen } from './helpers/client-helpers.js';
-import { api, configFile, result } from './helpers/api.js';
+import { NAMESPACES, api, configFile, result } from './helpers/api.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 
-export const NAMESPACES = {
-  historySize: 3,
-  namespaces: [
-    { name: 'chat', historySize: 200, historyTtl: 600, presence: true, joinLeave: true },
-    { name: 'prices', historySize: 1, latest: true, clientPublish: false },
-    { name: 'inbox', historySize: 50, subscribeHook: true, publishHook: false }
-  ]
-};
 const MAX_PAYLOAD = 65536;
 
 describe('namespaces and the server API (memory engine)', function () {

@@ -185,13 +185,13 @@ export class RedisEngine {
     }
   }
 
-  /** The server API's history read, straight from Redis. */
+  /** The server API's history read, straight from Redis; the stream is trimmed about its size (MAXLEN ~), the answer to it exactly. */
   history(channel, query, answer) {
     const tag = tagOf(channel);
     const since = query.since;
-    const ttl = this.namespaces.of(channel).historyTtl;
-    this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), ttl, String(since?.seq ?? 0), since?.epoch ?? '', '').then(
-      ([seq, epoch, entries]) => answer(historyAnswer(epoch, Number(seq), entries.map(entryOf), query)),
+    const { historySize, historyTtl } = this.namespaces.of(channel);
+    this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), historyTtl, String(since?.seq ?? 0), since?.epoch ?? '', '').then(
+      ([seq, epoch, entries]) => answer(historyAnswer(epoch, Number(seq), historySize === 0 ? [] : entries.slice(-historySize).map(entryOf), query)),
       () => answer({ error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' })
     );
   }

@@ -4,6 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { API_KEY } from './client-helpers.js';
 
+/** The namespaces the server API tests run with, both engines. */
+export const NAMESPACES = {
+  historySize: 3,
+  namespaces: [
+    { name: 'chat', historySize: 200, historyTtl: 600, presence: true, joinLeave: true },
+    { name: 'prices', historySize: 1, latest: true, clientPublish: false },
+    { name: 'inbox', historySize: 50, subscribeHook: true, publishHook: false }
+  ]
+};
+
 /** @returns {Promise<{status: number, body: object}>} */
 export async function api(gw, method, params = {}, { body = JSON.stringify(params), port = gw.port } = {}) {
   const res = await fetch(`http://127.0.0.1:${port}/api/${method}`, { method: 'POST', headers: { Authorization: `Bearer ${API_KEY}` }, body });
