@@ -18,8 +18,12 @@ export class IdempotencyKeys {
   constructor(max = MAX_IDEMPOTENCY_KEYS, windowMs = IDEMPOTENCY_WINDOW_MS) {
     this.max = max;
     this.windowMs = windowMs;
-    // "<channel> <key>" -> the first result; a Map keeps insertion order, which is age order.
-    this.keys = new Map();
+    this.keys = new Map(); // "<channel> <key>" -> the first result
+    // The same names oldest first, in a ring: a Map iterated from its front
+    // after many deletes walks over their holes, which would make dropping
+    // the oldest cost more the longer the gateway runs.
+    this.ring = [];
+    this.head = 0;
     this.dropped = 0; // keys let go before their window ended, to stay within `max`
   }
 
@@ -30,17 +34,23 @@ export class IdempotencyKeys {
   }
 
   remember(channel, key, seq, epoch, now) {
-    this.keys.set(`${channel} ${key}`, { seq, epoch, at: now });
-    if (this.keys.size <= this.max) return;
-    this.keys.delete(this.keys.keys().next().value);
-    this.dropped++;
+    if (this.keys.size === this.max) {
+      this.dropOldest();
+      this.dropped++;
+    }
+    const name = `${channel} ${key}`;
+    this.keys.set(name, { seq, epoch, at: now });
+    this.ring[(this.head + this.keys.size - 1) % this.max] = name;
   }
 
   expire(now) {
     const cutoff = now - this.windowMs;
-    for (const [name, first] of this.keys) {
-      if (first.at >= cutoff) return;
-      this.keys.delete(name);
-    }
+    while (this.keys.size > 0 && this.keys.get(this.ring[this.head]).at < cutoff) this.dropOldest();
+  }
+
+  dropOldest() {
+    this.keys.delete(this.ring[this.head]);
+    this.ring[this.head] = undefined;
+    this.head = (this.head + 1) % this.max;
   }
 }
