@@ -47,10 +47,25 @@ export function resolveOptions(table, given = {}) {
 
 /**
  * Parses argv against the table. Environment variables `<envPrefix>_<FLAG>`
- * fill flags not given on the command line.
+ * fill flags not given on the command line; with `configFile`, the values of
+ * the file the `config` option names fill those given neither way (its keys
+ * that are no flag, such as a gateway's namespaces, are kept as they are).
+ * @param {object} options
+ * @param {(path: string) => object} [options.configFile] reads and checks the file (camelCase keys)
  * @returns {Promise<object>} the resolved options, camelCase keys
  */
-export async function parseCommandLine({ argv, table, usage, envPrefix, epilogue }) {
+export async function parseCommandLine({ argv, table, usage, envPrefix, epilogue, configFile }) {
+  const args = await buildParser({ argv, table, usage, envPrefix, epilogue }).parse();
+  if (configFile === undefined || args.config === undefined) return resolveOptions(table, args);
+  const file = configFile(args.config);
+  const names = new Set(Object.keys(table).map(camel));
+  const flags = Object.fromEntries(Object.entries(file).filter(([key]) => names.has(key)));
+  const resolved = resolveOptions(table, await buildParser({ argv, table, usage, envPrefix, epilogue }).config(flags).parse());
+  for (const [key, value] of Object.entries(file)) if (!Object.hasOwn(resolved, key)) resolved[key] = value;
+  return resolved;
+}
+
+function buildParser({ argv, table, usage, envPrefix, epilogue }) {
   const parser = yargs(argv)
     .scriptName(usage.split(' ')[0])
     .usage(`Usage: ${usage}`)
@@ -74,8 +89,7 @@ export async function parseCommandLine({ argv, table, usage, envPrefix, epilogue
       requiresArg: spec.type !== 'boolean'
     });
   }
-  const args = await parser.parse();
-  return resolveOptions(table, args);
+  return parser;
 }
 
 /** Prints a usage error and exits with code 2; rethrows anything else. */

@@ -8,11 +8,16 @@ import { createPublicKey } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import { resolveOptions, commaList, UsageError } from './cli.js';
 import { engines } from './engines/index.js';
+import { namespacesProblem } from './namespaces.js';
 
 const int = (min, max) => ({ type: 'number', integer: true, min, max });
 const ms = (min) => ({ ...int(min, 24 * 3600 * 1000) });
 
 export const options = {
+  config: {
+    type: 'string',
+    describe: 'JSON file of options (every flag under its camelCase name, plus namespaces); flags and GATEWAY_* override it; SIGHUP reads it again'
+  },
   port: { ...int(0, 65535), default: 8080, describe: 'public listening port (0 = any free port; the bound port is logged)' },
   host: { type: 'string', default: '0.0.0.0', describe: 'public listening address' },
   workers: {
@@ -114,7 +119,11 @@ export const options = {
  * @throws {UsageError} for a bad value or a combination that makes no sense
  */
 export function resolveConfig(given) {
-  return checkCombinations(resolveOptions(options, given));
+  const config = resolveOptions(options, given);
+  config.namespaces = given.namespaces ?? [];
+  const problem = namespacesProblem(config.namespaces, options);
+  if (problem) throw new UsageError(problem);
+  return checkCombinations(config);
 }
 
 /**

@@ -4,7 +4,8 @@
 // IPC channel, not in the relay).
 //
 // An operation is a small array whose first item is one of `Op`; their
-// arguments are listed in lib/worker/relay.js and lib/worker/users.js.
+// arguments are listed in lib/worker/relay.js, lib/worker/users.js and
+// lib/worker/calls.js.
 
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
@@ -31,9 +32,9 @@ export const Op = Object.freeze({
   IP_ADD: 'ipadd', // under --balance reuseport or even, with --max-conns-per-ip
   IP_DEL: 'ipdel',
   REFUSED: 'refused', // a connection a worker's own listener closed before any HTTP (reuseport)
-  KICKED: 'kicked',
-  // both ways: a worker asks the primary to kick a user, the primary asks every worker
-  KICK: 'kick',
+  HISTORY: 'hist', // the server API's history read
+  CALL: 'call', // a Call on the whole cluster (lib/primary/calls.js)
+  RAN: 'ran', // this worker's part of a Call
   // primary -> worker
   MSG: 'msg',
   SEQ: 'seq',
@@ -43,8 +44,26 @@ export const Op = Object.freeze({
   EPOCH: 'epoch',
   USER_OK: 'uok',
   IP_OK: 'ipok',
-  KICK_DONE: 'kickd'
+  HISTORY_DONE: 'histd',
+  RUN: 'run', // run a Call's part here
+  CALL_DONE: 'calld'
 });
+
+/**
+ * What a worker may ask of the whole cluster (every worker, and every node
+ * under an engine with the cluster-wide part): POST /disconnect and the
+ * server API's methods that reach users' connections or gather figures.
+ */
+export const Call = Object.freeze({
+  KICK: 'kick', // [user, code, reason] -> connections closed
+  SUBSCRIBE: 'subscribe', // [user, channel] -> connections subscribed
+  UNSUBSCRIBE: 'unsubscribe', // [user, channel] -> connections unsubscribed
+  CHANNELS: 'channels', // [prefix] -> {name: subscribers}, or null past the bound
+  INFO: 'info' // [] -> [node figures]
+});
+
+/** Channels one answer of Call.CHANNELS may list; past it the answer is null (the API's too_many). */
+export const MAX_CHANNELS = 10000;
 
 /** The error for an operation that no dispatcher handles. */
 export function unknownOp(op) {

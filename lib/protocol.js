@@ -12,7 +12,17 @@ export const ErrorCode = Object.freeze({
   UNAUTHORIZED: 'unauthorized', // no valid token yet, or a bad one
   TOKEN_EXPIRED: 'token_expired',
   PAYLOAD_TOO_LARGE: 'payload_too_large',
-  UNAVAILABLE: 'unavailable' // the engine (Redis) cannot be reached: retry later
+  UNAVAILABLE: 'unavailable', // the engine (Redis) cannot be reached: retry later
+  TOO_MANY: 'too_many', // an answer would exceed its bound
+  EPOCH_CHANGED: 'epoch_changed', // a history read's since is from another sequence of the channel
+  TOO_OLD: 'too_old', // a history read's since is older than the history reaches
+  NOT_FOUND: 'not_found' // no such server API method
+});
+
+/** Why a publish with an idempotencyKey or a version published nothing (the label of gateway_publishes_skipped_total). */
+export const Skipped = Object.freeze({
+  DUPLICATE: 'duplicate', // the key was seen within its window: the first publish's result
+  STALE: 'stale' // the version is not above the channel's last accepted one
 });
 
 /** How a subscribe with `since` ended (the label of gateway_recoveries_total). */
@@ -73,7 +83,7 @@ export function parseClientFrame(text) {
       if (typeof frame.token !== 'string' || frame.token === '') {
         throw new ProtocolError(ErrorCode.UNAUTHORIZED, 'auth needs a token string', id);
       }
-      return { type, id, token: frame.token };
+      return frame.since === undefined ? { type, id, token: frame.token } : { type, id, token: frame.token, since: checkHeld(frame.since, id) };
     case 'subscribe': {
       const channel = checkChannel(frame.channel, id);
       return frame.since === undefined ? { type, id, channel } : { type, id, channel, since: checkSince(frame.since, id) };
@@ -136,10 +146,24 @@ export function ackFrame(id) {
 /**
  * The ack of a subscribe: where the channel stands (`seq`, `epoch`), so the
  * client knows where to resume from, and for a subscribe with `since`
- * whether the missed messages follow (`recovered`).
+ * whether the missed messages follow (`recovered`); in a `latest` namespace,
+ * `latest: true` when the channel's latest message (seq `seq`) follows.
  */
-export function subscribeAckFrame(id, seq, epoch, recovered) {
-  return JSON.stringify({ type: 'ack', id, seq, epoch, recovered });
+export function subscribeAckFrame(id, seq, epoch, recovered, latest) {
+  return JSON.stringify({ type: 'ack', id, seq, epoch, recovered, latest });
+}
+
+/**
+ * A subscription the server made (the token's `channels`, the server API's
+ * subscribe): announced like a subscribe's ack, with the channel named.
+ */
+export function subscribedFrame(channel, seq, epoch, recovered, latest) {
+  return JSON.stringify({ type: 'subscribed', channel, seq, epoch, recovered, latest });
+}
+
+/** The server API ended a subscription. */
+export function unsubscribedFrame(channel) {
+  return `{"type":"unsubscribed","channel":"${channel}"}`;
 }
 
 /** The ack of an `auth` frame: who the token says, and when it expires (ms). */
@@ -215,8 +239,26 @@ function isValidId(id) {
   return (typeof id === 'number' && Number.isFinite(id)) || (typeof id === 'string' && id.length <= MAX_ID_LENGTH);
 }
 
+/** At most this many channels in an auth frame's `since`. */
+export const MAX_HELD = 1000;
+
+/**
+ * `since` of an auth frame: where the client stands in each channel the
+ * server had subscribed it to, `{"<channel>": {seq, epoch}}`, for the
+ * resubscribe after a reconnect.
+ * @returns {Map<string, {seq: number, epoch: string}>}
+ */
+function checkHeld(held, id) {
+  if (held === null || typeof held !== 'object' || Array.isArray(held)) {
+    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since must be an object {"<channel>": {seq, epoch}}', id);
+  }
+  const entries = Object.entries(held);
+  if (entries.length > MAX_HELD) throw new ProtocolError(ErrorCode.BAD_REQUEST, `since holds more than ${MAX_HELD} channels`, id);
+  return new Map(entries.map(([channel, since]) => [checkChannel(channel, id), checkSince(since, id)]));
+}
+
 /** `since` of a subscribe: `{"seq": <integer >= 0>, "epoch": "<base 36>"}`. */
-function checkSince(since, id) {
+export function checkSince(since, id) {
   if (since === null || typeof since !== 'object' || Array.isArray(since)) {
     throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since must be an object {seq, epoch}', id);
   }
@@ -230,7 +272,7 @@ function checkSince(since, id) {
   return { seq, epoch };
 }
 
-function checkChannel(channel, id) {
+export function checkChannel(channel, id) {
   if (channel === undefined) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'channel is missing', id);
   if (!isValidChannel(channel)) {
     throw new ProtocolError(ErrorCode.INVALID_CHANNEL, 'channel must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ / -', id);
@@ -240,7 +282,7 @@ function checkChannel(channel, id) {
 
 // Iterative, so hostile nesting cannot overflow the stack here; refusing it
 // keeps JSON.stringify (which recurses) safe later.
-function checkDepth(data, id) {
+export function checkDepth(data, id) {
   if (data === null || typeof data !== 'object') return;
   const stack = [data, 1];
   while (stack.length > 0) {

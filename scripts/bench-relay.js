@@ -6,7 +6,12 @@
 // forwarded to the one worker subscribed to its channel. Runs batched and
 // one-operation-per-send side by side.
 //
-//   node scripts/bench-relay.js [--seconds 5] [--workers 2] [--json FILE]
+//   node scripts/bench-relay.js [--seconds 5] [--workers 2] [--json FILE] [--namespaces N] [--guarded]
+//
+// --namespaces N: N namespaces configured, the channels spread over them
+// (what the namespace table costs the relay); --guarded: every publish
+// carries an idempotencyKey and a version (what those checks cost). Each
+// publisher has its own channels, so its versions only grow.
 import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -20,11 +25,20 @@ const IN_FLIGHT = 64; // sends a worker keeps outstanding: enough to keep the pi
 const BURST = 256; // publishes a worker queues per tick
 
 if (cluster.isPrimary) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, workers: { type: 'string', default: '2' }, json: { type: 'string' } } });
+  const options = {
+    seconds: { type: 'string', default: '5' },
+    workers: { type: 'string', default: '2' },
+    json: { type: 'string' },
+    namespaces: { type: 'string', default: '0' },
+    guarded: { type: 'boolean', default: false }
+  };
+  const { values } = parseArgs({ options });
   const results = {};
-  for (const mode of ['batched', 'unbatched']) results[mode] = await run(mode, Number(values.seconds), Number(values.workers));
+  const setup = { seconds: Number(values.seconds), publishers: Number(values.workers), namespaces: Number(values.namespaces), guarded: values.guarded };
+  for (const mode of ['batched', 'unbatched']) results[mode] = await run(mode, setup);
   results.speedup = round(results.batched.publishesPerSec / results.unbatched.publishesPerSec);
-  console.log(`relay through the primary (${values.workers} publishing workers, ${values.seconds} s each)`);
+  const extras = `${setup.namespaces} namespaces${setup.guarded ? ', idempotencyKey and version on every publish' : ''}`;
+  console.log(`relay through the primary (${values.workers} publishing workers, ${values.seconds} s each, ${extras})`);
   for (const mode of ['batched', 'unbatched']) {
     const r = results[mode];
     console.log(`  ${mode.padEnd(9)} ${String(r.publishesPerSec).padStart(9)} publishes/s   ${r.primaryCpuUsPerPublish} µs primary CPU per publish   (sequenced ${r.sequencedPerSec}/s)`);
@@ -34,24 +48,30 @@ if (cluster.isPrimary) {
 } else if (process.env.RELAY_MODE === 'subscriber') {
   receiveForever();
 } else {
-  publishForever(process.env.RELAY_MODE === 'batched');
+  publishForever(process.env.RELAY_MODE === 'batched', JSON.parse(process.env.RELAY_CHANNELS), process.env.RELAY_GUARDED === '1');
 }
 
-async function run(mode, seconds, publishers) {
+async function run(mode, { seconds, publishers, namespaces, guarded }) {
   let relayed = 0;
   // The gateway's default engine, history included, as a publish pays for it.
-  const engine = new MemoryEngine(resolveConfig({}));
+  const names = Array.from({ length: namespaces }, (_, i) => ({ name: `ns${i}`, historySize: 50 + i }));
+  const engine = new MemoryEngine(resolveConfig({ namespaces: names }));
   const relay = new PrimaryRelay({ engine, onPublish: (n) => (relayed += n) });
+  // Each publisher's own channels, in the namespaces when there are some.
+  const channelsOf = (p) => Array.from({ length: CHANNELS / publishers }, (_, c) => `${namespaces > 0 ? `ns${c % namespaces}:` : ''}p${p}c${c}`);
   // Publishers, plus one worker that only receives: it is subscribed to every
   // channel, so each publish is forwarded exactly once.
-  const workers = Array.from({ length: publishers + 1 }, (_, i) => cluster.fork({ RELAY_MODE: i === 0 ? 'subscriber' : mode }));
+  const workers = Array.from({ length: publishers + 1 }, (_, i) =>
+    cluster.fork({ RELAY_MODE: i === 0 ? 'subscriber' : mode, RELAY_CHANNELS: JSON.stringify(i === 0 ? [] : channelsOf(i)), RELAY_GUARDED: guarded ? '1' : '' })
+  );
   const [subscriber] = workers;
   for (const worker of workers) {
     relay.attach(worker);
     worker.on('message', (msg) => msg?.type === Message.BATCH && relay.receive(worker, msg.ops));
   }
   await Promise.all(workers.map((w) => reply(w, 'up')));
-  relay.receive(subscriber, Array.from({ length: CHANNELS }, (_, c) => [Op.SUB, `c${c}`, c + 1]));
+  const all = Array.from({ length: publishers }, (_, p) => channelsOf(p + 1)).flat();
+  relay.receive(subscriber, all.map((channel, c) => [Op.SUB, channel, c + 1]));
   for (const worker of workers.slice(1)) worker.send({ type: 'go' });
 
   await sleep(500); // warm up
@@ -91,9 +111,10 @@ async function count(subscriber) {
   return (await answer).count;
 }
 
-function publishForever(batched) {
+function publishForever(batched, channels, guarded) {
   let inFlight = 0;
   let n = 0;
+  const key = (i) => `k${process.pid}-${i}`; // one key per publish: every check misses, every key is kept
   const sent = () => {
     inFlight--;
     pump();
@@ -103,7 +124,10 @@ function publishForever(batched) {
     while (inFlight < IN_FLIGHT) {
       inFlight++;
       const ops = [];
-      for (let i = batched ? BURST : 1; i > 0; i--) ops.push([Op.PUB, `c${n % CHANNELS}`, `{"n":${n++}}`, 0]);
+      for (let i = batched ? BURST : 1; i > 0; i--, n++) {
+        const channel = channels[n % channels.length];
+        ops.push(guarded ? [Op.PUB, channel, `{"n":${n}}`, 0, key(n), n + 1] : [Op.PUB, channel, `{"n":${n}}`, 0]);
+      }
       process.send({ type: Message.BATCH, ops }, undefined, undefined, sent);
     }
   };

@@ -11,6 +11,11 @@ export declare const ErrorCode: Readonly<{
   UNAUTHORIZED: 'unauthorized';
   TOKEN_EXPIRED: 'token_expired';
   PAYLOAD_TOO_LARGE: 'payload_too_large';
+  UNAVAILABLE: 'unavailable';
+  TOO_MANY: 'too_many';
+  EPOCH_CHANGED: 'epoch_changed';
+  TOO_OLD: 'too_old';
+  NOT_FOUND: 'not_found';
 }>;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -104,6 +109,17 @@ export interface Ack {
   seq?: number;
   epoch?: string;
   recovered?: boolean;
+  /** In a `latest` namespace: the channel's latest message (seq `seq`) follows. */
+  latest?: boolean;
+}
+
+/** A subscription the server made (the token's `channels` claim, or the server API's subscribe). */
+export interface ServerSubscription {
+  channel: string;
+  seq: number;
+  epoch: string;
+  /** After a reconnect: whether what was missed follows. */
+  recovered?: boolean;
 }
 
 export interface ClientEvents {
@@ -111,6 +127,12 @@ export interface ClientEvents {
   recovered: (info: { channel: string; from: number; to: number }) => void;
   gap: (info: { channel: string; expected: number; got: number }) => void;
   error: (error: ProtocolError | ClientError | Error) => void;
+  /** The server subscribed this connection to a channel (token claim or server API); its messages come as 'message'. */
+  subscribed: (info: ServerSubscription) => void;
+  /** The server ended one of its subscriptions. */
+  unsubscribed: (info: { channel: string }) => void;
+  /** A message on a channel the server subscribed the client to. */
+  message: (data: unknown, message: MessageInfo) => void;
 }
 
 export declare class Client {

@@ -59,6 +59,13 @@ export function connect(url, options) {
  * resumes after), so the application should refetch; 'error' (Error with
  * .code: a server error no request was waiting for, or the reason the client
  * closed for good).
+ *
+ * Subscriptions the server makes (the token's `channels` claim, the server
+ * API's subscribe): 'subscribed' ({channel, seq, epoch, recovered}) and
+ * 'unsubscribed' ({channel}); their messages come as 'message' (data,
+ * {channel, seq}). After a reconnect the client tells the gateway where it
+ * stands in each (the auth frame's `since`), so they are recovered like its
+ * own.
  */
 export class Client extends Emitter {
   #state = State.CONNECTING;
@@ -70,6 +77,7 @@ export class Client extends Emitter {
   #nextId = 1;
   #pending = new Map(); // request id -> {frame, size, resolve, reject}
   #channels = new Map(); // channel -> Subscription
+  #server = new Map(); // channel -> Subscription the server made (no handlers: 'message' events)
   #queue;
   #heartbeat;
   #tokens;
@@ -226,10 +234,15 @@ export class Client extends Emitter {
         return this.#settle(frame.id, new ProtocolError(frame.code, frame.message, frame.id));
       case 'pong':
         return this.#heartbeat.pong();
+      case 'subscribed':
+        return this.#serverSubscribed(frame);
+      case 'unsubscribed':
+        if (this.#server.delete(frame.channel)) this.emit('unsubscribed', { channel: frame.channel });
+        return;
       case 'welcome':
         // A gateway under --auth none says nothing of auth: a token is not sent.
         if (!this.#tokens.configured || frame.auth !== 'jwt') return this.#opened(frame);
-        return this.#authenticate().then((ok) => ok && this.#opened(frame));
+        return this.#authenticate(true).then((ok) => ok && this.#opened(frame));
     }
   }
 
@@ -238,12 +251,13 @@ export class Client extends Emitter {
    * a new connection, and again to refresh ahead of exp.
    * @returns {Promise<boolean>} whether the connection is (still) authenticated
    */
-  async #authenticate() {
+  async #authenticate(first = false) {
     const generation = this.#generation;
     try {
       const token = await this.#tokens.get();
       if (generation !== this.#generation) return false; // that connection is gone
-      await this.#request({ type: 'auth', token });
+      const held = first ? this.#held() : undefined;
+      await this.#request(held === undefined ? { type: 'auth', token } : { type: 'auth', token, since: held });
     } catch (err) {
       if (generation !== this.#generation) return false;
       this.emit('error', err);
@@ -282,28 +296,51 @@ export class Client extends Emitter {
   }
 
   #deliver(frame) {
-    const sub = this.#channels.get(frame.channel);
+    const sub = this.#channels.get(frame.channel) ?? this.#server.get(frame.channel);
     if (sub === undefined || sub.seen(frame.seq)) return; // unsubscribed while on its way, or had already
     const expected = sub.advance(frame.seq);
     if (expected !== undefined) this.emit('gap', { channel: frame.channel, expected, got: frame.seq });
+    if (sub.handlers.size === 0) this.emit('message', frame.data, frame); // a subscription the server made
     for (const handler of sub.handlers) handler(frame.data, frame);
+  }
+
+  /** Where the client stands in each subscription the server made: the auth frame's `since` after a reconnect. */
+  #held() {
+    const held = {};
+    for (const [channel, sub] of this.#server) if (sub.since !== undefined) held[channel] = sub.since;
+    return Object.keys(held).length === 0 ? undefined : held;
+  }
+
+  /** A `subscribed` frame: a subscription the server made, or restored from the auth frame's `since`. */
+  #serverSubscribed(frame) {
+    const { channel } = frame;
+    let sub = this.#server.get(channel);
+    if (sub === undefined) this.#server.set(channel, (sub = new Subscription()));
+    this.#joined(channel, sub, sub.since, frame);
+    this.emit('subscribed', { channel, seq: frame.seq, epoch: frame.epoch, recovered: frame.recovered });
+  }
+
+  /**
+   * Takes an ack (or a `subscribed` frame), as it arrives, not a microtask
+   * later: the replay and the live messages may come in the same read, right
+   * behind it. After a recovery the replay follows from since.seq; in a
+   * `latest` namespace the latest message (seq `seq`) follows.
+   */
+  #joined(channel, sub, since, ack) {
+    if (since !== undefined && ack.recovered === true) {
+      if (ack.seq > since.seq) this.emit('recovered', { channel, from: since.seq + 1, to: ack.seq });
+    } else if (since !== undefined && (ack.epoch !== since.epoch || ack.seq !== since.seq)) {
+      this.emit('gap', { channel, expected: since.seq + 1, got: ack.seq });
+    }
+    if (ack.recovered === true) sub.accepted(since);
+    else sub.accepted(ack.latest === true ? { seq: ack.seq - 1, epoch: ack.epoch } : ack);
   }
 
   /** Subscribes, or after a reconnect resubscribes with `since` to recover what was missed. */
   #subscribe(channel, sub) {
     const since = sub.since;
     const frame = since === undefined ? { type: 'subscribe', channel } : { type: 'subscribe', channel, since };
-    // Taken as the ack arrives, not a microtask later: the replay and the
-    // live messages may come in the same read, right behind it.
-    const acked = (ack) => {
-      if (since !== undefined && ack.recovered === true) {
-        if (ack.seq > since.seq) this.emit('recovered', { channel, from: since.seq + 1, to: ack.seq });
-      } else if (since !== undefined && (ack.epoch !== since.epoch || ack.seq !== since.seq)) {
-        this.emit('gap', { channel, expected: since.seq + 1, got: ack.seq });
-      }
-      // The replay (after a recovery) follows the ack: deliver() takes it from since.seq.
-      sub.accepted(ack.recovered === true ? since : ack);
-    };
+    const acked = (ack) => this.#joined(channel, sub, since, ack);
     this.#request(frame, acked).catch((err) => {
       if (this.#channels.get(channel) === sub) this.#channels.delete(channel);
       // The caller of subscribe() hears of a first refusal; a refused

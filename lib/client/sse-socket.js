@@ -100,15 +100,18 @@ export class SseSocket {
     channels.forEach((channel, i) => {
       if (this.#positions.has(channel)) this.#positions.set(channel, parse(entries[i]));
     });
+    const held = this.#held;
     for (const { id, channel, since } of this.#waiting.splice(0)) {
       const at = parse(entries[channels.indexOf(channel)]);
       if (at === undefined) continue; // unsubscribed meanwhile: acked then
       const recovered = since === undefined ? undefined : !this.#gaps.has(channel);
-      this.#frame({ type: 'ack', id, seq: at.seq, epoch: at.epoch, recovered });
+      // A new subscription stands before the messages that came with its
+      // stream (a `latest` namespace's latest one, or live ones): they are handed over.
+      const first = since === undefined ? held.find((frame) => frame.channel === channel) : undefined;
+      this.#frame({ type: 'ack', id, seq: first === undefined ? at.seq : first.seq - 1, epoch: at.epoch, recovered });
     }
     // After the acks have been taken (their handlers run as microtasks), the replay.
     // Messages arriving meanwhile join the held ones, in order.
-    const held = this.#held;
     setTimeout(() => {
       for (const frame of held) this.#frame(frame);
       if (this.#held === held) this.#held = null;

@@ -31,26 +31,49 @@
  */
 
 /**
+ * @typedef {{since?: Position, limit?: number, reverse?: boolean}} HistoryQuery
+ * @typedef {{epoch: string, seq: number, messages: Array<{seq: number, data: string}>} | {error: string, message: string}} HistoryAnswer
+ *   `data` serialised; an error with an ErrorCode (lib/protocol.js): ./history-read.js says which
+ */
+
+/**
  * What every engine is.
+ *
+ * Namespaces (lib/namespaces.js): a channel's history size and TTL, and
+ * whether a subscribe without `since` also gets the latest message (a
+ * `latest` namespace: the answer's replay holds it), are its namespace's.
+ * idempotencyKey and version are kept by the engine, so that every route to
+ * it, every node under a shared engine, gives one answer (./idempotency.js).
  * @typedef {object} Engine
  * @property {boolean} available whether a publish can succeed now; the relay
  *   polls it and has the workers refuse publishes while it is false
  * @property {boolean} congested too many publishes waiting: the workers hold off
- * @property {(channel: string, dataJson: string, done?: (seq: number | null) => void) => void} publish
+ * @property {(channel: string, dataJson: string, done?: (seq: number | null, epoch?: string, skipped?: string) => void, idempotencyKey?: string, version?: number) => void} publish
  *   gives the message its channel's next seq and sends it to the channel's
- *   routes. `done`, when given, is called once with the seq, or null when
- *   the engine refused or failed the publish: at once by an engine whose
- *   state is local (no promise per publish on the hot path), later by one
- *   that must ask elsewhere. No other way of answering.
+ *   routes. `done`, when given, is called once with the seq and the epoch,
+ *   or null when the engine refused or failed the publish: at once by an
+ *   engine whose state is local (no promise per publish on the hot path),
+ *   later by one that must ask elsewhere. No other way of answering. With
+ *   an `idempotencyKey` seen on the channel within its window, nothing is
+ *   published and `done` gets the first publish's seq and epoch with
+ *   skipped 'duplicate'; with a `version` not above the channel's last
+ *   accepted one, where the channel stands with skipped 'stale' (Skipped in
+ *   lib/protocol.js).
  * @property {(channel: string, route: Route, since: Position | undefined, answer: (reply: SubscribeReply) => void) => void} subscribe
  *   routes the channel to `route` and calls `answer` once, at its place
  *   among the route's messages (see Ordering)
  * @property {(channel: string, route: Route) => void} unsubscribe
  * @property {(route: Route) => void} detach a route that is gone (its worker
  *   died): off every channel
- * @property {() => {channels: number, historyBytes: number}} figures for GET /stats
+ * @property {(channel: string, query: HistoryQuery, answer: (answer: HistoryAnswer) => void) => void} history
+ *   the server API's read of a channel's history; creates no channel state
+ *   that would outlive the history TTL
+ * @property {(config: object) => void} configure takes the namespaces of a
+ *   configuration read again (SIGHUP)
+ * @property {() => {channels: number, historyBytes: number, idempotencyKeys: number, idempotencyDropped: number}} figures
+ *   for GET /stats and the metrics
  * @property {() => void} stop
- * @property {Kicks} [kicks] the cluster-wide part, below
+ * @property {Calls} [calls] the cluster-wide part, below
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
  */
 
@@ -58,14 +81,16 @@
  * The optional cluster-wide part: an engine that several gateway nodes share
  * (redis) reaches the users' connections on the other nodes. An engine alone
  * on its machine (memory) leaves it out, and lib/primary/users.js counts and
- * kicks on this node only.
+ * lib/primary/calls.js reaches this node only.
  *
- * POST /disconnect on the other nodes.
- * @typedef {object} Kicks
- * @property {(user: string) => Promise<number>} kick closes the user's
- *   connections on the other nodes: how many
- * @property {(kickHere: (user: string) => Promise<number>) => void} serve
- *   how this node answers the other nodes' kicks
+ * Cluster calls (Call in lib/ipc.js: POST /disconnect, the server API's
+ * subscribe, unsubscribe, channels and info) on the other nodes.
+ * @typedef {object} Calls
+ * @property {(name: string, args: any[]) => Promise<any[]>} call runs the
+ *   call on the other nodes: each one's value (a node that does not answer
+ *   in time is left out)
+ * @property {(here: (name: string, args: any[]) => Promise<any>) => void} serve
+ *   how this node runs the other nodes' calls
  *
  * --max-conns-per-user summed over the nodes.
  * @typedef {object} UserCounts

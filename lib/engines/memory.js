@@ -10,43 +10,56 @@
 //   history TTL all the same (an empty history), so its subscribers can
 //   come back and recover what was published while they were away.
 // - History holds at most `historySize` messages per channel, each for
-//   `historyTtl` seconds; all of it together at most `historyMemory` MiB.
-//   Past that budget the channels published to longest ago lose their whole
-//   history first, so a flood on one channel evicts only the idlest others.
+//   `historyTtl` seconds, both from the channel's namespace
+//   (../namespaces.js); all of it together, every namespace, at most
+//   `historyMemory` MiB. Past that budget the channels published to longest
+//   ago lose their whole history first, so a flood on one channel evicts
+//   only the idlest others.
+// - idempotencyKey and version: a key seen within its window answers the
+//   first result (./idempotency.js); a version not above the channel's last
+//   accepted one is stale. Both are checked before the seq is taken, so a
+//   skipped publish leaves no trace. A channel's version lives as long as its
+//   state (while it has routes or history).
 // - Ordering: all of it is synchronous, so a subscribe's answer is at its
 //   place among the route's messages by being given at once.
 import { History } from './history.js';
 import { Op } from '../ipc.js';
+import { Skipped } from '../protocol.js';
+import { Namespaces } from '../namespaces.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
+import { historyAnswer } from './history-read.js';
+import { IdempotencyKeys } from './idempotency.js';
 
 const SWEEP_MS = 1000;
 
 class ChannelState {
-  constructor() {
+  constructor(ns) {
     this.seq = 0;
     // A random 31-bit integer (free to store in V8), written in base 36.
-    this.epoch = (Math.random() * 0x7fffffff) | 0;
+    this.epoch = randomEpoch();
     this.routes = undefined; // undefined, one route, or an array of routes
     this.history = undefined;
+    this.ns = ns; // its namespace, looked up once
+    this.version = 0; // the last accepted publish's version
   }
 }
 
 /** @implements {import('./index.js').Engine} */
 export class MemoryEngine {
   /**
-   * @param {object} options
-   * @param {number} options.historySize messages per channel (0: no history)
-   * @param {number} options.historyTtl seconds
-   * @param {number} options.historyMemory MiB for all channels
+   * @param {object} config the resolved configuration (lib/config.js)
+   * @param {number} config.historySize messages per channel (0: no history), outside namespaces
+   * @param {number} config.historyTtl seconds, outside namespaces
+   * @param {object[]} config.namespaces
+   * @param {number} config.historyMemory MiB for all channels
    */
-  constructor({ historySize, historyTtl, historyMemory }) {
-    this.historySize = historySize;
-    this.ttlMs = historyTtl * 1000;
-    this.budget = historyMemory * 2 ** 20;
+  constructor(config) {
     this.channels = new Map(); // name -> ChannelState
     this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
     this.historyBytes = 0;
+    this.keys = new IdempotencyKeys();
+    this.configure(config);
     this.sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -60,36 +73,68 @@ export class MemoryEngine {
     return false;
   }
 
+  /** The namespaces (at start, and again after SIGHUP) and the budget. */
+  configure(config) {
+    this.namespaces = new Namespaces(config);
+    this.budget = config.historyMemory * 2 ** 20;
+    this.minTtlMs = Math.min(...this.namespaces.all().map((ns) => ns.historyTtl)) * 1000;
+    for (const [channel, state] of this.channels) {
+      const ns = this.namespaces.of(channel);
+      // A history's ring is laid out for its size: one whose size changed starts again.
+      if (state.history !== undefined && ns.historySize !== state.ns.historySize) this.dropHistory(channel, state);
+      state.ns = ns;
+    }
+  }
+
   /** `done` is called at once: the state is here, so no promise per publish. */
-  publish(channel, dataJson, done) {
+  publish(channel, dataJson, done, idempotencyKey, version) {
+    if (idempotencyKey !== undefined) {
+      const first = this.keys.get(channel, idempotencyKey, Date.now());
+      if (first !== undefined) return done?.(first.seq, first.epoch, Skipped.DUPLICATE);
+    }
     let state = this.channels.get(channel);
     if (state === undefined) {
+      const ns = this.namespaces.of(channel);
       // Nobody listens and nothing is kept: the state would be forgotten at once.
-      if (this.historySize === 0) return done?.(1);
-      state = new ChannelState();
-      this.channels.set(channel, state);
+      if (ns.historySize === 0) return this.published(channel, 1, randomEpoch(), done, idempotencyKey);
+      state = this.create(channel, ns);
+    }
+    if (version !== undefined) {
+      if (version <= state.version) return done?.(state.seq, state.epoch.toString(36), Skipped.STALE);
+      state.version = version;
     }
     const seq = ++state.seq;
     if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, dataJson]);
-    if (this.historySize > 0) this.remember(channel, state, dataJson);
-    done?.(seq);
+    if (state.ns.historySize > 0) this.remember(channel, state, dataJson);
+    if (done !== undefined || idempotencyKey !== undefined) this.published(channel, seq, state.epoch, done, idempotencyKey);
   }
 
   /** Answers at once: every message published after it reaches the route. */
   subscribe(channel, route, since, answer) {
-    let state = this.channels.get(channel);
-    if (state === undefined) {
-      state = new ChannelState();
-      this.channels.set(channel, state);
-    }
+    const state = this.channels.get(channel) ?? this.create(channel, this.namespaces.of(channel));
     addRoute(state, route);
-    const missed = () => {
+    const missed = (after) => {
       const history = state.history;
       if (history === undefined) return undefined;
-      this.historyBytes -= history.expire(Date.now() - this.ttlMs, this.historySize);
-      return history.after(since.seq, state.seq, this.historySize);
+      this.historyBytes -= history.expire(Date.now() - state.ns.historyTtl * 1000, state.ns.historySize);
+      return history.after(after, state.seq, state.ns.historySize);
     };
-    answer(subscribeReply(state.epoch.toString(36), state.seq, since, missed));
+    answer(subscribeReply(state.epoch.toString(36), state.seq, since, missed, state.ns.latest));
+  }
+
+  /** The server API's history read: answered at once, creating nothing. */
+  history(channel, query, answer) {
+    const state = this.channels.get(channel);
+    if (state === undefined) return answer(historyAnswer(randomEpoch().toString(36), 0, [], query));
+    const { history, seq } = state;
+    const entries = [];
+    if (history !== undefined) {
+      const { historySize, historyTtl } = state.ns;
+      this.historyBytes -= history.expire(Date.now() - historyTtl * 1000, historySize);
+      const first = seq - history.count + 1;
+      history.after(first - 1, seq, historySize).forEach((data, i) => entries.push([first + i, data]));
+    }
+    answer(historyAnswer(state.epoch.toString(36), seq, entries, query));
   }
 
   /** Stops routing the channel to `route`. */
@@ -108,27 +153,41 @@ export class MemoryEngine {
     }
   }
 
-  /** Channels with state, and the bytes their history holds. */
+  /** Channels with state, the bytes their history holds, the idempotency keys held and let go early. */
   figures() {
-    return { channels: this.channels.size, historyBytes: this.historyBytes };
+    return { channels: this.channels.size, historyBytes: this.historyBytes, idempotencyKeys: this.keys.keys.size, idempotencyDropped: this.keys.dropped };
   }
 
   stop() {
     clearInterval(this.sweeper);
   }
 
+  create(channel, ns) {
+    const state = new ChannelState(ns);
+    this.channels.set(channel, state);
+    return state;
+  }
+
+  /** Answers a publish, and remembers its key. */
+  published(channel, seq, epoch, done, idempotencyKey) {
+    const epochText = epoch.toString(36);
+    if (idempotencyKey !== undefined) this.keys.remember(channel, idempotencyKey, seq, epochText, Date.now());
+    done?.(seq, epochText);
+  }
+
   unroute(channel, state, route) {
     removeRoute(state, route);
     if (state.routes !== undefined) return;
-    if (this.historySize === 0) this.channels.delete(channel);
+    if (state.ns.historySize === 0) this.channels.delete(channel);
     else this.touch(channel, state, Date.now()); // kept for the TTL from now
   }
 
   remember(channel, state, dataJson) {
     const now = Date.now();
+    const { historySize, historyTtl } = state.ns;
     const history = this.touch(channel, state, now);
-    this.historyBytes += history.append(dataJson, now, this.historySize);
-    this.historyBytes -= history.expire(now - this.ttlMs, this.historySize);
+    this.historyBytes += history.append(dataJson, now, historySize);
+    this.historyBytes -= history.expire(now - historyTtl * 1000, historySize);
     if (this.historyBytes > this.budget) this.evict();
   }
 
@@ -150,12 +209,17 @@ export class MemoryEngine {
     }
   }
 
-  /** Drops the histories whose newest message is past the TTL. */
+  /**
+   * Drops the histories whose newest message is past their namespace's TTL.
+   * `recent` is in order of use: past the shortest TTL's cutoff none of the
+   * rest has expired; before it, each is held to its own.
+   */
   sweep(now) {
-    const cutoff = now - this.ttlMs;
+    const none = now - this.minTtlMs;
     for (const [channel, state] of this.recent) {
-      if (state.history.usedAt >= cutoff) return; // the rest were used later
-      this.dropHistory(channel, state);
+      const usedAt = state.history.usedAt;
+      if (usedAt >= none) return;
+      if (usedAt < now - state.ns.historyTtl * 1000) this.dropHistory(channel, state);
     }
   }
 
@@ -165,4 +229,8 @@ export class MemoryEngine {
     this.recent.delete(channel);
     if (state.routes === undefined) this.channels.delete(channel);
   }
+}
+
+function randomEpoch() {
+  return (Math.random() * 0x7fffffff) | 0;
 }

@@ -3,9 +3,11 @@
 // and one Lua script per publish (./redis/publish.lua) sequences it, keeps it
 // and PUBLISHes it, so every node sees one order. Each node SUBSCRIBEs only
 // to the channels its workers hold and delivers to them as the memory engine
-// does (the rules are in ./index.js; the history's TTL counts from a
-// channel's last publish here, and Redis' maxmemory bounds it, not
-// --history-memory).
+// does (the rules are in ./index.js; the history's size and TTL are the
+// channel's namespace's, given to the script with each publish; the TTL
+// counts from a channel's last publish here, and Redis' maxmemory bounds it,
+// not --history-memory). idempotencyKey and version are checked inside the
+// publish script, so every node sees the same answer.
 //
 // Joining a subscriber to the live stream exactly: the channel is SUBSCRIBEd
 // first; then ./redis/read.lua reads its seq S (and the history after
@@ -18,7 +20,8 @@
 // Keys, all under `gw:{<channel>}` (a channel name has no braces, so none can
 // reach another's keys or the control channel, and a channel's keys share a
 // Redis Cluster slot): `gw:{c}:state` the hash {s: seq, e: epoch},
-// `gw:{c}:history` the capped stream; messages are PUBLISHed on `gw:{c}` as
+// `gw:{c}:history` the capped stream, `gw:{c}:idem` and `gw:{c}:idemt` the
+// idempotency keys (./redis/publish.lua); messages are PUBLISHed on `gw:{c}` as
 // "<seq> <epoch> <dataJson>".
 //
 // Failure: commands are never queued while Redis is unreachable (publishes
@@ -31,7 +34,11 @@ import { require } from '../require.js';
 import { Op } from '../ipc.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
-import { CONTROL_CHANNEL, RemoteKicks } from './redis/kicks.js';
+import { historyAnswer } from './history-read.js';
+import { IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS } from './idempotency.js';
+import { Namespaces } from '../namespaces.js';
+import { ErrorCode } from '../protocol.js';
+import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 
 const { Redis } = require('ioredis');
@@ -58,18 +65,18 @@ class ChannelState {
 /** @implements {import('./index.js').Engine} with its cluster-wide part */
 export class RedisEngine {
   /**
-   * @param {object} options
+   * @param {object} options the resolved configuration (lib/config.js), and the log
    * @param {string} options.redisUrl
-   * @param {number} options.historySize
-   * @param {number} options.historyTtl seconds
+   * @param {number} options.historySize outside namespaces
+   * @param {number} options.historyTtl seconds, outside namespaces
+   * @param {object[]} options.namespaces
    * @param {number} options.maxConnsPerUser 0: no cap to share
    * @param {import('pino').Logger} options.log
    */
-  constructor({ redisUrl, historySize, historyTtl, maxConnsPerUser, log }) {
-    this.historySize = String(historySize);
-    this.historyTtl = String(historyTtl);
+  constructor(options) {
+    const { redisUrl, maxConnsPerUser, log } = options;
     this.log = log;
-    const options = {
+    const connection = {
       enableOfflineQueue: false, // unreachable: fail now, queue nothing
       autoResendUnfulfilledCommands: false, // a publish is never run twice
       autoResubscribe: false, // resubscribed here, with the catch-up
@@ -78,20 +85,20 @@ export class RedisEngine {
       commandTimeout: COMMAND_TIMEOUT_MS,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000)
     };
-    this.redis = new Redis(redisUrl, options);
-    this.sub = new Redis(redisUrl, options);
+    this.redis = new Redis(redisUrl, connection);
+    this.sub = new Redis(redisUrl, connection);
     for (const [name, connection] of [['commands', this.redis], ['subscriber', this.sub]]) {
       connection.on('error', (err) => this.failed(name, err));
       connection.on('ready', () => this.ready(name));
     }
-    for (const name of ['publish', 'read']) {
+    for (const [name, numberOfKeys] of [['publish', 4], ['read', 2]]) {
       const lua = readFileSync(new URL(`./redis/${name}.lua`, import.meta.url), 'utf8');
-      this.redis.defineCommand(`gw_${name}`, { numberOfKeys: 2, lua });
+      this.redis.defineCommand(`gw_${name}`, { numberOfKeys, lua });
     }
-    this.kicks = new RemoteKicks(this.redis);
+    this.calls = new RemoteCalls(this.redis);
     if (maxConnsPerUser > 0) this.users = new RemoteUsers(this.redis, maxConnsPerUser);
     this.sub.on('message', (name, message) => {
-      if (name === CONTROL_CHANNEL) this.kicks.received(message);
+      if (name === CONTROL_CHANNEL) this.calls.received(message);
       else this.received(name, message);
     });
     this.channels = new Map(); // name -> ChannelState
@@ -101,8 +108,17 @@ export class RedisEngine {
     this.cycling = false;
     this.waitingPublishes = 0;
     this.downSince = 0; // when an outage was first logged (0: up)
-    // Keys expire --history-ttl after the last publish; a channel held here keeps its seq and epoch.
-    this.keeper = setInterval(() => this.keepAlive(), (historyTtl * 1000) / 3);
+    this.idempotencyDropped = 0;
+    this.configure(options);
+  }
+
+  /** The namespaces (at start, and again after SIGHUP). */
+  configure(config) {
+    this.namespaces = new Namespaces(config);
+    const shortest = Math.min(...this.namespaces.all().map((ns) => ns.historyTtl));
+    // Keys expire a history TTL after the last publish; a channel held here keeps its seq and epoch.
+    clearInterval(this.keeper);
+    this.keeper = setInterval(() => this.keepAlive(), (shortest * 1000) / 3);
     this.keeper.unref();
   }
 
@@ -115,15 +131,19 @@ export class RedisEngine {
     return this.waitingPublishes >= BUSY_PUBLISHES;
   }
 
-  /** `done` gets the seq Redis gave the message, or null: refused, or Redis failed it. */
-  publish(channel, dataJson, done) {
+  /** `done` gets the seq and epoch Redis gave the message (or why it skipped it), or null: refused, or Redis failed it. */
+  publish(channel, dataJson, done, idempotencyKey = '', version = '') {
     if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null);
     this.waitingPublishes++;
     const tag = tagOf(channel);
-    this.redis.gw_publish(`${tag}:state`, `${tag}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, tag).then(
-      (seq) => {
+    const { historySize, historyTtl } = this.namespaces.of(channel);
+    const keys = [`${tag}:state`, `${tag}:history`, `${tag}:idem`, `${tag}:idemt`];
+    const limits = [IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS];
+    this.redis.gw_publish(...keys, dataJson, newEpoch(), historySize, historyTtl, tag, idempotencyKey, version, ...limits).then(
+      ([seq, epoch, skipped, dropped]) => {
         this.waitingPublishes--;
-        done?.(seq);
+        this.idempotencyDropped += dropped;
+        done?.(seq, epoch, skipped ?? undefined);
       },
       () => {
         this.waitingPublishes--;
@@ -165,9 +185,20 @@ export class RedisEngine {
     }
   }
 
-  /** Channels held on this node; the history is in Redis. */
+  /** The server API's history read, straight from Redis; the stream is trimmed about its size (MAXLEN ~), the answer to it exactly. */
+  history(channel, query, answer) {
+    const tag = tagOf(channel);
+    const since = query.since;
+    const { historySize, historyTtl } = this.namespaces.of(channel);
+    this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), historyTtl, String(since?.seq ?? 0), since?.epoch ?? '', '').then(
+      ([seq, epoch, entries]) => answer(historyAnswer(epoch, Number(seq), historySize === 0 ? [] : entries.slice(-historySize).map(entryOf), query)),
+      () => answer({ error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' })
+    );
+  }
+
+  /** Channels held on this node (the history is in Redis), the idempotency keys dropped early. */
   figures() {
-    return { channels: this.channels.size, historyBytes: 0 };
+    return { channels: this.channels.size, historyBytes: 0, idempotencyKeys: 0, idempotencyDropped: this.idempotencyDropped };
   }
 
   stop() {
@@ -257,9 +288,15 @@ export class RedisEngine {
 
   read(channel, state) {
     let from = state.missed && state.routes !== undefined ? state.seq : Infinity;
-    for (const { since } of state.reading) if (since !== undefined && since.seq < from) from = since.seq;
+    let latest = false;
+    for (const { since } of state.reading) {
+      if (since === undefined) latest = true;
+      else if (since.seq < from) from = since.seq;
+    }
+    const ns = this.namespaces.of(channel);
     const tag = tagOf(channel);
-    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), this.historyTtl, from === Infinity ? '' : String(from), state.epoch ?? '');
+    const after = from === Infinity ? '' : String(from);
+    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), ns.historyTtl, after, state.epoch ?? '', latest && ns.latest ? '1' : '');
   }
 
   /** Sends the routes what they lack up to the read, answers the subscribes, then the held messages. */
@@ -269,15 +306,16 @@ export class RedisEngine {
     const requests = state.reading;
     state.held = undefined;
     state.reading = undefined;
-    const history = entries.map(([id, fields]) => [Number(id.slice(0, id.indexOf('-'))), fields[1]]);
+    const history = entries.map(entryOf);
     // After a new epoch the history holds it from its start (read.lua): the routes get all they missed of it.
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
     if (state.missed) for (const [s, data] of history) this.send(channel, state, s, data);
     state.missed = false;
     for (let i = 0; i < held.length && held[i] <= seq; i += 2) this.send(channel, state, held[i], held[i + 1]);
     state.seq = Math.max(state.seq, seq);
+    const latest = this.namespaces.of(channel).latest;
     for (const { route, since, answer } of requests) {
-      answer(subscribeReply(epoch, seq, since, () => replayAfter(history, since.seq, seq)));
+      answer(subscribeReply(epoch, seq, since, (after) => replayAfter(history, after, seq), latest));
       if (route !== undefined) addRoute(state, route);
     }
     for (let i = 0; i < held.length; i += 2) if (held[i] > seq) this.send(channel, state, held[i], held[i + 1]);
@@ -333,7 +371,7 @@ export class RedisEngine {
   /** Renews the state key of every channel held here, so its seq and epoch outlive quiet spells. */
   keepAlive() {
     if (!this.available) return;
-    for (const channel of this.channels.keys()) this.redis.expire(`${tagOf(channel)}:state`, this.historyTtl).catch(() => {});
+    for (const channel of this.channels.keys()) this.redis.expire(`${tagOf(channel)}:state`, this.namespaces.of(channel).historyTtl).catch(() => {});
   }
 }
 
@@ -345,6 +383,11 @@ function tagOf(channel) {
 /** A random 31-bit integer in base 36, offered for a sequence that starts now. */
 function newEpoch() {
   return ((Math.random() * 0x7fffffff) | 0).toString(36);
+}
+
+/** A stream entry [id, ['d', data]] as [seq, data]. */
+function entryOf([id, fields]) {
+  return [Number(id.slice(0, id.indexOf('-'))), fields[1]];
 }
 
 /** The data after `since` up to `seq` from history entries [[seq, data]], or undefined if they do not reach. */

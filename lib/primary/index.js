@@ -8,6 +8,7 @@ import { Supervisor } from './supervisor.js';
 import { PrimaryRelay } from './relay.js';
 import { createEngine } from '../engines/index.js';
 import { attachUsers } from './users.js';
+import { attachCalls } from './calls.js';
 import { attachIpCounts } from './ip-counts.js';
 import { ipCapInPrimary } from '../config.js';
 import { Op } from '../ipc.js';
@@ -19,6 +20,7 @@ import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
 import { checkWs } from '../internals.js';
 import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
+import { reloadConfig } from './reload.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
@@ -36,6 +38,7 @@ export async function startPrimary(config) {
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
+  attachCalls(relay, engine.calls, config);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).
   relay.handle(Op.REFUSED, (link, [, reason]) => metrics.refused.inc({ reason }));
@@ -73,7 +76,13 @@ export async function startPrimary(config) {
     'gateway ready'
   );
 
-  process.on('SIGHUP', () => supervisor.rollingRestart());
+  process.on('SIGHUP', async () => {
+    const next = await reloadConfig(supervisor.config, log);
+    if (next === undefined) return;
+    supervisor.config = next;
+    engine.configure(next);
+    supervisor.rollingRestart();
+  });
   let stopping = false;
   const stop = async (signal) => {
     if (stopping) {

@@ -85,8 +85,15 @@ export class PrimaryRelay {
         case Op.PUB: {
           // Token 0 wants no reply: no callback, so nothing is made per publish.
           const token = op[3];
-          this.engine.publish(op[1], op[2], token === 0 ? undefined : (seq) => link.batch.push([Op.SEQ, token, seq]));
+          const done = token === 0 ? undefined : (seq, epoch, skipped) => link.batch.push([Op.SEQ, token, seq, epoch, skipped]);
+          // A key or version left out travels as null (IPC is JSON).
+          this.engine.publish(op[1], op[2], done, op[4] ?? undefined, op[5] ?? undefined);
           published++;
+          break;
+        }
+        case Op.HISTORY: {
+          const token = op[3];
+          this.engine.history(op[1], op[2], (answer) => link.batch.push([Op.HISTORY_DONE, token, answer]));
           break;
         }
         case Op.SUB: {

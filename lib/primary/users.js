@@ -3,10 +3,9 @@
 // - --max-conns-per-user is exact across workers because one process, this
 //   one, holds every user's count and answers each admission in turn; with
 //   the Redis engine it also asks the other nodes' counts there
-//   (lib/engines/redis/users.js);
-// - POST /disconnect reaches every worker: a kick is sent to all of them and
-//   answered with the sum once each has said how many it closed; with the
-//   Redis engine, every other gateway node too (lib/engines/redis/kicks.js).
+//   (lib/engines/redis/users.js).
+// What reaches a user's connections everywhere (POST /disconnect, the server
+// API's subscribe and unsubscribe) is a cluster call: ./calls.js.
 import { Op } from '../ipc.js';
 
 /**
@@ -14,10 +13,8 @@ import { Op } from '../ipc.js';
  * @param {number} cap --max-conns-per-user (0 = none)
  * @param {import('../engines/index.js').Engine} engine its cluster-wide part, where it has one, reaches the other gateway nodes
  */
-export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers }) {
+export function attachUsers(relay, cap, { users: remoteUsers }) {
   const counts = new Map(); // user -> connections admitted on this node's workers
-  const kicks = new Map(); // request -> {origin link, token, waiting: Set of links, total}
-  let nextRequest = 1;
 
   const release = (user, n) => {
     const left = counts.get(user) - n;
@@ -33,11 +30,6 @@ export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers }) {
     release(user, 1);
   };
   remoteUsers?.attach(counts);
-  const settle = (request, kick) => {
-    if (kick.waiting.size > 0) return;
-    kicks.delete(request);
-    kick.origin.batch.push([Op.KICK_DONE, kick.token, kick.total]); // dropped by the batch if the origin is gone
-  };
 
   relay.handle(Op.USER_ADD, (link, [, user, token]) => {
     const held = counts.get(user) ?? 0;
@@ -52,40 +44,8 @@ export function attachUsers(relay, cap, { kicks: remote, users: remoteUsers }) {
     });
   });
   relay.handle(Op.USER_DEL, (link, [, user]) => remove(link, user));
-  // `origin` is the asking worker's link, or another node's stand-in: {batch: {push([Op.KICK_DONE, token, n])}}.
-  const startKick = (origin, user, token) => {
-    const request = nextRequest++;
-    const kick = { origin, token, waiting: new Set(relay.links.values()), total: 0 };
-    kicks.set(request, kick);
-    for (const target of kick.waiting) target.batch.push([Op.KICK, user, request]);
-    settle(request, kick); // no worker here: nothing to wait for
-    return request;
-  };
-  relay.handle(Op.KICK, (link, [, user, token]) => {
-    const request = startKick(link, user, token);
-    const kick = kicks.get(request);
-    if (remote === undefined || kick === undefined) return;
-    kick.waiting.add(remote);
-    remote
-      .kick(user)
-      .then((n) => (kick.total += n), ignore) // Redis unreachable: this node's count only
-      .finally(() => {
-        kick.waiting.delete(remote);
-        settle(request, kick);
-      });
-  });
-  remote?.serve((user) => new Promise((resolve) => startKick({ batch: { push: (op) => resolve(op[2]) } }, user, 0)));
-  relay.handle(Op.KICKED, (link, [, request, n]) => {
-    const kick = kicks.get(request);
-    if (kick === undefined || !kick.waiting.delete(link)) return;
-    kick.total += n;
-    settle(request, kick);
-  });
   relay.onDetach((link) => {
     link.gone = true;
     for (const [user, n] of link.users ?? []) release(user, n);
-    for (const [request, kick] of kicks) if (kick.waiting.delete(link)) settle(request, kick);
   });
 }
-
-function ignore() {}

@@ -9,10 +9,11 @@
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { require } from '../require.js';
-import { ErrorCode, MAX_USER_LENGTH } from '../protocol.js';
+import { ErrorCode, MAX_USER_LENGTH, isValidChannel } from '../protocol.js';
 import { compilePermissions } from './permissions.js';
 
 const MAX_TOKEN_LENGTH = 8192; // longer is refused before any decoding
+const MAX_CHANNELS = 256; // in the `channels` claim
 // An unknown kid refetches the JWKS at most once per cooldown, however many
 // connections present it: a forged kid cannot make the gateway hammer the IdP.
 const JWKS_COOLDOWN_MS = 5000;
@@ -34,7 +35,8 @@ export class AuthError extends Error {
 
 /**
  * @param {object} config resolved gateway configuration with auth 'jwt'
- * @returns {(token: *) => Promise<{user: string, expiresAt: number, permissions: object}|AuthError>}
+ * @returns {(token: *) => Promise<{user: string, expiresAt: number, permissions: object, channels: string[]}|AuthError>}
+ *   `channels`: the claim's, the server-side subscriptions made at authentication
  */
 export function createVerifier(config) {
   // Loaded here, under --auth jwt only: jose costs a worker ~9 MB of RSS.
@@ -64,9 +66,15 @@ export function createVerifier(config) {
     if (!Number.isFinite(exp)) return invalid();
     const permissions = compilePermissions(payload.subscribe, payload.publish);
     if (typeof permissions === 'string') return invalid(permissions);
-    return { user: sub, expiresAt: exp * 1000, permissions };
+    const channels = payload.channels ?? NO_CHANNELS;
+    if (!Array.isArray(channels) || channels.length > MAX_CHANNELS || !channels.every(isValidChannel)) {
+      return invalid(`channels must be an array of at most ${MAX_CHANNELS} channel names`);
+    }
+    return { user: sub, expiresAt: exp * 1000, permissions, channels };
   };
 }
+
+const NO_CHANNELS = Object.freeze([]);
 
 // One message for every bad token, so a refusal tells a prober nothing.
 function invalid(detail) {

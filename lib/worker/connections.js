@@ -1,6 +1,7 @@
 // Everything that happens on one WebSocket connection after the upgrade: the
 // welcome, the protocol (auth, subscribe, unsubscribe, publish, ping), the
-// permissions and rate limits, and the close. Handlers are created once per worker and read the
+// permissions, namespaces and rate limits, the subscriptions the server makes
+// (the token's `channels`, the server API's subscribe), and the close. Handlers are created once per worker and read the
 // connection from `this`, so a connection costs no closures of its own.
 import { randomBytes } from 'node:crypto';
 import { require } from '../require.js';
@@ -16,8 +17,11 @@ import {
   pongFrame,
   Recovery,
   subscribeAckFrame,
+  subscribedFrame,
+  unsubscribedFrame,
   welcomeFrame
 } from '../protocol.js';
+import { Namespaces } from '../namespaces.js';
 import { Keepalive } from './keepalive.js';
 import { encodeText, wsTransport } from './ws-transport.js';
 import { AuthError } from './auth.js';
@@ -45,6 +49,10 @@ const kAuthRefilled = Symbol('authTokensRefilledAt');
 const AUTH_RATE = 2;
 
 const WS = transportMetrics('ws');
+
+// Who asked for a subscription: the client (answered with an ack) or the server (a `subscribed` frame).
+const CLIENT = false;
+const SERVER = true;
 
 const CLOSE_REASONS = new Map([
   [1000, 'normal'],
@@ -84,6 +92,7 @@ export class Connections {
     // Worker number and a random part, so ids stay unique across restarts.
     this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
     this.jwt = admission.jwt;
+    this.namespaces = new Namespaces(config);
     if (this.jwt) this.deadlines = new Deadlines((ws) => this.deadlinePassed(ws));
     const self = this;
     this.onMessage = function onMessage(data, isBinary) {
@@ -126,7 +135,7 @@ export class Connections {
     }
     const { type, id, channel } = frame;
     if (type === 'auth') {
-      this.authenticate(ws, frame.token, id);
+      this.authenticate(ws, frame, id);
       return;
     }
     if (this.jwt && ws[kPermissions] === undefined) {
@@ -145,7 +154,13 @@ export class Connections {
         this.subscriptions.remove(ws, channel);
         ws.send(ackFrame(id));
         break;
-      case 'publish':
+      case 'publish': {
+        const ns = this.namespace(ws, channel, id);
+        if (ns === undefined) return;
+        if (!ns.clientPublish) {
+          this.fail(ws, new ProtocolError(ErrorCode.FORBIDDEN, `only the server publishes in namespace ${ns.name}`, id));
+          return;
+        }
         if (this.jwt && !this.permitted(ws, 'publish', channel, id)) return;
         if (this.relay.busy) {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, 'the gateway is busy relaying: retry shortly', id));
@@ -161,6 +176,7 @@ export class Connections {
         }
         this.relay.publish(channel, JSON.stringify(frame.data), ws, id);
         break;
+      }
     }
   }
 
@@ -170,6 +186,8 @@ export class Connections {
    * answered() completes it.
    */
   subscribe(ws, channel, id, since) {
+    const ns = this.namespace(ws, channel, id);
+    if (ns === undefined) return;
     // A channel the token does not allow is forbidden, with `since` or not: nothing replayed.
     if (this.jwt && !this.permitted(ws, 'subscribe', channel, id)) return;
     const subscriptions = this.subscriptions;
@@ -184,40 +202,76 @@ export class Connections {
       this.fail(ws, new ProtocolError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, message, id));
       return;
     }
-    const upToDate = subscriptions.upToDate(channel, since);
+    const upToDate = subscriptions.upToDate(channel, since, ns.latest);
     // A recovery costs the primary a look-up and a replay: a client asking in
     // a loop spends its publish tokens.
     if (!upToDate && since !== undefined && !takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {
       this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} recoveries and publishes per second`, id));
       return;
     }
+    this.join(ws, channel, id, since, upToDate, CLIENT);
+  }
+
+  /**
+   * A subscription the server makes: no permission asked, no limit applied
+   * (the server decided); announced with a `subscribed` frame, recovered
+   * from `since` like a client's own.
+   * @returns {boolean} whether the connection holds the channel now
+   */
+  serverSubscribe(ws, channel, since) {
+    const ns = this.namespaces.lookup(channel);
+    if (ws.readyState !== WebSocket.OPEN || ns === undefined) return false;
+    if (this.subscriptions.has(ws, channel)) return true;
+    this.join(ws, channel, undefined, since, this.subscriptions.upToDate(channel, since, ns.latest), SERVER);
+    return true;
+  }
+
+  /** @returns {boolean} whether the connection held the channel (it no longer does, and is told) */
+  serverUnsubscribe(ws, channel) {
+    if (ws.readyState !== WebSocket.OPEN || !this.subscriptions.has(ws, channel)) return false;
+    this.subscriptions.remove(ws, channel);
+    ws.send(unsubscribedFrame(channel));
+    return true;
+  }
+
+  join(ws, channel, id, since, upToDate, server) {
+    const subscriptions = this.subscriptions;
     const local = subscriptions.add(ws, channel);
     if (!upToDate) {
-      this.relay.subscribe({ owner: this, ws, channel, local, id, since });
+      this.relay.subscribe({ owner: this, ws, channel, local, id, since, server });
       return;
     }
     subscriptions.activate(ws, local);
     if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
-    ws.send(subscribeAckFrame(id, local.seq, local.epoch, since === undefined ? undefined : true));
+    ws.send(joinedFrame(server, id, channel, local.seq, local.epoch, since === undefined ? undefined : true));
   }
 
   /** The primary's answer to a subscribe this worker could not answer itself. */
-  answered({ ws, channel, local, id, since }, { current, epoch, seq, result, replay }) {
+  answered({ ws, channel, local, id, since, server }, { current, epoch, seq, result, replay }) {
     if (ws.readyState !== WebSocket.OPEN) return;
     // Unsubscribed while asking, or already live through an earlier request:
-    // say where the channel stands, replay nothing.
+    // say where the channel stands (to a client that asked), replay nothing.
     if (!current || !this.subscriptions.has(ws, channel) || local.has(ws)) {
-      ws.send(subscribeAckFrame(id, seq, epoch));
+      if (server === CLIENT) ws.send(subscribeAckFrame(id, seq, epoch));
       return;
     }
     this.subscriptions.activate(ws, local);
     if (result !== undefined) metrics.recoveries.inc({ result });
-    const recovered = replay !== undefined;
-    ws.send(subscribeAckFrame(id, seq, epoch, since === undefined ? undefined : recovered));
-    if (!recovered) return;
+    // With since: the missed messages; without, in a `latest` namespace: the latest one.
+    const latest = since === undefined && replay !== undefined ? true : undefined;
+    ws.send(joinedFrame(server, id, channel, seq, epoch, since === undefined ? undefined : replay !== undefined, latest));
+    if (replay === undefined) return;
+    const first = seq - replay.length + 1;
     for (let i = 0; i < replay.length; i++) {
-      wsTransport.write(ws, encodeText(messageFrame(channel, since.seq + 1 + i, replay[i])), this.config.maxBuffered);
+      wsTransport.write(ws, encodeText(messageFrame(channel, first + i, replay[i])), this.config.maxBuffered);
     }
+  }
+
+  /** The channel's namespace; an unknown one is answered invalid_channel. */
+  namespace(ws, channel, id) {
+    const ns = this.namespaces.lookup(channel);
+    if (ns === undefined) this.fail(ws, new ProtocolError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`, id));
+    return ns;
   }
 
   /** Whether the connection's token allows `action` on `channel`; answers forbidden if not. */
@@ -229,7 +283,7 @@ export class Connections {
   }
 
   /** An auth frame: the first authenticates the connection, later ones refresh it (same sub only). */
-  authenticate(ws, token, id) {
+  authenticate(ws, { token, since }, id) {
     if (!this.jwt) {
       this.fail(ws, new ProtocolError(ErrorCode.BAD_REQUEST, 'this gateway takes no tokens (--auth none)', id));
       return;
@@ -239,14 +293,14 @@ export class Connections {
       this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${AUTH_RATE} auth frames per second`, id));
       return;
     }
-    this.admission.verify(token).then((result) => this.verified(ws, result, id));
+    this.admission.verify(token).then((result) => this.verified(ws, result, id, since));
   }
 
-  verified(ws, result, id) {
+  verified(ws, result, id, held) {
     if (ws.readyState !== WebSocket.OPEN) return;
     if (result instanceof AuthError) return this.refuse(ws, result.reason, result.code, result.message, id);
     const { user, expiresAt, permissions } = result;
-    if (ws[kUser] === null) return this.admit(ws, result, id);
+    if (ws[kUser] === null) return this.admit(ws, result, id, held);
     if (ws[kUser] !== user) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'a refresh must carry the same sub', id);
     if (ws[kPermissions] === undefined) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'the first auth is still under way', id);
     ws[kPermissions] = permissions; // held subscriptions stay; new frames follow the new claims
@@ -254,7 +308,7 @@ export class Connections {
     ws.send(authAckFrame(id, user, expiresAt));
   }
 
-  admit(ws, { user, expiresAt, permissions }, id) {
+  admit(ws, { user, expiresAt, permissions, channels }, id, held) {
     ws[kUser] = user;
     const users = this.admission.users;
     this.admission.admitUser(user).then((refused) => {
@@ -267,7 +321,22 @@ export class Connections {
       ws[kPermissions] = permissions;
       this.deadlines.set(ws, expiresAt);
       ws.send(authAckFrame(id, user, expiresAt));
+      this.serverChannels(ws, channels, held);
     });
+  }
+
+  /**
+   * After the first auth: the token's `channels`, and the channels the
+   * server had subscribed the client to before it reconnected (`held`, from
+   * the auth frame: where it stands in each), kept where the token names or
+   * allows them; the others are announced as ended.
+   */
+  serverChannels(ws, channels, held) {
+    for (const channel of channels) this.serverSubscribe(ws, channel, held?.get(channel));
+    for (const [channel, since] of held ?? []) {
+      if (channels.includes(channel)) continue;
+      if (!allows(ws[kPermissions].subscribe, channel, ws[kUser]) || !this.serverSubscribe(ws, channel, since)) ws.send(unsubscribedFrame(channel));
+    }
   }
 
   refuse(ws, reason, code, message, id) {
@@ -303,6 +372,11 @@ export class Connections {
     this.count--;
     WS.closed(closeReason(code));
   }
+}
+
+/** The answer to a subscription: an ack to the client's subscribe, a `subscribed` frame for the server's. */
+function joinedFrame(server, id, channel, seq, epoch, recovered, latest) {
+  return server ? subscribedFrame(channel, seq, epoch, recovered, latest) : subscribeAckFrame(id, seq, epoch, recovered, latest);
 }
 
 /** The reason label of gateway_connections_closed_total for a close code. */

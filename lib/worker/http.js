@@ -1,11 +1,12 @@
 // Plain HTTP on the public port: health, the keyed POST routes (publish,
-// disconnect), the browser client, and the entry of GET /sse (./sse.js).
-// Upgrades are handled in ./upgrade.js.
+// disconnect; the server API, POST /api/<method>, is ./api.js), the browser
+// client, and the entry of GET /sse (./sse.js). Upgrades are handled in
+// ./upgrade.js.
 import { readFileSync } from 'node:fs';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
 import { carriedBy } from './transport.js';
+import { keyCheck, readBody, reply } from './http-io.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -27,11 +28,12 @@ const STATUS_FOR = {
  * @param {import('./relay.js').WorkerRelay} options.relay
  * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
  * @param {import('./sse.js').SseStreams} options.streams GET /sse
+ * @param {import('./api.js').ServerApi} options.api POST /api/<method>
  * @param {() => boolean} options.draining
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, users, streams, draining }) {
-  const apiKeyHash = config.apiKey === undefined ? undefined : sha256(config.apiKey);
+export function createRequestHandler({ config, relay, users, streams, api, draining }) {
+  const keyProblem = keyCheck(config.apiKey);
   const files = new Map();
 
   return function handleRequest(req, res) {
@@ -40,6 +42,7 @@ export function createRequestHandler({ config, relay, users, streams, draining }
     const path = req.url.split('?', 1)[0];
     if (draining()) res.setHeader('Connection', 'close');
     if (path === '/sse') return streams.request(req, res);
+    if (path.startsWith('/api/')) return api.request(req, res, path.slice(5));
     if (path === '/publish' || path === '/disconnect') {
       if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'POST' });
       if (!keyAccepted(req, res)) return;
@@ -61,20 +64,11 @@ export function createRequestHandler({ config, relay, users, streams, draining }
 
   /** Whether the request carries the API key; answers 401/403 if not. */
   function keyAccepted(req, res) {
-    if (apiKeyHash === undefined) {
-      reply(res, 403, { error: ErrorCode.FORBIDDEN, message: `POST ${req.url.split('?', 1)[0]} is disabled: start the gateway with --api-key` });
-      return false;
-    }
-    const auth = req.headers.authorization;
-    if (auth === undefined || !auth.startsWith('Bearer ')) {
-      reply(res, 401, { error: ErrorCode.FORBIDDEN, message: 'Authorization: Bearer <api key> is required' }, { 'WWW-Authenticate': 'Bearer' });
-      return false;
-    }
-    if (!timingSafeEqual(sha256(auth.slice(7)), apiKeyHash)) {
-      reply(res, 403, { error: ErrorCode.FORBIDDEN, message: 'wrong api key' });
-      return false;
-    }
-    return true;
+    const problem = keyProblem(req);
+    if (problem === undefined) return true;
+    const [status, message, headers] = problem;
+    reply(res, status, { error: ErrorCode.FORBIDDEN, message }, headers);
+    return false;
   }
 
   function publish(req, res) {
@@ -89,7 +83,7 @@ export function createRequestHandler({ config, relay, users, streams, draining }
       const { channel, data } = parsePublishBody(text);
       return relay.publishForSeq(channel, JSON.stringify(data));
     });
-    answer(res, seq, (value) => reply(res, 202, { seq: value }));
+    answer(res, seq, (value) => reply(res, 202, { seq: value.seq }));
   }
 
   function disconnect(req, res) {
@@ -131,37 +125,4 @@ function answer(res, promise, ok) {
       reply(res, STATUS_FOR[err.code], { error: err.code, message: err.message });
     })
     .catch(() => res.destroy());
-}
-
-/** Reads a request body of at most `limit` bytes; larger is payload_too_large. */
-function readBody(req, limit) {
-  return new Promise((resolve, reject) => {
-    const tooLarge = () => new ProtocolError(ErrorCode.PAYLOAD_TOO_LARGE, `body is over ${limit} bytes`);
-    if (Number(req.headers['content-length']) > limit) {
-      req.resume();
-      return reject(tooLarge());
-    }
-    const chunks = [];
-    let size = 0;
-    req.on('data', (chunk) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(tooLarge());
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString()));
-    req.on('error', reject);
-  });
-}
-
-export function reply(res, status, body, headers = {}) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
-function sha256(text) {
-  return createHash('sha256').update(text).digest();
 }

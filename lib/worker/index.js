@@ -21,6 +21,8 @@ import { Keepalive } from './keepalive.js';
 import { ClosePacer } from './close-pacer.js';
 import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
+import { ServerApi } from './api.js';
+import { attachCalls } from './calls.js';
 import { createUpgradeHandler } from './upgrade.js';
 import { kClientIp } from './client-ip.js';
 import { listenOwnPort } from './listener.js';
@@ -60,7 +62,9 @@ export function startWorker(config, worker) {
     perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
     maxPayload: config.maxPayload
   });
-  const handleRequest = createRequestHandler({ config, relay, users: admission.users, streams, draining });
+  attachCalls({ relay, users: admission.users, connections, subscriptions });
+  const api = new ServerApi({ config, relay, users: admission.users });
+  const handleRequest = createRequestHandler({ config, relay, users: admission.users, streams, api, draining });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =

@@ -32,6 +32,8 @@ export const metrics = {
   rejected: counter('gateway_upgrades_rejected_total', 'WebSocket upgrades refused, by reason', ['reason']),
   subscriptions: gauge('gateway_subscriptions', 'Channel subscriptions held by connections'),
   published: counter('gateway_messages_published_total', 'Messages accepted for publishing (WebSocket and HTTP)'),
+  skipped: counter('gateway_publishes_skipped_total', 'Server API publishes that published nothing, by reason (duplicate idempotencyKey, stale version)', ['reason']),
+  apiRequests: counter('gateway_api_requests_total', 'Server API calls (POST /api/<method>, and each command of a batch), by method and result code', ['method', 'code']),
   delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers'),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
   authFailures: counter('gateway_auth_failures_total', 'Refused tokens and frames, by reason (missing, invalid, expired, forbidden)', ['reason']),

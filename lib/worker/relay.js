@@ -10,12 +10,14 @@
 // 'msg' after that answer is newer than it, every one before it older. The
 // subscriber is pending until the answer, live from it on.
 //
-// Operations to the primary:  ['pub', channel, dataJson, token]  token 0 = no reply
+// Operations to the primary:  ['pub', channel, dataJson, token, idempotencyKey?, version?]  token 0 = no reply
 //                             ['sub', channel, token, sinceSeq?, sinceEpoch?]
+//                             ['hist', channel, query, token]  the server API's history read
 //                             ['unsub', channel]        the last local holder left
 //                             ['stats', figures]
 // Operations from the primary: ['msg', channel, seq, dataJson]
-//                             ['seq', token, seq]      reply to a pub with a token (null: refused)
+//                             ['seq', token, seq, epoch, skipped]  reply to a pub with a token (seq null: refused)
+//                             ['histd', token, answer] reply to a hist
 //                             ['subok', token, epoch, seq, result, replay]  reply to a sub:
 //                               the channel is routed here; result and replay only with since
 //                             ['busy', boolean]        a worker is not keeping up: refuse publishes
@@ -23,7 +25,7 @@
 //                             ['epoch', channel, epoch]  the channel's sequence started over
 //                               (Redis lost it): the next 'msg' counts from 1
 // Other operations go to the module that registered them with handle()
-// (lib/worker/users.js).
+// (./users.js, ./calls.js).
 import { IpcBatch, Op, unknownOp } from '../ipc.js';
 import { ErrorCode, ProtocolError, ackFrame } from '../protocol.js';
 import { TRANSPORTS, kTransport } from './transport.js';
@@ -49,6 +51,7 @@ export class WorkerRelay {
     this.primaryBusy = false;
     this.engineUp = true;
     this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
+    this.answers(Op.HISTORY_DONE);
   }
 
   /** Routes operations named `name` from the primary to `handler(op)`. */
@@ -64,6 +67,11 @@ export class WorkerRelay {
     const token = this.nextToken++;
     this.batch.push([...op, token]);
     return new Promise((resolve) => this.asked.set(token, resolve));
+  }
+
+  /** @returns {Promise<any>} the value of a Call (../ipc.js) on the whole cluster */
+  call(name, args) {
+    return this.ask([Op.CALL, name, args]);
   }
 
   /** Operations named `name` answer an ask(): [name, token, value]. */
@@ -95,12 +103,25 @@ export class WorkerRelay {
     this.batch.afterWrite(ws, id);
   }
 
-  /** @returns {Promise<number>} the seq the primary gave the message */
-  publishForSeq(channel, dataJson) {
-    metrics.published.inc();
+  /**
+   * An HTTP publish (POST /publish, the server API).
+   * @param {string} [idempotencyKey]
+   * @param {number} [version]
+   * @returns {Promise<{seq: number, epoch: string, skipped?: string}>} where the engine put the message, or why it skipped it
+   */
+  publishForSeq(channel, dataJson, idempotencyKey, version) {
     const token = this.nextToken++;
-    this.batch.push([Op.PUB, channel, dataJson, token]);
+    this.batch.push(
+      idempotencyKey === undefined && version === undefined
+        ? [Op.PUB, channel, dataJson, token]
+        : [Op.PUB, channel, dataJson, token, idempotencyKey, version]
+    );
     return new Promise((resolve, reject) => this.replies.set(token, { resolve, reject }));
+  }
+
+  /** @returns {Promise<import('../engines/index.js').HistoryAnswer>} */
+  history(channel, query) {
+    return this.ask([Op.HISTORY, channel, query]);
   }
 
   /**
@@ -133,7 +154,7 @@ export class WorkerRelay {
           this.deliver(op[1], op[2], op[3]);
           break;
         case Op.SEQ:
-          this.replied(op[1], op[2]);
+          this.replied(op);
           break;
         case Op.SUBOK:
           this.routed(op);
@@ -154,12 +175,14 @@ export class WorkerRelay {
     }
   }
 
-  replied(token, seq) {
+  replied([, token, seq, epoch, skipped]) {
     const reply = this.replies.get(token);
     if (reply === undefined) return;
     this.replies.delete(token);
-    if (seq === null) reply.reject(new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE));
-    else reply.resolve(seq);
+    if (seq === null) return reply.reject(new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE));
+    if (skipped == null) metrics.published.inc(); // null: as IPC carries undefined
+    else metrics.skipped.inc({ reason: skipped });
+    reply.resolve(skipped == null ? { seq, epoch } : { skipped, seq, epoch });
   }
 
   /** A routed channel's new epoch: a recovery from the old one must not look up to date here. */

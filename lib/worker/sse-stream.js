@@ -58,6 +58,7 @@ function write(stream, bytes, maxBuffered) {
 export const sseTransport = defineTransport(SseStream, {
   name: 'sse',
   answersPings: false,
+  channelsFixed: true,
   ping: Buffer.from(': ping\n\n'), // a comment line: proxies see traffic, EventSource ignores it
   // The data is encoded once; the streams on this channel alone (most) share
   // one whole event, built on first use; a stream on several channels gets

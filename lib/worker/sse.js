@@ -5,11 +5,12 @@
 // Last-Event-ID giving each channel's `since`. From then on the stream is a
 // subscriber like any other (./sse-stream.js).
 import { CloseCode, ErrorCode, Recovery, isValidChannel, parseCursor } from '../protocol.js';
+import { Namespaces } from '../namespaces.js';
 import { AuthError } from './auth.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { clientIp } from './client-ip.js';
-import { reply } from './http.js';
+import { reply } from './http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
 import { carriedBy } from './transport.js';
 import { closeReason } from './connections.js';
@@ -35,6 +36,7 @@ export class SseStreams {
     this.keepalive = keepalive;
     this.admission = admission;
     this.count = 0; // open streams
+    this.namespaces = new Namespaces(config);
     if (admission.jwt) {
       this.deadlines = new Deadlines((stream) => {
         metrics.disconnects.inc({ reason: 'token_expired' });
@@ -98,6 +100,7 @@ export class SseStreams {
       if (!isValidChannel(channel)) {
         throw error(ErrorCode.INVALID_CHANNEL, `invalid channel ${JSON.stringify(channel.slice(0, 140))}: 1 to 128 of A-Z a-z 0-9 _ . : @ / -`);
       }
+      if (this.namespaces.lookup(channel) === undefined) throw error(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`);
     }
     if (new Set(channels).size !== channels.length) throw error(ErrorCode.BAD_REQUEST, 'a channel is named twice');
     const cursor = lastEventId ?? params.get('lastEventId');
@@ -157,7 +160,7 @@ export class SseStreams {
   /** As Connections.subscribe: at once when this worker is up to date on the channel, else through the primary. */
   subscribe(stream, i, since) {
     const channel = stream.channels[i];
-    const upToDate = this.subscriptions.upToDate(channel, since);
+    const upToDate = this.subscriptions.upToDate(channel, since, this.namespaces.lookup(channel).latest);
     if (since !== undefined) stream.positions[i] = since;
     const local = this.subscriptions.add(stream, channel);
     if (!upToDate) return this.relay.subscribe({ owner: this, ws: stream, channel, local, since });
@@ -165,8 +168,8 @@ export class SseStreams {
     this.activate(stream, i, local);
   }
 
-  /** The primary's answer to a stream's subscribe: the replay or the gap, then live. */
-  answered({ ws: stream, channel, local, since }, { current, epoch, result, replay }) {
+  /** The primary's answer to a stream's subscribe: the replay (or a `latest` namespace's latest message) or the gap, then live. */
+  answered({ ws: stream, channel, local, since }, { current, epoch, seq, result, replay }) {
     if (!stream.open || !current) return;
     if (result !== undefined) metrics.recoveries.inc({ result });
     const i = stream.channels.indexOf(channel);
@@ -175,7 +178,7 @@ export class SseStreams {
       stream.positions[i] = local;
       sseTransport.write(stream, gapEvent(stream, channel), max);
     } else if (replay !== undefined) {
-      const at = { seq: since.seq, epoch };
+      const at = { seq: seq - replay.length, epoch };
       stream.positions[i] = at;
       for (const dataJson of replay) {
         at.seq++;

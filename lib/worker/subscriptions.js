@@ -61,11 +61,28 @@ export class Subscriptions {
   /**
    * Whether this worker already receives `channel` and stands where `since`
    * says (or no `since`): a subscribe it can answer itself, with nothing to
-   * replay.
+   * replay. Never in a `latest` namespace without `since`: the latest
+   * message comes from the engine.
    */
-  upToDate(channel, since) {
+  upToDate(channel, since, latest) {
     const known = this.channels.get(channel);
-    return known?.routed === true && (since === undefined || (since.epoch === known.epoch && since.seq === known.seq));
+    if (known?.routed !== true) return false;
+    return since === undefined ? !latest : since.epoch === known.epoch && since.seq === known.seq;
+  }
+
+  /**
+   * Subscribers per channel (live and pending) of the channels starting with `prefix`.
+   * @returns {Object<string, number>|null} null past `max` channels
+   */
+  counts(prefix, max) {
+    const out = Object.create(null); // a channel may be called __proto__
+    let n = 0;
+    for (const [name, local] of this.channels) {
+      if (!name.startsWith(prefix)) continue;
+      if (++n > max) return null;
+      out[name] = local.size + local.pending;
+    }
+    return out;
   }
 
   /**

@@ -26,6 +26,8 @@ export const kTransport = Symbol('transport');
  * @property {'ws'|'sse'} name the metrics label
  * @property {number} index small and unique: fan-out keeps one encoding per transport by it
  * @property {boolean} answersPings see above
+ * @property {boolean} channelsFixed its channels are set when it opens (an
+ *   SSE stream's, by its URL): the server API neither adds nor removes any
  * @property {Buffer} ping the bytes of one keepalive ping
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker

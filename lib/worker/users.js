@@ -1,17 +1,13 @@
 // The worker's user index under --auth jwt: user id -> its connections here,
-// for POST /disconnect and --max-conns-per-user. The cluster-wide part (the
-// count per user, the fan-out of a disconnect to every worker) is the
-// primary's (lib/primary/users.js); the IPC operations:
+// for POST /disconnect, the server API's subscribe and unsubscribe by user
+// (./calls.js) and --max-conns-per-user. The cluster-wide part (the count
+// per user) is the primary's (lib/primary/users.js); the IPC operations:
 //
 // To the primary:   ['uadd', user, token]   may this user open one more? (only with a cap)
 //                   ['udel', user]          one of its connections closed (only with a cap)
-//                   ['kick', user, token]   disconnect the user everywhere
-//                   ['kicked', request, n]  closed n connections for a kick
 // From the primary: ['uok', token, allowed] answer to uadd
-//                   ['kick', user, request] close the user's connections here
-//                   ['kickd', token, n]     the kick closed n connections in all
 import { CloseCode } from '../protocol.js';
-import { Op } from '../ipc.js';
+import { Call, Op } from '../ipc.js';
 import { kTransport } from './transport.js';
 
 export class WorkerUsers {
@@ -27,8 +23,6 @@ export class WorkerUsers {
     this.disconnected = disconnected;
     this.byUser = new Map(); // user -> connection (any transport), or Set of them when more than one
     relay.answers(Op.USER_OK);
-    relay.answers(Op.KICK_DONE);
-    relay.handle(Op.KICK, (op) => relay.batch.push([Op.KICKED, op[2], this.closeHere(op[1])]));
   }
 
   /** @returns {Promise<boolean>} whether the user stays within --max-conns-per-user, counted cluster-wide */
@@ -52,17 +46,21 @@ export class WorkerUsers {
     if (this.cap > 0) this.relay.batch.push([Op.USER_DEL, user]);
   }
 
-  /** @returns {Promise<number>} connections closed with 4004, on every worker */
-  disconnect(user) {
-    return this.relay.ask([Op.KICK, user]);
+  /** @returns {Promise<number>} connections closed with `code` (default 4004), on every worker and node */
+  disconnect(user, code = CloseCode.DISCONNECTED, reason = 'disconnected by the server') {
+    return this.relay.call(Call.KICK, [user, code, reason]);
   }
 
-  closeHere(user) {
+  /** @returns {object[]} the user's connections on this worker, every transport */
+  connectionsOf(user) {
     const held = this.byUser.get(user);
-    if (held === undefined) return 0;
+    return held === undefined ? [] : held instanceof Set ? [...held] : [held];
+  }
+
+  closeHere(user, code, reason) {
+    const list = this.connectionsOf(user);
     this.byUser.delete(user); // a second kick before the closes complete finds none
-    const list = held instanceof Set ? [...held] : [held];
-    for (const conn of list) conn[kTransport].close(conn, CloseCode.DISCONNECTED, 'disconnected by the server');
+    for (const conn of list) conn[kTransport].close(conn, code, reason);
     this.disconnected(list.length);
     return list.length;
   }

@@ -32,6 +32,7 @@ function write(ws, bytes, maxBuffered) {
 export const wsTransport = defineTransport(GatewaySocket, {
   name: 'ws',
   answersPings: true,
+  channelsFixed: false,
   ping: Buffer.concat(Sender.frame(Buffer.alloc(0), PING)),
   encode: (channel, seq, epoch, dataJson) => encodeText(messageFrame(channel, seq, dataJson)),
   writeMessage: write,

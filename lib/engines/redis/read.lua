@@ -8,6 +8,7 @@
 -- ARGV[3] entries after this seq are wanted ('' for none)
 -- ARGV[4] the epoch that seq belongs to ('' if none): when the channel is in
 --         another one (Redis lost its state), all of the new one's entries
+-- ARGV[5] '1': the latest entry is wanted too (a subscribe in a `latest` namespace)
 -- Returns {seq, epoch, {{id, {'d', data}}, ...}}.
 redis.call('HSETNX', KEYS[1], 'e', ARGV[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
@@ -15,6 +16,7 @@ local state = redis.call('HMGET', KEYS[1], 's', 'e')
 local seq = tonumber(state[1]) or 0
 local from = tonumber(ARGV[3])
 if from ~= nil and ARGV[4] ~= '' and ARGV[4] ~= state[2] then from = 0 end
+if ARGV[5] == '1' and seq > 0 and (from == nil or from >= seq) then from = seq - 1 end
 local entries = {}
 if from ~= nil and from < seq then
   entries = redis.call('XRANGE', KEYS[2], from + 1, seq)

@@ -1,0 +1,230 @@
+// The server API's methods (POST /api/<method>: ./api.js), each with the
+// keys its params may hold; a call with any other key, or a bad value, is
+// refused whole before anything is published. The rules of the contract
+// (DESIGN.md "Server API") are enforced here:
+// - broadcast: 1 to 1,000 distinct channels; each is published on its own
+//   (its own seq), and an error for one (a bad name, an unknown namespace)
+//   does not stop the others;
+// - batch: 1 to 100 commands of the other methods, checked before any runs,
+//   then run in order;
+// - idempotencyKey: 1 to 64 characters; version: a positive safe integer;
+// - subscribe, unsubscribe and disconnect reach users' connections: they
+//   need --auth jwt (no users without it).
+import { CloseCode, ErrorCode, ProtocolError, checkChannel, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
+import { Call, MAX_CHANNELS } from '../ipc.js';
+import { UNAVAILABLE_MESSAGE } from './relay.js';
+import { metrics } from './metrics.js';
+
+const MAX_BROADCAST = 1000;
+const MAX_BATCH = 100;
+const MAX_KEY_LENGTH = 64;
+const MAX_REASON_BYTES = 123; // a WebSocket close reason's limit
+
+/** name -> {keys, run(params, context)}; `run` returns the result or throws a ProtocolError. */
+export const METHODS = {
+  publish: {
+    keys: ['channel', 'data', 'idempotencyKey', 'version'],
+    async run(params, context) {
+      const { relay } = context;
+      const channel = knownChannel(params.channel, context);
+      const dataJson = dataOf(params);
+      const key = idempotencyKeyOf(params.idempotencyKey);
+      const version = versionOf(params.version);
+      canPublish(relay);
+      return relay.publishForSeq(channel, dataJson, key, version);
+    }
+  },
+  broadcast: {
+    keys: ['channels', 'data', 'idempotencyKey'],
+    async run(params, context) {
+      const { relay } = context;
+      const { channels } = params;
+      if (!Array.isArray(channels) || channels.length === 0 || channels.length > MAX_BROADCAST) {
+        throw badRequest(`channels must be an array of 1 to ${MAX_BROADCAST} channel names`);
+      }
+      if (new Set(channels).size !== channels.length) throw badRequest('a channel is named twice in channels');
+      const dataJson = dataOf(params);
+      const key = idempotencyKeyOf(params.idempotencyKey);
+      canPublish(relay);
+      const results = channels.map((channel) => {
+        try {
+          knownChannel(channel, context);
+        } catch (err) {
+          return { channel, error: errorOf(err) };
+        }
+        return relay.publishForSeq(channel, dataJson, key).then(
+          (result) => ({ channel, ...result }),
+          (err) => ({ channel, error: errorOf(err) })
+        );
+      });
+      return { results: await Promise.all(results) };
+    }
+  },
+  subscribe: {
+    keys: ['user', 'channel'],
+    async run(params, context) {
+      const args = [userOf(params.user, context.users), knownChannel(params.channel, context)];
+      return { subscribed: await context.relay.call(Call.SUBSCRIBE, args) };
+    }
+  },
+  unsubscribe: {
+    keys: ['user', 'channel'],
+    async run(params, context) {
+      const args = [userOf(params.user, context.users), knownChannel(params.channel, context)];
+      return { unsubscribed: await context.relay.call(Call.UNSUBSCRIBE, args) };
+    }
+  },
+  disconnect: {
+    keys: ['user', 'code', 'reason'],
+    async run(params, { users }) {
+      const user = userOf(params.user, users);
+      const { code = CloseCode.DISCONNECTED, reason = 'disconnected by the server' } = params;
+      if (!Number.isInteger(code) || code < 4000 || code > 4999) throw badRequest('code must be a close code from 4000 to 4999');
+      if (typeof reason !== 'string' || Buffer.byteLength(reason) > MAX_REASON_BYTES) throw badRequest(`reason must be a string of at most ${MAX_REASON_BYTES} bytes`);
+      return { disconnected: await users.disconnect(user, code, reason) };
+    }
+  },
+  presence: {
+    keys: ['channel'],
+    async run(params, context) {
+      knownChannel(params.channel, context);
+      throw notYet('presence');
+    }
+  },
+  presence_stats: {
+    keys: ['channel'],
+    async run(params, context) {
+      knownChannel(params.channel, context);
+      throw notYet('presence_stats');
+    }
+  },
+  history: {
+    keys: ['channel', 'since', 'limit', 'reverse'],
+    async run(params, context) {
+      const { relay } = context;
+      const channel = knownChannel(params.channel, context);
+      const { historySize } = context.namespaces.lookup(channel);
+      const { limit, reverse = false } = params;
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > historySize)) {
+        throw badRequest(historySize === 0 ? 'the channel keeps no history: no limit applies' : `limit must be an integer from 1 to the history size, ${historySize}`);
+      }
+      if (typeof reverse !== 'boolean') throw badRequest('reverse must be a boolean');
+      const since = params.since === undefined ? undefined : checkSince(params.since);
+      const answer = await relay.history(channel, { since, limit, reverse });
+      if (answer.error !== undefined) throw new ProtocolError(answer.error, answer.message);
+      return { epoch: answer.epoch, seq: answer.seq, messages: answer.messages.map(({ seq, data }) => ({ seq, data: JSON.parse(data) })) };
+    }
+  },
+  channels: {
+    keys: ['prefix'],
+    async run({ prefix = '' }, { relay }) {
+      if (typeof prefix !== 'string' || prefix.length > 128) throw badRequest('prefix must be a string of at most 128 characters');
+      const counts = await relay.call(Call.CHANNELS, [prefix]);
+      if (counts === null) throw new ProtocolError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
+      const channels = Object.create(null); // a channel may be called __proto__
+      for (const name of Object.keys(counts).sort()) channels[name] = { subscribers: counts[name] };
+      return { channels };
+    }
+  },
+  info: {
+    keys: [],
+    async run(params, { relay }) {
+      return { nodes: await relay.call(Call.INFO, []) };
+    }
+  },
+  batch: {
+    keys: ['commands'],
+    async run({ commands }, context) {
+      if (!Array.isArray(commands) || commands.length === 0 || commands.length > MAX_BATCH) {
+        throw badRequest(`commands must be an array of 1 to ${MAX_BATCH} {method, params}`);
+      }
+      commands.forEach(checkCommand);
+      const replies = [];
+      for (const { method, params = {} } of commands) {
+        try {
+          replies.push({ result: await runMethod(method, params, context) });
+          metrics.apiRequests.inc({ method, code: 'ok' });
+        } catch (err) {
+          if (!(err instanceof ProtocolError)) throw err;
+          metrics.apiRequests.inc({ method, code: err.code });
+          replies.push({ error: errorOf(err) });
+        }
+      }
+      return { replies };
+    }
+  }
+};
+
+/**
+ * Checks the params' keys, then runs the method.
+ * @param {{relay: import('./relay.js').WorkerRelay, users?: import('./users.js').WorkerUsers, namespaces: import('../namespaces.js').Namespaces}} context
+ */
+export async function runMethod(name, params, context) {
+  const method = METHODS[name];
+  const unknown = Object.keys(params).find((key) => !method.keys.includes(key));
+  if (unknown !== undefined) throw badRequest(`${name} takes no ${JSON.stringify(unknown.slice(0, 64))} (it takes: ${method.keys.join(', ') || 'nothing'})`);
+  return method.run(params, context);
+}
+
+function checkCommand(command, i) {
+  const at = `commands[${i}]`;
+  if (command === null || typeof command !== 'object' || Array.isArray(command)) throw badRequest(`${at} must be {method, params}`);
+  const { method, params } = command;
+  if (typeof method !== 'string' || !Object.hasOwn(METHODS, method)) throw badRequest(`${at}.method: no method ${JSON.stringify(String(method).slice(0, 64))}`);
+  if (method === 'batch') throw badRequest(`${at}: a batch cannot hold a batch`);
+  if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) throw badRequest(`${at}.params must be an object`);
+  const extra = Object.keys(command).find((key) => key !== 'method' && key !== 'params');
+  if (extra !== undefined) throw badRequest(`${at} takes method and params only`);
+}
+
+/** A valid channel name in a known namespace. */
+function knownChannel(channel, { namespaces }) {
+  checkChannel(channel);
+  if (namespaces.lookup(channel) === undefined) throw new ProtocolError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`);
+  return channel;
+}
+
+function dataOf(params) {
+  if (!('data' in params)) throw badRequest('data is missing');
+  checkDepth(params.data);
+  return JSON.stringify(params.data);
+}
+
+function idempotencyKeyOf(key) {
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) throw badRequest(`idempotencyKey must be a string of 1 to ${MAX_KEY_LENGTH} characters`);
+  return key;
+}
+
+function versionOf(version) {
+  if (version === undefined) return undefined;
+  if (!Number.isSafeInteger(version) || version < 1) throw badRequest('version must be a positive integer up to 2^53 - 1');
+  return version;
+}
+
+function userOf(user, users) {
+  if (users === undefined) throw badRequest('there are no users without --auth jwt');
+  if (typeof user !== 'string' || user === '' || user.length > MAX_USER_LENGTH) throw badRequest(`user must be a string of 1 to ${MAX_USER_LENGTH} characters`);
+  return user;
+}
+
+/** Publishes are refused while the relay is congested or the engine unreachable. */
+function canPublish(relay) {
+  if (relay.busy) throw new ProtocolError(ErrorCode.RATE_LIMITED, 'the gateway is busy relaying: retry shortly');
+  if (relay.unavailable) throw new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE);
+}
+
+function errorOf(err) {
+  if (!(err instanceof ProtocolError)) throw err;
+  return { code: err.code, message: err.message };
+}
+
+function badRequest(message) {
+  return new ProtocolError(ErrorCode.BAD_REQUEST, message);
+}
+
+function notYet(method) {
+  const err = new ProtocolError(ErrorCode.UNAVAILABLE, `${method} is not available yet: presence comes in a later release`);
+  err.status = 501;
+  return err;
+}

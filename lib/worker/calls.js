@@ -1,0 +1,45 @@
+// This worker's part of the calls on the whole cluster (Call in ../ipc.js;
+// the primary runs them: lib/primary/calls.js): POST /disconnect and the
+// server API's subscribe, unsubscribe and channels. A user's connections are
+// reached through the user index (./users.js, under --auth jwt); a
+// transport whose channels are fixed (an SSE stream's are its URL's) is not
+// subscribed or unsubscribed by the server.
+//
+// From the primary: ['run', name, args, request]  To the primary: ['ran', request, value]
+// To the primary:   ['call', name, args, token]   From the primary: ['calld', token, value]
+import { Call, MAX_CHANNELS, Op } from '../ipc.js';
+import { kTransport } from './transport.js';
+
+/**
+ * @param {object} options
+ * @param {import('./relay.js').WorkerRelay} options.relay
+ * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
+ * @param {import('./connections.js').Connections} options.connections
+ * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
+ */
+export function attachCalls({ relay, users, connections, subscriptions }) {
+  relay.answers(Op.CALL_DONE);
+  relay.handle(Op.RUN, ([, name, args, request]) => relay.batch.push([Op.RAN, request, run(name, args)]));
+
+  function run(name, [user, channel, reason]) {
+    switch (name) {
+      case Call.KICK:
+        return users?.closeHere(user, channel, reason) ?? 0; // [user, code, reason]
+      case Call.SUBSCRIBE:
+        return count(user, (conn) => connections.serverSubscribe(conn, channel));
+      case Call.UNSUBSCRIBE:
+        return count(user, (conn) => connections.serverUnsubscribe(conn, channel));
+      case Call.CHANNELS:
+        return subscriptions.counts(user, MAX_CHANNELS); // [prefix]
+      default:
+        throw new TypeError(`unknown cluster call ${JSON.stringify(name)}`);
+    }
+  }
+
+  /** How many of the user's connections here `act` applied to. */
+  function count(user, act) {
+    let n = 0;
+    for (const conn of users?.connectionsOf(user) ?? []) if (!conn[kTransport].channelsFixed && act(conn)) n++;
+    return n;
+  }
+}
