@@ -15,8 +15,8 @@ import { Faults } from './soak/faults.js';
 import { judge, mib } from './soak/verdict.js';
 import { plotHtml } from './soak/plot.js';
 import { track } from './bench/children.js';
-import { startGateway } from '../test/helpers/gateway.js';
-import { RedisServer } from '../test/helpers/redis.js';
+import { startGateway } from './harness/gateway.js';
+import { RedisServer } from './harness/redis.js';
 
 const LATE_S = 120; // past --minutes, loadgens still running are killed
 

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { WebSocketServer } from 'ws';
 import { State, ClientErrorCode, ErrorCode } from '../lib/client/index.js';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { API_KEY, httpPublish, nodeClient, whenOpen, clientAwayFrom } from './helpers/client-helpers.js';
 
 const PING_INTERVAL = 400;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { options, resolveConfig } from '../lib/config.js';
-import { startGateway } from './helpers/gateway.js';
+import { startGateway } from '../scripts/harness/gateway.js';
 
 const GATEWAY = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
 const run = (args, env = {}) =>

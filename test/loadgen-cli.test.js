@@ -6,10 +6,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
-import { eventually, startGateway } from './helpers/gateway.js';
+import { eventually, startGateway } from '../scripts/harness/gateway.js';
 import { ephemeralPorts } from '../lib/loadgen/addresses.js';
 import { joseHs256 } from './helpers/tokens.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../scripts/harness/redis.js';
 
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
 

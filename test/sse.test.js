@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
 import { connect, State } from '../lib/client/index.js';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
 import { SseReader } from './helpers/sse.js';
