@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { connect, State } from '../lib/client/index.js';
 import { Histogram } from '../lib/loadgen/histogram.js';
-import { startGateway, eventually } from '../test/helpers/gateway.js';
+import { startGateway, eventually } from './harness/gateway.js';
 
 const MAX_CLIENTS = 5000;
 const BATCH = 100; // clients dialled at once while setting up

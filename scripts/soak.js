@@ -16,10 +16,14 @@ import { Faults } from './soak/faults.js';
 import { judge, mib } from './soak/verdict.js';
 import { plotHtml } from './soak/plot.js';
 import { track } from './bench/children.js';
-import { startGateway } from '../test/helpers/gateway.js';
-import { RedisServer } from '../test/helpers/redis.js';
+import { startGateway, eventually } from './harness/gateway.js';
+import { RedisServer } from './harness/redis.js';
 
 const LATE_S = 120; // past --minutes, loadgens still running are killed
+// The gateway's default, passed so that the end of the run knows how long a
+// SIGHUP's drain may take: up to this (and the supervisor's grace) per slot.
+const DRAIN_TIMEOUT_MS = 30000;
+const EXIT_GRACE_MS = 5000;
 
 let o;
 try {
@@ -34,7 +38,7 @@ const log = (line) => process.stderr.write(`[soak ${new Date().toISOString().sli
 const apiKey = randomBytes(16).toString('hex');
 // Under --auth jwt the loadgens sign their tokens with the gateway's secret; forged ones meet the real verifier.
 const jwtSecret = o.auth === 'jwt' ? randomBytes(32).toString('hex') : undefined;
-const flags = ['--host', '127.0.0.1', '--workers', String(o.workers), '--api-key', apiKey, '--gc-interval', String(o.gcInterval), '--engine', o.engine];
+const flags = ['--host', '127.0.0.1', '--workers', String(o.workers), '--drain-timeout', String(DRAIN_TIMEOUT_MS), '--api-key', apiKey, '--gc-interval', String(o.gcInterval), '--engine', o.engine];
 if (jwtSecret) flags.push('--auth', 'jwt', '--jwt-secret', jwtSecret);
 // A Redis of its own can be restarted mid-run; one it was given is left alone.
 const redis = o.engine === 'redis' && !o.redisUrl ? await RedisServer.start() : undefined;
@@ -44,6 +48,7 @@ if (o.redisUrl) log(`--redis-url ${o.redisUrl} was not started by the soak: no R
 const gateway = await startGateway(flags, { timeout: 30000 });
 track(gateway.proc);
 log(`gateway on ${gateway.url}, metrics on ${gateway.metricsPort}; ${o.minutes} min; files in ${o.out}`);
+log(`size: ${o.workers} workers, ${o.connections} connections, ${o.sseStreams} SSE streams (this machine's defaults: ${o.sizing})`);
 
 const startedAt = new Date().toISOString();
 const loadgens = startHolders(gateway, o, { apiKey, jwtSecret });
@@ -60,6 +65,7 @@ clearTimeout(late);
 stopped = true;
 faults.stop();
 const churned = await churning;
+if (gateway.proc.exitCode === null) await settled();
 sampler.write();
 sampler.stop();
 const primaryAlive = gateway.proc.exitCode === null && gateway.proc.signalCode === null;
@@ -97,11 +103,34 @@ for (const f of verdict.fits.filter((f) => f.points > 0)) {
   process.stdout.write(`  worker ${f.worker} pid ${f.pid}: heap ${mib(f.heapSlope)} MiB/h, RSS ${mib(f.rssSlope)} MiB/h, fds beyond connections ${Math.round(f.fdsSlope)}/h over ${f.points} samples\n`);
 }
 process.stdout.write(`  primary: heap less history ${mib(verdict.primary.heapSlope)} MiB/h, RSS ${mib(verdict.primary.rssSlope)} MiB/h, channels ${Math.round(verdict.primary.channelsSlope)}/h\n`);
+for (const u of verdict.unjudged) process.stdout.write(`  not judged: ${u}\n`);
 process.stdout.write(verdict.ok ? `PASS (${verdict.checks.length} checks); files in ${o.out}\n` : `FAIL:\n${verdict.failed.map((f) => `  ${f}`).join('\n')}\nfiles in ${o.out}\n`);
 process.exitCode = verdict.ok ? 0 : 1;
 
 function losses(r) {
   return `lost ${r.lost}, gaps ${r.seqGaps}, out of order ${r.outOfOrder}, recovered ${r.recovered}, unrecoverable ${r.unrecoverable}`;
+}
+
+/**
+ * Waits, up to what the drains may take, for a SIGHUP's rolling restart to end
+ * and for one worker per slot (a killed one's replacement started, a drained
+ * one gone), so the last sample shows the gateway as it settles, not mid-drain.
+ */
+async function settled() {
+  const deadline = Date.now() + o.workers * (DRAIN_TIMEOUT_MS + EXIT_GRACE_MS) + 10000;
+  try {
+    if (faults.counts.rollingRestarts > 0) await gateway.waitForLog((l) => l.msg === 'rolling restart done', deadline - Date.now());
+    await eventually(
+      async () => {
+        await sampler.poll();
+        const slots = (sampler.latest?.workers ?? []).map((w) => w.worker);
+        return slots.length === o.workers && new Set(slots).size === o.workers;
+      },
+      { timeout: Math.max(0, deadline - Date.now()), interval: 500, what: 'one worker per slot' }
+    );
+  } catch (err) {
+    log(`not settled: ${err.message}`); // the verdict's last sample shows what was left
+  }
 }
 
 /** The workers alive at the end: their recoveries by result (a killed worker's counts are gone with it). */

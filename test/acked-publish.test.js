@@ -2,7 +2,7 @@
 // subscribers even when the worker that acknowledged it is killed at once.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 
 const COUNT = 3000;

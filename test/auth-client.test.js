@@ -1,7 +1,7 @@
 // lib/client under --auth jwt, against the real gateway: a token on every
 // (re)connect, the refresh ahead of exp, and the auth close codes.
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { API_KEY, httpPublish, nodeClient, whenOpen } from './helpers/client-helpers.js';
 import { SECRET, joseHs256, nowS } from './helpers/tokens.js';
 import { State, ClientErrorCode } from '../lib/client/index.js';

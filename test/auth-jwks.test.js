@@ -5,7 +5,7 @@ import http from 'node:http';
 import { once } from 'node:events';
 import { expect } from 'chai';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 
 async function esKey(kid) {

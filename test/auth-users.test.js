@@ -1,7 +1,7 @@
 // Users across workers: POST /disconnect closes one user's connections on
 // every worker, and --max-conns-per-user counts them cluster-wide.
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 

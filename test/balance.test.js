@@ -1,7 +1,7 @@
 // Balancing modes, PROXY protocol and client IPs, against 4 real workers.
 import net from 'node:net';
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { proxyV1, proxyV2, connectThroughProxy } from './helpers/proxy.js';
 

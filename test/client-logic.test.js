@@ -9,7 +9,7 @@ import { Subscription } from '../lib/client/subscription.js';
 import { Heartbeat } from '../lib/client/heartbeat.js';
 import { ClientErrorCode } from '../lib/client/errors.js';
 import { CloseCode, ErrorCode } from '../lib/protocol.js';
-import { eventually } from './helpers/gateway.js';
+import { eventually } from '../scripts/harness/gateway.js';
 
 describe('client backoff', () => {
   const window = { base: 100, cap: 5000 };

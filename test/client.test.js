@@ -3,9 +3,9 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import net from 'node:net';
-import { WebSocketServer } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { State, ClientErrorCode, ErrorCode } from '../lib/client/index.js';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { API_KEY, httpPublish, nodeClient, whenOpen, clientAwayFrom } from './helpers/client-helpers.js';
 
 const PING_INTERVAL = 400;
@@ -42,11 +42,21 @@ describe('client against the gateway', function () {
   });
 
   it('sends no token to a gateway under --auth none, and works as without one', async () => {
-    const client = open({ token: 'a.b.c' });
-    const got = [];
-    await client.subscribe('tokenless', (data) => got.push(data));
-    await client.publish('tokenless', 1);
-    await eventually(() => got.length === 1, { what: 'the message' });
+    const relay = await recordingRelay(gw.url);
+    const client = nodeClient(relay.url, { token: 'a.b.c' });
+    try {
+      const got = [];
+      await client.subscribe('tokenless', (data) => got.push(data));
+      await client.publish('tokenless', 1);
+      await eventually(() => got.length === 1, { what: 'the message' });
+      const types = relay.sent.map((frame) => JSON.parse(frame).type);
+      expect(types).to.include.members(['subscribe', 'publish']); // the relay saw the client's frames
+      expect(types).to.not.include('auth');
+      expect(relay.sent.join('\n')).to.not.include('a.b.c');
+    } finally {
+      client.close();
+      await relay.close();
+    }
   });
 
   it('rejects a publish with the code the gateway answers', async () => {
@@ -244,6 +254,40 @@ describe('client close codes', function () {
     });
   }
 });
+
+/**
+ * A ws server that relays each connection to `target` (the real gateway) and
+ * records the text frames the client sent, so a test sees what went on the wire.
+ */
+async function recordingRelay(target) {
+  const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await once(server, 'listening');
+  const sent = [];
+  const upstreams = new Set();
+  server.on('connection', (down) => {
+    const up = new WebSocket(target);
+    upstreams.add(up);
+    const early = [];
+    up.on('open', () => early.splice(0).forEach((frame) => up.send(frame)));
+    up.on('message', (data) => down.send(String(data)));
+    up.on('close', () => (upstreams.delete(up), down.close()));
+    up.on('error', () => down.terminate());
+    down.on('message', (data) => {
+      sent.push(String(data));
+      if (up.readyState === WebSocket.OPEN) up.send(String(data));
+      else early.push(String(data));
+    });
+    down.on('close', () => up.terminate());
+  });
+  return {
+    url: `ws://127.0.0.1:${server.address().port}/ws`,
+    sent,
+    close() {
+      for (const ws of [...server.clients, ...upstreams]) ws.terminate();
+      return new Promise((resolve) => server.close(resolve));
+    }
+  };
+}
 
 function closedPort() {
   const server = net.createServer().listen(0, '127.0.0.1');

@@ -5,7 +5,7 @@ import http from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import { expect } from 'chai';
 import { ClosePacer } from '../lib/worker/close-pacer.js';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 
 const BURST = 60;

@@ -1,9 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { options, resolveConfig } from '../lib/config.js';
-import { startGateway } from './helpers/gateway.js';
 
 const GATEWAY = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
 const run = (args, env = {}) =>
@@ -92,24 +90,5 @@ describe('gateway command line', () => {
     const result = run(['--help']);
     expect(result.status).to.equal(0);
     for (const name of Object.keys(options)) expect(result.stdout).to.include(`--${name}`);
-  });
-});
-
-describe('worker V8 flags', function () {
-  const argvOf = (pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-  let gw;
-  afterEach(() => gw?.stop());
-
-  it('caps every worker\'s young generation whatever flags the primary got', async () => {
-    gw = await startGateway();
-    for (const worker of [1, 2]) expect(argvOf(gw.workerPid(worker))).to.include('--max-semi-space-size=2');
-    expect(argvOf(gw.proc.pid)).not.to.include('--max-semi-space-size=2');
-  });
-
-  it('passes --max-semi-space-size and --max-old-space-size on, after any of the primary\'s own', async () => {
-    gw = await startGateway(['--max-semi-space-size', '8', '--max-old-space-size', '512']);
-    const argv = argvOf(gw.workerPid(1));
-    expect(argv).to.include('--max-old-space-size=512');
-    expect(argv.filter((a) => a.startsWith('--max-semi-space-size='))).to.deep.equal(['--max-semi-space-size=8']);
   });
 });

@@ -2,7 +2,7 @@
 // from several source addresses so both workers hold connections.
 import net from 'node:net';
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 
 const API_KEY = 'test-key';

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SseReader } from './helpers/sse.js';
 

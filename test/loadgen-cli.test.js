@@ -6,10 +6,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
-import { eventually, startGateway } from './helpers/gateway.js';
+import { eventually, startGateway } from '../scripts/harness/gateway.js';
 import { ephemeralPorts } from '../lib/loadgen/addresses.js';
 import { joseHs256 } from './helpers/tokens.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../scripts/harness/redis.js';
 
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
 
@@ -79,6 +79,7 @@ async function closedPort() {
 const HTTP_PUBLISH = { connections: 400, rate: 2000, channels: 4, 'publish-rate': 100, 'publish-via': 'http', 'api-key': 'k3y', duration: 2 };
 
 describe('loadgen (command line)', function () {
+  this.timeout(60000); // runs of several seconds each, against gateways it starts and kills
   for (const [args, message] of [
     [['--url', 'ws://exa mple'], /--url ws:\/\/exa mple is not a URL/],
     [['--url', 'ws://10.1.2.3:8080/ws'], /must point at this machine/],

@@ -10,7 +10,7 @@ import { readHandshake, readFrame, encodeFrame, Opcode, newKey } from '../lib/lo
 import { Pool } from '../lib/loadgen/pool.js';
 import { readEvents, streamRequest, eventEpoch } from '../lib/loadgen/sse-wire.js';
 import { messageFrame } from '../lib/protocol.js';
-import { eventually } from './helpers/gateway.js';
+import { eventually } from '../scripts/harness/gateway.js';
 
 function answer(key, status = '101 Switching Protocols', accept) {
   const expected = crypto.createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');

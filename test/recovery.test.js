@@ -2,7 +2,7 @@
 // after a disconnect, a worker kill, a restart; the history's limits (size,
 // TTL, memory budget); channel state forgotten when unused; bad `since`.
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
 

@@ -3,10 +3,10 @@
 // would. One order on every node, recovery across nodes, Redis slow, gone,
 // back, and back empty.
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../scripts/harness/redis.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 
 const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);

@@ -1,6 +1,6 @@
 // The soak script in its short mode (about a minute, real gateway, real
-// loadgens, real faults), so it cannot rot; and its verdict on made-up runs,
-// so each criterion is shown to fail when it should.
+// loadgens, real faults), so it cannot rot. Its verdict and sizing on made-up
+// runs and machines: soak-verdict.test.js.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -8,12 +8,9 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { judge } from '../scripts/soak/verdict.js';
-import { slopePerHour } from '../scripts/soak/slope.js';
 
 const SOAK = fileURLToPath(new URL('../scripts/soak.js', import.meta.url));
 const COMPARE = fileURLToPath(new URL('../scripts/soak-compare.js', import.meta.url));
-const MiB = 1048576;
 
 describe('soak --short', function () {
   this.timeout(180000);
@@ -76,64 +73,5 @@ describe('soak --short', function () {
     expect(table).to.match(/^\| \| --gc-interval 0 \|$/m);
     expect(table).to.include(`| recovered of reconnects | ${summary.reports.ws.recovered} of ${summary.reports.ws.reconnects} |`);
     expect(table).to.match(/^\| mean worker RSS, heap used; RSS\/heap \| [\d.]+ MiB, [\d.]+ MiB; [\d.]+ \|$/m);
-  });
-});
-
-describe('soak verdict', () => {
-  const worker = (t, heap, fds) => ({ worker: 1, pid: 7, rssBytes: heap * 2, heapUsedBytes: heap, fds, connections: 100, loopP99Ms: 1, loopMaxMs: 2 });
-  const run = (heapAt, fdsAt, extra = {}) => ({
-    samples: Array.from({ length: 360 }, (_, i) => ({
-      t: i * 10,
-      primary: { rssBytes: 80 * MiB, heapUsedBytes: 20 * MiB, channels: 100, historyBytes: 0 },
-      workers: [worker(i * 10, heapAt(i * 10), fdsAt(i * 10))]
-    })),
-    reports: { ws: { lost: 0, unrecoverable: 0, seqGaps: 0, outOfOrder: 0, received: 10, expected: 10 } },
-    logs: [],
-    killedPids: new Set(),
-    primaryAlive: true,
-    warmupS: 600,
-    slots: 1,
-    ...extra
-  });
-
-  it('fits a slope per hour', () => {
-    expect(slopePerHour([[0, 1], [1800, 2], [3600, 3]])).to.be.closeTo(2, 1e-9);
-  });
-
-  it('passes a flat hour', () => {
-    expect(judge(run(() => 50 * MiB, () => 120)).ok).to.equal(true);
-  });
-
-  it('fails a heap that grows 40 MiB an hour, and fds that grow', () => {
-    const v = judge(run((t) => 50 * MiB + (t / 3600) * 40 * MiB, (t) => 120 + t / 10));
-    expect(v.ok).to.equal(false);
-    expect(v.failed.join('\n')).to.match(/heap flat/).and.match(/fds flat/);
-  });
-
-  it('fails on loss, disorder and a restart nobody asked for', () => {
-    const v = judge(
-      run(() => 50 * MiB, () => 120, {
-        reports: { ws: { lost: 3, unrecoverable: 1, reconnects: 5, seqGaps: 1, outOfOrder: 2, received: 7, expected: 10 } },
-        logs: [{ msg: 'worker died', workerPid: 99, signal: 'SIGSEGV' }]
-      })
-    );
-    expect(v.failed.map((f) => f.split(':')[0])).to.have.members(['lost = 0 (ws)', 'every recovery recovered (ws)', 'no seq gap (ws)', 'out of order = 0 (ws)', 'no restart but the killed']);
-  });
-
-  it('fails when a slot ends with two workers (one the supervisor lost track of)', () => {
-    const r = run(() => 50 * MiB, () => 120);
-    const last = r.samples.at(-1);
-    last.workers = [...last.workers, { ...last.workers[0], pid: 8 }];
-    expect(judge(r).failed.map((f) => f.split(':')[0])).to.deep.equal(['one worker per slot at the end']);
-  });
-
-  it('across a Redis restart excuses recoveries answered in the new epoch, not other refusals, and needs the new epoch delivered', () => {
-    const held = { lost: 40, seqGaps: 0, outOfOrder: 0, received: 10, expected: 50, reconnects: 5 };
-    const excused = judge(run(() => 50 * MiB, () => 120, { redisRestarts: 1, reports: { ws: { ...held, unrecoverable: 3, epochChanged: 3, seqRestarts: 7 } } }));
-    expect(excused.failed).to.deep.equal([]);
-    const v = judge(run(() => 50 * MiB, () => 120, { redisRestarts: 1, reports: { ws: { ...held, unrecoverable: 4, epochChanged: 3, seqRestarts: 0 } } }));
-    expect(v.failed.map((f) => f.split(':')[0])).to.have.members(['every recovery recovered (ws)', 'the new epoch reached the subscribers (ws)']);
-    // Without a Redis restart an epoch change is a loss like any other.
-    expect(judge(run(() => 50 * MiB, () => 120, { reports: { ws: { ...held, lost: 0, unrecoverable: 3, epochChanged: 3 } } })).ok).to.equal(false);
   });
 });

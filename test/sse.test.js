@@ -8,8 +8,8 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
-import { connect, State } from '../lib/client/index.js';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { connect, State, ErrorCode } from '../lib/client/index.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
 import { SseReader } from './helpers/sse.js';
@@ -319,9 +319,26 @@ describe('SSE under --auth jwt', function () {
   it('takes the token as a query parameter and applies its subscribe permissions', async () => {
     const t = await token({});
     const reader = await SseReader.open(`${gw.http}/sse?channels=news,user:u1&token=${t}`);
-    await httpPublish(gw, 'user:u1', 'mine');
-    await eventually(() => reader.messages().length === 1, { what: 'own channel' });
-    await reader.close();
+    try {
+      await httpPublish(gw, 'user:u1', 'mine');
+      await httpPublish(gw, 'news', 'all');
+      await eventually(() => reader.messages().length === 2, { what: 'own channel and news' });
+      expect(reader.messages().map((m) => [m.channel, m.data])).to.deep.equal([['user:u1', 'mine'], ['news', 'all']]);
+    } finally {
+      await reader.close();
+    }
+
+    // The same token on another user's channel ({sub} is u1) or one it does not list: refused, counted.
+    const refusedBefore = (await gw.metric('gateway_auth_failures_total', '{reason="forbidden"}')) ?? 0;
+    for (const channel of ['user:u2', 'sports']) {
+      const refused = await gw.request(`/sse?channels=news,${channel}&token=${t}`);
+      expect(refused.status, channel).to.equal(403);
+      expect(refused.body.error).to.equal(ErrorCode.FORBIDDEN);
+      expect(refused.body.message).to.include(channel);
+    }
+    await eventually(async () => (await gw.metric('gateway_auth_failures_total', '{reason="forbidden"}')) === refusedBefore + 2, {
+      what: 'two forbidden refusals counted'
+    });
   });
 
   it('401 without a token or with a bad one; 403 for a channel the token does not allow', async () => {

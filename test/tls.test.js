@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { chromium } from 'playwright-core';
-import { startGateway } from './helpers/gateway.js';
+import { startGateway } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { proxyV1 } from './helpers/proxy.js';
 import { selfSignedCert } from './helpers/certs.js';

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { track, killTree } from './children.js';
-import { freePort } from '../../test/helpers/gateway.js';
+import { freePort } from '../harness/gateway.js';
 
 const root = (file) => fileURLToPath(new URL(`../../${file}`, import.meta.url));
 

@@ -8,7 +8,7 @@ import { hostileBurst } from './hostile.js';
 import { track } from '../bench/children.js';
 
 export class Faults {
-  /** @param {{gateway: object, o: object, log: Function, redis?: import('../../test/helpers/redis.js').RedisServer}} */
+  /** @param {{gateway: object, o: object, log: Function, redis?: import('../harness/redis.js').RedisServer}} */
   constructor({ gateway, o, log, redis }) {
     this.gateway = gateway;
     this.redis = redis;

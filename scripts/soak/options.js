@@ -3,13 +3,17 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { machineDefaults } from './machine.js';
+
+// Sized to this machine (scripts/soak/machine.js says the rule).
+const SIZE = machineDefaults();
 
 export const OPTIONS = {
   minutes: { type: 'string', default: '60', describe: 'length of the run' },
   short: { type: 'boolean', default: false, describe: 'about one minute, small load, faults every few seconds (the test)' },
-  connections: { type: 'string', default: '30000', describe: 'WebSocket connections held (the SSE streams come on top)' },
-  'sse-streams': { type: 'string', default: '2000', describe: 'SSE streams held by a second loadgen, which publishes over HTTP (0 = none)' },
-  workers: { type: 'string', default: '4', describe: 'gateway workers' },
+  connections: { type: 'string', default: String(SIZE.connections), describe: 'WebSocket connections held (the SSE streams come on top); default from the cores, memory and open-files limit' },
+  'sse-streams': { type: 'string', default: String(SIZE.sseStreams), describe: 'SSE streams held by a second loadgen, which publishes over HTTP (0 = none); default from the cores' },
+  workers: { type: 'string', default: String(SIZE.workers), describe: 'gateway workers; default one per core' },
   channels: { type: 'string', default: '100', describe: 'channels the holders subscribe to' },
   'publish-rate': { type: 'string', default: '200', describe: 'messages per second over WebSocket (HTTP publishes a quarter of it on top)' },
   'reconnect-every': { type: 'string', default: '60', describe: 'seconds between reconnect storms (10 % of the holders dropped at once, recovering)' },
@@ -54,6 +58,7 @@ export function soakOptions(argv) {
   if (!['none', 'jwt'].includes(o.auth)) throw new Error(`--auth must be none or jwt, got ${o.auth}`);
   if (!['memory', 'redis'].includes(o.engine)) throw new Error(`--engine must be memory or redis, got ${o.engine}`);
   if (o.minutes <= 0 || o.connections < 1 || o.workers < 1 || o.channels < 1) throw new Error('--minutes, --connections, --workers and --channels must be positive');
+  o.sizing = SIZE.rule;
   o.out = raw.out ?? path.join(os.tmpdir(), `soak-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   o.durationS = o.minutes * 60;
   // Faults stop early enough for the last reconnects to recover before the loadgens drain.

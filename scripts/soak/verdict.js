@@ -1,5 +1,5 @@
 // The soak's verdict: every criterion, its figure and its bound, and which
-// failed. Exit 0 only if all pass.
+// failed; and what the run was too short to judge. Exit 0 only if all judged pass.
 import { slopePerHour } from './slope.js';
 
 const MiB = 1048576;
@@ -19,6 +19,10 @@ export const BOUNDS = {
   primaryBytesPerChannel: 2048
 };
 const MIN_POINTS = 4;
+// A slope over less than this is the GC's sawtooth, not a trend: a one-minute
+// run's seven samples "grow" by whatever the last collection left. Shorter
+// windows are reported as too short to judge, neither passed nor failed.
+export const MIN_WINDOW_S = 600;
 
 /**
  * @param {object} run
@@ -34,6 +38,7 @@ const MIN_POINTS = 4;
 export function judge({ samples, reports, logs, killedPids, primaryAlive, warmupS, slots, redisRestarts = 0 }) {
   const checks = [];
   const check = (name, ok, detail) => checks.push({ name, ok, detail });
+  const unjudged = [];
 
   for (const [name, r] of Object.entries(reports)) {
     if (r.error) {
@@ -63,8 +68,13 @@ export function judge({ samples, reports, logs, killedPids, primaryAlive, warmup
   check('no restart but the killed', unexpected.length === 0 && primaryAlive, `${died.length} workers died, ${killedPids.size} killed on purpose; unexpected: ${unexpected.map((l) => `pid ${l.workerPid} (${l.signal ?? l.code})`).join(', ') || 'none'}; primary ${primaryAlive ? 'alive' : 'GONE'}`);
 
   const fits = workerFits(samples, warmupS);
-  for (const f of fits) {
-    if (f.points < MIN_POINTS) continue;
+  const judgeable = (f) => f.points >= MIN_POINTS && f.hours * 3600 >= MIN_WINDOW_S;
+  // The run's own window after the warm-up bounds every fit's.
+  const runWindowS = Math.max(0, (samples.at(-1)?.t ?? 0) - warmupS);
+  const tooShort = runWindowS < MIN_WINDOW_S;
+  if (tooShort) unjudged.push(`heap, fds and primary memory slopes: too short to judge (${Math.round(runWindowS)} s after the warm-up, ${MIN_WINDOW_S} s needed)`);
+  for (const f of tooShort ? [] : fits) {
+    if (!judgeable(f)) continue; // a late replacement's short life, like the warm-up, says nothing
     const heapFloor = BOUNDS.heapFloor(f.meanHeap);
     const fdsFloor = BOUNDS.fdsFloor(f.meanConnections);
     check(`worker ${f.worker} pid ${f.pid} heap flat`, f.heapSlope <= BOUNDS.heapPerHour || f.heapSlope * f.hours <= heapFloor,
@@ -72,10 +82,10 @@ export function judge({ samples, reports, logs, killedPids, primaryAlive, warmup
     check(`worker ${f.worker} pid ${f.pid} fds flat`, f.fdsSlope <= BOUNDS.fdsPerHour || f.fdsSlope * f.hours <= fdsFloor,
       `${Math.round(f.fdsSlope)} fds beyond connections /h (bound ${BOUNDS.fdsPerHour}/h, or growth ${Math.round(f.fdsSlope * f.hours)} <= ${Math.round(fdsFloor)})`);
   }
-  if (!fits.some((f) => f.points >= MIN_POINTS)) check('worker slopes fitted', false, `no worker has ${MIN_POINTS} samples after the warm-up`);
+  if (!tooShort && !fits.some(judgeable)) check('worker slopes fitted', false, `no worker has ${MIN_POINTS} samples over ${MIN_WINDOW_S} s after the warm-up`);
 
   const p = primaryFit(samples, warmupS);
-  if (p.points >= MIN_POINTS) {
+  if (!tooShort && p.points >= MIN_POINTS) {
     const allowed = BOUNDS.primaryHeapPerHour + BOUNDS.primaryBytesPerChannel * Math.max(0, p.channelsSlope);
     const floor = BOUNDS.heapFloor(p.meanHeap);
     check('primary memory tracks channels', p.heapSlope <= allowed || p.heapSlope * p.hours <= floor,
@@ -83,7 +93,7 @@ export function judge({ samples, reports, logs, killedPids, primaryAlive, warmup
   }
 
   const failed = checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
-  return { ok: failed.length === 0, failed, checks, fits, primary: p, worstStall: worstStall(samples) };
+  return { ok: failed.length === 0, failed, checks, unjudged, fits, primary: p, worstStall: worstStall(samples) };
 }
 
 /** One fit per worker process (a killed worker's successor is a new pid), after the run's warm-up and its own. */

@@ -2,7 +2,7 @@
 // publishes, and clients pinned to a source address (so to a worker).
 import WebSocket from 'ws';
 import { connect, State } from '../../lib/client/index.js';
-import { eventually } from './gateway.js';
+import { eventually } from '../../scripts/harness/gateway.js';
 
 export const API_KEY = 'test-key';
 

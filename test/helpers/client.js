@@ -1,7 +1,7 @@
 // A real `ws` client that records every frame it gets, so tests can wait for
 // the one they expect.
 import WebSocket from 'ws';
-import { Waitlist } from './waitlist.js';
+import { Waitlist } from '../../scripts/harness/waitlist.js';
 
 export class TestClient {
   /**

@@ -11,7 +11,7 @@ import { withServer } from '../servers.js';
 import { runResult } from '../result.js';
 import { quantile } from '../gc-trace.js';
 import { subscribeFrame, publishFrame } from '../../../lib/loadgen/frames.js';
-import { RedisServer } from '../../../test/helpers/redis.js';
+import { RedisServer } from '../../harness/redis.js';
 
 const PUBLISHERS = 8;
 const WINDOW = 32;

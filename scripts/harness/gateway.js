@@ -1,5 +1,6 @@
 // Starts the real gateway (bin/gateway.js) as a child process on an ephemeral
-// port and reads its JSON log lines, so tests can wait for what it says.
+// port and reads its JSON log lines, so tests and scripts (soak, bench) can
+// wait for what it says. Lives outside test/ because the scripts use it too.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';

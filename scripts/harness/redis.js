@@ -1,4 +1,4 @@
-// A throwaway redis-server for the Redis engine's tests: its own free port,
+// A throwaway redis-server for the Redis engine's tests and the soak/bench: its own free port,
 // no persistence, a temp dir; stopped (and its data gone) when asked.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
