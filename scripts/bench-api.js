@@ -7,9 +7,9 @@
 // (--engine redis needs redis-server on PATH: a throwaway one is started.)
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { startGateway, eventually } from '../test/helpers/gateway.js';
+import { startGateway, eventually } from './harness/gateway.js';
 import { TestClient } from '../test/helpers/client.js';
-import { RedisServer } from '../test/helpers/redis.js';
+import { RedisServer } from './harness/redis.js';
 import { IdempotencyKeys } from '../lib/engines/idempotency.js';
 
 const KEY = 'bench-key';

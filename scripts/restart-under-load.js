@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startGateway, eventually } from '../test/helpers/gateway.js';
+import { startGateway, eventually } from './harness/gateway.js';
 
 const MIGRATE = '/proc/sys/net/ipv4/tcp_migrate_req';
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { api, configFile } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 

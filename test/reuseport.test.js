@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { expect } from 'chai';
-import { startGateway, eventually, freePort } from './helpers/gateway.js';
+import { startGateway, eventually, freePort } from '../scripts/harness/gateway.js';
 import { reservePort } from '../lib/primary/reuseport.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 

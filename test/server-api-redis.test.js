@@ -3,11 +3,11 @@
 // latest, an idempotencyKey sent to both nodes at once, versions out of
 // order, and a user's connections subscribed on both nodes.
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { NAMESPACES, api, configFile, result } from './helpers/api.js';
-import { RedisServer } from './helpers/redis.js';
+import { RedisServer } from '../scripts/harness/redis.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 
 describe('namespaces and the server API (redis engine, two nodes)', function () {

@@ -4,7 +4,7 @@
 // subscriptions (the API's and the token's `channels`) recovered after a
 // reconnect, idempotent and versioned publishes.
 import { expect } from 'chai';
-import { startGateway, eventually } from './helpers/gateway.js';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SseReader } from './helpers/sse.js';
 import { API_KEY, nodeClient, whenOpen } from './helpers/client-helpers.js';
