@@ -31,17 +31,35 @@
  */
 
 /**
+ * @callback PublishDone
+ * @param {number | null} seq null: refused or failed
+ * @param {string | undefined} epoch the sequence `seq` belongs to
+ * @param {any} a as given to publish
+ * @param {any} b as given to publish
+ *
+ * @typedef {object} Instruments
+ * @property {(seconds: number, count: number) => void} published `count`
+ *   publishes were stored, `seconds` after they left for the store
+ * @property {() => void} failedOver the engine now publishes to another master
+ */
+
+/**
  * What every engine is.
  * @typedef {object} Engine
  * @property {boolean} available whether a publish can succeed now; the relay
  *   polls it and has the workers refuse publishes while it is false
  * @property {boolean} congested too many publishes waiting: the workers hold off
- * @property {(channel: string, dataJson: string, done?: (seq: number | null) => void) => void} publish
+ * @property {(channel: string, dataJson: string, done?: PublishDone, a?: any, b?: any) => void} publish
  *   gives the message its channel's next seq and sends it to the channel's
- *   routes. `done`, when given, is called once with the seq, or null when
- *   the engine refused or failed the publish: at once by an engine whose
- *   state is local (no promise per publish on the hot path), later by one
- *   that must ask elsewhere. No other way of answering.
+ *   routes. `done`, when given, is called once with the seq and epoch once
+ *   the engine has stored the message (an acknowledgement means stored), or
+ *   with null when it refused or failed the publish (the message may still
+ *   have been published: a retry with the same idempotency key is safe):
+ *   at once by an engine whose state is local, later by one that must ask
+ *   elsewhere. `a` and `b` are handed back to `done`, so one shared `done`
+ *   serves every publish: no closure per publish on the hot path.
+ * @property {(instruments: Instruments) => void} [instrument] an engine that
+ *   stores elsewhere reports its publishes' latency and its failovers
  * @property {(channel: string, route: Route, since: Position | undefined, answer: (reply: SubscribeReply) => void) => void} subscribe
  *   routes the channel to `route` and calls `answer` once, at its place
  *   among the route's messages (see Ordering)
@@ -93,5 +111,6 @@ export const engines = Object.freeze({
  */
 export async function createEngine(config, log) {
   const Engine = await engines[config.engine]();
+  await Engine.check?.(config); // a configuration the engine can tell is wrong only by asking: refused at start
   return new Engine({ ...config, log });
 }

@@ -60,19 +60,19 @@ export class MemoryEngine {
     return false;
   }
 
-  /** `done` is called at once: the state is here, so no promise per publish. */
-  publish(channel, dataJson, done) {
+  /** `done` is called at once: stored is stamped here, so no promise per publish. */
+  publish(channel, dataJson, done, a, b) {
     let state = this.channels.get(channel);
     if (state === undefined) {
-      // Nobody listens and nothing is kept: the state would be forgotten at once.
-      if (this.historySize === 0) return done?.(1);
+      // Nobody listens and nothing is kept: a sequence that ends at once.
+      if (this.historySize === 0) return done?.(1, new ChannelState().epoch.toString(36), a, b);
       state = new ChannelState();
       this.channels.set(channel, state);
     }
     const seq = ++state.seq;
     if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, dataJson]);
     if (this.historySize > 0) this.remember(channel, state, dataJson);
-    done?.(seq);
+    done?.(seq, state.epoch.toString(36), a, b);
   }
 
   /** Answers at once: every message published after it reaches the route. */

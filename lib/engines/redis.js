@@ -23,30 +23,37 @@
 //
 // Failure: commands are never queued while Redis is unreachable (publishes
 // fail at once, and the relay tells the workers to refuse them); a bounded
-// number may wait for a slow Redis. After the subscriber connection comes
-// back, every channel is SUBSCRIBEd again and its routes get what they missed
-// from the history.
+// number may wait for a slow Redis. After the subscriptions drop (the
+// connection came back, Sentinel moved it to a new master, a Cluster shard
+// failed over), every channel is SUBSCRIBEd again and its routes get what
+// they missed from the history, with no action from the clients. A master
+// that comes back behind what this node delivered (a failover to a replica
+// that lacked the tail) starts the channel's sequence over in a new epoch
+// (./redis/read.lua): reported to the subscribers, never a silent gap.
+//
+// Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and
+// ./redis/subscriber.js) and the batched publishes with WAIT
+// (./redis/publisher.js) are kept apart from the rules here.
 import { readFileSync } from 'node:fs';
-import { require } from '../require.js';
 import { Op } from '../ipc.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { CONTROL_CHANNEL, RemoteKicks } from './redis/kicks.js';
 import { RemoteUsers } from './redis/users.js';
-
-const { Redis } = require('ioredis');
+import { checkClusterSeeds, connectRedis, masterAddresses } from './redis/connect.js';
+import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
+import { RedisPublisher } from './redis/publisher.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
 const RETRY_MS = 500;
-const COMMAND_TIMEOUT_MS = 5000; // a Redis that hangs fails the commands instead of holding them
-const SUBSCRIBE_CHUNK = 1000;
 const PREFIX = 'gw:{';
 
 class ChannelState {
   constructor() {
     this.routes = undefined;
     this.seq = 0; // the last seq the routes were sent
+    this.data = ''; // and its data: a catch-up checks Redis still holds it (./redis/read.lua)
     this.epoch = undefined;
     this.waiting = []; // subscribes for the next read: {route, since, answer}
     this.reading = undefined; // subscribes the read in flight answers
@@ -57,39 +64,53 @@ class ChannelState {
 
 /** @implements {import('./index.js').Engine} with its cluster-wide part */
 export class RedisEngine {
+  /** A --redis-cluster seed that is a plain Redis is refused at start, in words. */
+  static async check({ redisCluster }) {
+    if (redisCluster) await checkClusterSeeds(redisCluster);
+  }
+
   /**
    * @param {object} options
    * @param {string} options.redisUrl
+   * @param {string} [options.redisSentinels] Sentinel instead of redisUrl
+   * @param {string} options.redisMasterName
+   * @param {string} [options.redisCluster] Redis Cluster instead of redisUrl
+   * @param {number} options.redisWaitReplicas replicas that must hold a publish before it is acknowledged
+   * @param {number} options.redisWaitTimeout ms
    * @param {number} options.historySize
    * @param {number} options.historyTtl seconds
    * @param {number} options.maxConnsPerUser 0: no cap to share
    * @param {import('pino').Logger} options.log
    */
-  constructor({ redisUrl, historySize, historyTtl, maxConnsPerUser, log }) {
-    this.historySize = String(historySize);
+  constructor(options) {
+    const { historySize, historyTtl, maxConnsPerUser, log } = options;
     this.historyTtl = String(historyTtl);
     this.log = log;
-    const options = {
-      enableOfflineQueue: false, // unreachable: fail now, queue nothing
-      autoResendUnfulfilledCommands: false, // a publish is never run twice
-      autoResubscribe: false, // resubscribed here, with the catch-up
-      enableAutoPipelining: true, // the commands of one turn go in one write
-      maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      retryStrategy: (attempt) => Math.min(attempt * 100, 2000)
-    };
-    this.redis = new Redis(redisUrl, options);
-    this.sub = new Redis(redisUrl, options);
-    for (const [name, connection] of [['commands', this.redis], ['subscriber', this.sub]]) {
-      connection.on('error', (err) => this.failed(name, err));
-      connection.on('ready', () => this.ready(name));
-    }
-    for (const name of ['publish', 'read']) {
-      const lua = readFileSync(new URL(`./redis/${name}.lua`, import.meta.url), 'utf8');
-      this.redis.defineCommand(`gw_${name}`, { numberOfKeys: 2, lua });
-    }
-    this.kicks = new RemoteKicks(this.redis);
-    if (maxConnsPerUser > 0) this.users = new RemoteUsers(this.redis, maxConnsPerUser);
+    const { redis, sub, cluster } = connectRedis(options);
+    this.redis = redis;
+    this.sub = cluster ? new ShardedSubscriber(sub) : new PlainSubscriber(sub);
+    this.connections = cluster ? [redis] : [redis, sub];
+    this.masters = new Set(); // where the commands went last: a change is a failover
+    this.failovers = 0;
+    this.instruments = undefined;
+    redis.on('error', (err) => this.failed('commands', err));
+    redis.on('ready', () => this.ready('commands'));
+    if (!cluster) sub.on('error', (err) => this.failed('subscriber', err));
+    else redis.on('refresh', () => this.countFailover()); // a shard's replica took over its slots
+    this.sub.on('lost', () => this.ready('subscriber'));
+    this.publisher = new RedisPublisher({
+      redis,
+      cluster,
+      historySize: String(historySize),
+      historyTtl: this.historyTtl,
+      waitReplicas: options.redisWaitReplicas,
+      waitTimeout: options.redisWaitTimeout,
+      observe: (seconds, count) => this.instruments?.published(seconds, count)
+    });
+    const lua = readFileSync(new URL('./redis/read.lua', import.meta.url), 'utf8');
+    redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
+    this.kicks = new RemoteKicks(redis, cluster ? 'spublish' : 'publish');
+    if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
     this.sub.on('message', (name, message) => {
       if (name === CONTROL_CHANNEL) this.kicks.received(message);
       else this.received(name, message);
@@ -99,11 +120,15 @@ export class RedisEngine {
     this.toUnsubscribe = new Set();
     this.toRead = new Set();
     this.cycling = false;
-    this.waitingPublishes = 0;
     this.downSince = 0; // when an outage was first logged (0: up)
     // Keys expire --history-ttl after the last publish; a channel held here keeps its seq and epoch.
     this.keeper = setInterval(() => this.keepAlive(), (historyTtl * 1000) / 3);
     this.keeper.unref();
+  }
+
+  /** @param {{published: (seconds: number, count: number) => void, failedOver: () => void}} instruments */
+  instrument(instruments) {
+    this.instruments = instruments;
   }
 
   /** Publishes go out on the command connection; the subscriber's outages are caught up. */
@@ -112,24 +137,16 @@ export class RedisEngine {
   }
 
   get congested() {
-    return this.waitingPublishes >= BUSY_PUBLISHES;
+    return this.publisher.waiting >= BUSY_PUBLISHES;
   }
 
-  /** `done` gets the seq Redis gave the message, or null: refused, or Redis failed it. */
-  publish(channel, dataJson, done) {
-    if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null);
-    this.waitingPublishes++;
-    const tag = tagOf(channel);
-    this.redis.gw_publish(`${tag}:state`, `${tag}:history`, dataJson, newEpoch(), this.historySize, this.historyTtl, tag).then(
-      (seq) => {
-        this.waitingPublishes--;
-        done?.(seq);
-      },
-      () => {
-        this.waitingPublishes--;
-        done?.(null);
-      }
-    );
+  /**
+   * `done(seq, epoch, a, b)` once Redis stored it (and --redis-wait-replicas
+   * replicas hold it), or `done(null, undefined, a, b)`: refused, or failed.
+   */
+  publish(channel, dataJson, done, a, b) {
+    if (this.publisher.waiting >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null, undefined, a, b);
+    this.publisher.publish(tagOf(channel), dataJson, newEpoch(), done, a, b);
   }
 
   /** `answer` is called once the read is in order with the live messages. */
@@ -173,8 +190,7 @@ export class RedisEngine {
   stop() {
     clearInterval(this.keeper);
     this.users?.stop();
-    this.redis.disconnect();
-    this.sub.disconnect();
+    for (const connection of this.connections) connection.disconnect();
   }
 
   forgetIfUnused(channel, state) {
@@ -204,6 +220,7 @@ export class RedisEngine {
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
     else if (seq <= state.seq) return; // already sent by a catch-up
     state.seq = seq;
+    state.data = dataJson;
     pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
@@ -213,7 +230,7 @@ export class RedisEngine {
     this.cycling = true;
     await null; // what the rest of this turn asks joins the batch
     try {
-      while (this.available && this.sub.status === 'ready' && this.toSubscribe.size + this.toUnsubscribe.size + this.toRead.size > 0) {
+      while (this.available && this.sub.ready && this.toSubscribe.size + this.toUnsubscribe.size + this.toRead.size > 0) {
         if (!(await this.step())) {
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         }
@@ -237,14 +254,10 @@ export class RedisEngine {
       state.held = [];
     }
     try {
-      for (let i = 0; i < unsubscribe.length; i += SUBSCRIBE_CHUNK) {
-        this.sub.unsubscribe(...unsubscribe.slice(i, i + SUBSCRIBE_CHUNK).map(tagOf)).catch(() => {});
-      }
-      for (let i = 0; i < subscribe.length; i += SUBSCRIBE_CHUNK) {
-        await this.sub.subscribe(...subscribe.slice(i, i + SUBSCRIBE_CHUNK).map(tagOf));
-      }
+      this.sub.unsubscribe(unsubscribe.map(tagOf));
+      await this.sub.subscribe(subscribe.map(tagOf));
       const answers = await Promise.all(reads.map(([channel, state]) => this.read(channel, state)));
-      await this.sub.ping(); // every message published before those reads has arrived
+      await this.sub.ping(reads.map(([channel]) => tagOf(channel))); // every message published before those reads has arrived
       for (let i = 0; i < reads.length; i++) this.complete(reads[i][0], reads[i][1], answers[i]);
       return true;
     } catch (err) {
@@ -259,7 +272,9 @@ export class RedisEngine {
     let from = state.missed && state.routes !== undefined ? state.seq : Infinity;
     for (const { since } of state.reading) if (since !== undefined && since.seq < from) from = since.seq;
     const tag = tagOf(channel);
-    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), this.historyTtl, from === Infinity ? '' : String(from), state.epoch ?? '');
+    const since = from === Infinity ? '' : String(from);
+    const delivered = state.seq > 0 ? String(state.seq) : '';
+    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), this.historyTtl, since, state.epoch ?? '', delivered, state.data);
   }
 
   /** Sends the routes what they lack up to the read, answers the subscribes, then the held messages. */
@@ -289,11 +304,13 @@ export class RedisEngine {
     if (state.epoch !== undefined) pushAll(state, [Op.EPOCH, channel, epoch]);
     state.epoch = epoch;
     state.seq = 0;
+    state.data = '';
   }
 
   send(channel, state, seq, dataJson) {
     if (seq <= state.seq) return;
     state.seq = seq;
+    state.data = dataJson;
     pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
@@ -311,9 +328,10 @@ export class RedisEngine {
     if (this.downSince !== 0) {
       this.log.info({ connection: name, downMs: Date.now() - this.downSince }, 'redis engine: reconnected');
     }
-    if (this.available && this.sub.status === 'ready') this.downSince = 0;
+    if (this.available && this.sub.ready) this.downSince = 0;
+    if (name === 'commands') this.countFailover();
     if (name === 'subscriber') {
-      this.sub.subscribe(CONTROL_CHANNEL).catch(() => {}); // a failure drops this connection: ready again later
+      this.sub.subscribe([CONTROL_CHANNEL]).catch(() => {}); // a failure drops this connection: ready again later
       // A new connection subscribes to nothing: every channel again, and its routes catch up.
       for (const [channel, state] of this.channels) {
         this.toSubscribe.add(channel);
@@ -322,6 +340,17 @@ export class RedisEngine {
       }
     }
     this.cycle();
+  }
+
+  /** A master this node had not published to before took over from one it had. */
+  countFailover() {
+    const now = masterAddresses(this.redis);
+    if (this.masters.size > 0 && now.some((address) => !this.masters.has(address))) {
+      this.failovers++;
+      this.instruments?.failedOver();
+      this.log.warn({ masters: now, before: [...this.masters] }, 'redis engine: failed over to a new master');
+    }
+    this.masters = new Set(now);
   }
 
   failed(name, err) {

@@ -83,9 +83,10 @@ export class PrimaryRelay {
     for (const op of ops) {
       switch (op[0]) {
         case Op.PUB: {
-          // Token 0 wants no reply: no callback, so nothing is made per publish.
+          // Token 0 wants no reply.
           const token = op[3];
-          this.engine.publish(op[1], op[2], token === 0 ? undefined : (seq) => link.batch.push([Op.SEQ, token, seq]));
+          if (token === 0) this.engine.publish(op[1], op[2]);
+          else this.engine.publish(op[1], op[2], answerPublish, link, token); // one function for all: no closure per publish
           published++;
           break;
         }
@@ -117,4 +118,9 @@ export class PrimaryRelay {
   broadcast(op) {
     for (const link of this.links.values()) link.batch.push(op);
   }
+}
+
+/** The engine stored a publish (seq null: it did not): the worker that asked is told, in its next batch. */
+function answerPublish(seq, epoch, link, token) {
+  link.batch.push([Op.SEQ, token, seq, epoch]);
 }

@@ -1,5 +1,5 @@
-// POST /disconnect across gateway nodes: a kick is PUBLISHed on one control
-// channel that every node's primary subscribes to; each other node closes the
+// POST /disconnect across gateway nodes: a kick is PUBLISHed (SPUBLISHed
+// under Redis Cluster) on one control channel that every node's primary subscribes to; each other node closes the
 // user's connections and PUBLISHes how many. PUBLISH says how many nodes
 // received the kick, so the asking node knows how many answers to wait for
 // (and waits at most ANSWER_MS for a node that vanished meanwhile).
@@ -15,10 +15,12 @@ const ANSWER_MS = 2000;
 /** @implements {import('../index.js').Kicks} */
 export class RemoteKicks {
   /**
-   * @param {import('ioredis').Redis} redis the command connection
+   * @param {import('ioredis').Redis | import('ioredis').Cluster} redis the command connection
+   * @param {'publish' | 'spublish'} publish how: 'spublish' under Redis Cluster (the channel's shard)
    */
-  constructor(redis) {
+  constructor(redis, publish) {
     this.redis = redis;
+    this.publish = publish;
     this.node = randomUUID();
     this.nextRequest = 1;
     this.asked = new Map(); // request -> {left, total, resolve, timer}
@@ -33,7 +35,7 @@ export class RemoteKicks {
   /** @returns {Promise<number>} connections the other nodes closed */
   async kick(user) {
     const request = this.nextRequest++;
-    const receivers = await this.redis.publish(CONTROL_CHANNEL, JSON.stringify({ kick: user, from: this.node, request }));
+    const receivers = await this.redis[this.publish](CONTROL_CHANNEL, JSON.stringify({ kick: user, from: this.node, request }));
     return new Promise((resolve) => {
       const asked = { left: receivers - 1, total: 0, resolve, timer: undefined }; // less this node
       this.asked.set(request, asked);
@@ -54,7 +56,7 @@ export class RemoteKicks {
     if (typeof parsed.kick === 'string' && parsed.from !== this.node && this.kickHere !== undefined) {
       this.kickHere(parsed.kick).then((n) => {
         const answer = JSON.stringify({ kicked: n, to: parsed.from, request: parsed.request });
-        this.redis.publish(CONTROL_CHANNEL, answer).catch(() => {}); // the asker times out
+        this.redis[this.publish](CONTROL_CHANNEL, answer).catch(() => {}); // the asker times out
       });
     } else if (parsed.to === this.node && Number.isInteger(parsed.kicked)) {
       const asked = this.asked.get(parsed.request);

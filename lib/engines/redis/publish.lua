@@ -8,7 +8,8 @@
 -- KEYS[1] the channel's hash {s: seq, e: epoch}   KEYS[2] its history stream
 -- ARGV[1] data (JSON)   ARGV[2] an epoch for a new sequence   ARGV[3] history size
 -- ARGV[4] history TTL in seconds   ARGV[5] the pub/sub channel
--- Returns the seq.
+-- ARGV[6] 'PUBLISH', or 'SPUBLISH' under Redis Cluster (the channel's own shard)
+-- Returns {seq, epoch}.
 local seq = redis.call('HINCRBY', KEYS[1], 's', 1)
 if seq == 1 then
   redis.call('HSETNX', KEYS[1], 'e', ARGV[2])
@@ -20,5 +21,5 @@ if ARGV[3] ~= '0' then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'd', ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[4])
 end
-redis.call('PUBLISH', ARGV[5], seq .. ' ' .. epoch .. ' ' .. ARGV[1])
-return seq
+redis.call(ARGV[6], ARGV[5], seq .. ' ' .. epoch .. ' ' .. ARGV[1])
+return {seq, epoch}
