@@ -1,6 +1,6 @@
 // Production Redis for the engine's failover tests, as real processes on
 // free ports in temp dirs: a master with two replicas watched by three
-// sentinels, and a three-master Redis Cluster with a replica per master.
+// sentinels, and a three-master Redis Cluster with two replicas per master.
 // Failure detection is turned down to about a second, so a failover takes a
 // few seconds, not the defaults' half a minute.
 import { spawn, execFile } from 'node:child_process';
@@ -9,21 +9,23 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { slotOf } from '../../lib/engines/redis/connect.js';
 import { RedisServer, command } from './redis.js';
 import { eventually, freePort } from './gateway.js';
 
 export const MASTER_NAME = 'mymaster';
 const DOWN_AFTER_MS = 1000;
+const REPLICATION = ['--repl-diskless-sync-delay', '0']; // a replica syncs at once, not after the default 5 s
+const online = (info) => info.match(/state=online/g)?.length ?? 0;
 
 /** A master, two replicas, three sentinels. */
 export class SentinelGroup {
   static start() {
     return started(new SentinelGroup(), async (group) => {
-      group.servers.push(await RedisServer.start());
+      group.servers.push(await RedisServer.start(REPLICATION));
       const master = group.servers[0];
-      for (let i = 0; i < 2; i++) group.servers.push(await RedisServer.start(['--replicaof', '127.0.0.1', String(master.port)]));
-      await eventually(async () => /connected_slaves:2/.test(await master.command('INFO', 'replication')), { what: 'two replicas in sync' });
+      for (let i = 0; i < 2; i++) group.servers.push(await RedisServer.start([...REPLICATION, '--replicaof', '127.0.0.1', String(master.port)]));
+      await eventually(async () => online(await master.command('INFO', 'replication')) === 2, { what: 'two replicas in sync' });
       for (let i = 0; i < 3; i++) group.sentinels.push(await Sentinel.start(master.port));
       await eventually(async () => (await group.sentinels[0].command('SENTINEL', 'SENTINELS', MASTER_NAME)).length === 2, {
         timeout: 15000,
@@ -120,17 +122,20 @@ class Sentinel {
   }
 }
 
-/** Three masters with a replica each. */
+/** Three masters with two replicas each: after a failover, --redis-wait-replicas 1 can still be met. */
 export class RedisClusterGroup {
   static start() {
     return started(new RedisClusterGroup(), async (group) => {
-      const node = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(DOWN_AFTER_MS), '--cluster-replica-validity-factor', '0'];
-      for (let i = 0; i < 6; i++) group.servers.push(await RedisServer.start(node));
+      const node = [...REPLICATION, '--cluster-enabled', 'yes', '--cluster-node-timeout', String(DOWN_AFTER_MS), '--cluster-replica-validity-factor', '0'];
+      for (let i = 0; i < 9; i++) group.servers.push(await RedisServer.start(node));
       const addresses = group.servers.map((s) => s.address);
-      await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes']);
+      await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '2', '--cluster-yes']);
       await eventually(async () => (await Promise.all(group.servers.map((s) => s.command('CLUSTER', 'INFO')))).every((i) => /cluster_state:ok/.test(i)), {
         timeout: 20000,
         what: 'cluster_state:ok on every node'
+      });
+      await eventually(async () => (await Promise.all((await group.masters()).map((m) => m.command('INFO', 'replication')))).every((i) => online(i) === 2), {
+        what: 'two replicas in sync with every master'
       });
     });
   }
@@ -152,16 +157,11 @@ export class RedisClusterGroup {
 
   /** The master that owns `key`'s slot now. */
   async masterOf(key) {
-    const client = new Redis.Cluster(this.servers.map(({ port }) => ({ host: '127.0.0.1', port })), { lazyConnect: true });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      const slot = await client.cluster('KEYSLOT', key);
-      const owner = client.slots[slot][0];
-      return this.servers.find((s) => s.address === owner);
-    } finally {
-      client.disconnect();
-    }
+    const live = this.servers.find((s) => s.proc.exitCode === null && s.proc.signalCode === null);
+    const slot = slotOf(key);
+    const ranges = await live.command('CLUSTER', 'SLOTS');
+    const [, , [, port]] = ranges.find(([from, to]) => slot >= from && slot <= to);
+    return this.servers.find((s) => s.port === port);
   }
 
   /** Resolves once three live masters serve every slot again (a replica took over). */
