@@ -100,6 +100,23 @@ export const options = {
     check: (v) => (/^rediss?:\/\/./.test(v) ? undefined : `--redis-url must be a redis:// or rediss:// URL, got ${v}`),
     describe: 'the Redis (6.2+ / 7, or Valkey) that the gateways share under --engine redis'
   },
+  'redis-sentinels': {
+    type: 'string',
+    check: hostPorts('redis-sentinels'),
+    describe: 'host:port,…: find the master through Redis Sentinel and follow its failovers (instead of --redis-url)'
+  },
+  'redis-master-name': { type: 'string', default: 'mymaster', describe: 'the Sentinel master group, with --redis-sentinels' },
+  'redis-cluster': {
+    type: 'string',
+    check: hostPorts('redis-cluster'),
+    describe: 'host:port,…: Redis Cluster (7+) seed nodes, instead of --redis-url; channels on their own shard (sharded pub/sub)'
+  },
+  'redis-wait-replicas': {
+    ...int(0, 16),
+    default: 0,
+    describe: 'replicas that must hold a publish before it is acknowledged (Redis WAIT, one per batch); not in time: unavailable'
+  },
+  'redis-wait-timeout': { ...int(1, 60000), default: 100, describe: 'ms to wait for --redis-wait-replicas' },
   'max-old-space-size': { ...int(16, 1 << 20), describe: "MiB of V8 old space per worker (Node's default when unset)" },
   'max-semi-space-size': {
     ...int(1, 1024),
@@ -157,6 +174,7 @@ function combinationProblem(config) {
     if (config.maxConnsPerUser > 0) return '--max-conns-per-user needs --auth jwt';
   }
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) return '--tls-cert and --tls-key go together';
+  if (config.redisSentinels !== undefined && config.redisCluster !== undefined) return 'give --redis-sentinels or --redis-cluster, not both';
   if (config.tlsCert !== undefined) return tlsProblem(config.tlsCert, config.tlsKey);
   return undefined;
 }
@@ -167,6 +185,10 @@ function kebab(key) {
 
 function minLength(flag, min) {
   return (v) => (v.length >= min ? undefined : `--${flag} must be at least ${min} characters (a short HMAC key can be guessed)`);
+}
+
+function hostPorts(flag) {
+  return (v) => (/^[^,:]+:\d+(,[^,:]+:\d+)*$/.test(v) ? undefined : `--${flag} must be host:port,…, got ${v}`);
 }
 
 function httpUrl(flag) {

@@ -81,16 +81,10 @@ export const STATS_INTERVAL_MS = 1000;
 export const MAX_OPS_IN_FLIGHT = 50000;
 
 export class IpcBatch {
-  /**
-   * @param {{send: Function}} target a cluster Worker or `process` in a worker
-   * @param {(pairs: any[]) => void} [written] gets the pairs given to
-   *   afterWrite() with a batch, once that batch is written to the channel
-   */
-  constructor(target, written) {
+  /** @param {{send: Function}} target a cluster Worker or `process` in a worker */
+  constructor(target) {
     this.target = target;
-    this.written = written;
     this.ops = [];
-    this.pairs = []; // for `written`, once the ops queued with them are written
     this.inFlight = 0; // operations handed to send() whose write has not completed
     this.flush = this.flush.bind(this);
   }
@@ -104,30 +98,17 @@ export class IpcBatch {
     this.ops.push(op);
   }
 
-  /**
-   * Hands `a, b` to `written` once the ops queued so far are written to the
-   * channel: from then on they reach the other process even if this one is
-   * killed. Never, when the write fails. Two values, not an object: no
-   * allocation per call.
-   */
-  afterWrite(a, b) {
-    this.pairs.push(a, b);
-  }
-
   flush() {
     const count = this.ops.length;
     if (count === 0) return;
     const ops = this.ops;
-    const pairs = this.pairs;
     this.ops = [];
-    this.pairs = [];
     // A worker that is gone or going cannot take more; its clients are gone with it.
     if (this.target.isConnected?.() === false || this.target.connected === false) return;
     this.inFlight += count;
     // Called once the write completes, or fails because the channel closed.
-    this.target.send({ type: Message.BATCH, ops }, undefined, undefined, (err) => {
+    this.target.send({ type: Message.BATCH, ops }, undefined, undefined, () => {
       this.inFlight -= count;
-      if (err == null && pairs.length > 0) this.written(pairs);
     });
   }
 }

@@ -143,6 +143,11 @@ export function ackFrame(id) {
   return id === undefined ? '{"type":"ack"}' : JSON.stringify({ type: 'ack', id });
 }
 
+/** The ack of a publish the engine has stored: its place in the channel's sequence. */
+export function publishAckFrame(id, seq, epoch) {
+  return JSON.stringify({ type: 'ack', id, seq, epoch });
+}
+
 /**
  * The ack of a subscribe: where the channel stands (`seq`, `epoch`), so the
  * client knows where to resume from, and for a subscribe with `since`

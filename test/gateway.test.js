@@ -50,7 +50,8 @@ describe('gateway: protocol and relay', function () {
     const ack = await a.subscribe('news');
     expect(ack).to.include({ type: 'ack', id: 1, seq: 0 });
     expect(ack.epoch).to.match(/^[0-9a-z]{1,16}$/);
-    expect(await b.publish('news', { hello: 'world' })).to.deep.equal({ type: 'ack', id: 1 });
+    // A publish's ack says where the engine stored it: the channel's next seq, in the subscribe's epoch.
+    expect(await b.publish('news', { hello: 'world' })).to.deep.equal({ type: 'ack', id: 1, seq: 1, epoch: ack.epoch });
     const m = await a.next((f) => f.type === 'message');
     expect(m).to.deep.equal({ type: 'message', channel: 'news', seq: 1, data: { hello: 'world' } });
   });
@@ -127,7 +128,7 @@ describe('gateway: protocol and relay', function () {
     it('accepts data nested exactly 64 deep', async () => {
       const c = track(await TestClient.connect(gw.url));
       c.send(`{"type":"publish","channel":"c","data":${deep(64)},"id":"deep"}`);
-      expect(await c.next((f) => f.id === 'deep')).to.deep.equal({ type: 'ack', id: 'deep' });
+      expect(await c.next((f) => f.id === 'deep')).to.include({ type: 'ack', id: 'deep', seq: 1 });
     });
 
     it('binary frame -> bad_request', async () => {

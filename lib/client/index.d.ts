@@ -122,6 +122,12 @@ export interface ServerSubscription {
   recovered?: boolean;
 }
 
+/** A publish's ack: sent once the gateway's engine stored the message, at `seq` in `epoch`. */
+export interface PublishAck extends Ack {
+  seq: number;
+  epoch: string;
+}
+
 export interface ClientEvents {
   state: (state: State, detail?: unknown) => void;
   recovered: (info: { channel: string; from: number; to: number }) => void;
@@ -145,8 +151,12 @@ export declare class Client {
   readonly welcome: Welcome | undefined;
   subscribe<T = unknown>(channel: string, handler: (data: T, message: MessageInfo) => void): Promise<void>;
   unsubscribe(channel: string, handler?: (data: any, message: MessageInfo) => void): Promise<unknown>;
-  /** Rejected with `receive_only` over SSE. */
-  publish(channel: string, data: unknown): Promise<Ack>;
+  /**
+   * Resolved once the gateway stored the message, with its seq and epoch;
+   * rejected with `unavailable` when it could not confirm that (the message
+   * may have been published), and with `receive_only` over SSE.
+   */
+  publish(channel: string, data: unknown): Promise<PublishAck>;
   close(): void;
   on<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): () => void;
   off<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): void;

@@ -184,8 +184,10 @@ export class Client extends Emitter {
   /**
    * Publishes `data` (any JSON) on `channel`; while disconnected it waits in
    * a bounded queue. Over SSE it is refused with `receive_only`.
-   * @returns {Promise<object>} resolved with the gateway's ack; rejected with an
-   *   error whose .code is an ErrorCode or a ClientErrorCode
+   * @returns {Promise<object>} resolved with the gateway's ack once it stored
+   *   the message, `{type: 'ack', id, seq, epoch}`; rejected with an error
+   *   whose .code is an ErrorCode or a ClientErrorCode (`unavailable`: not
+   *   confirmed stored, perhaps published)
    */
   publish(channel, data) {
     if (!isValidChannel(channel)) return Promise.reject(invalidChannel(channel));

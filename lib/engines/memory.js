@@ -86,27 +86,27 @@ export class MemoryEngine {
     }
   }
 
-  /** `done` is called at once: the state is here, so no promise per publish. */
-  publish(channel, dataJson, done, idempotencyKey, version) {
+  /** `done` is called at once: stored is stamped here, so no promise per publish. */
+  publish(channel, dataJson, done, a, b, idempotencyKey, version) {
     if (idempotencyKey !== undefined) {
       const first = this.keys.get(channel, idempotencyKey, Date.now());
-      if (first !== undefined) return done?.(first.seq, first.epoch, Skipped.DUPLICATE);
+      if (first !== undefined) return done?.(first.seq, first.epoch, a, b, Skipped.DUPLICATE);
     }
     let state = this.channels.get(channel);
     if (state === undefined) {
       const ns = this.namespaces.of(channel);
       // Nobody listens and nothing is kept: the state would be forgotten at once.
-      if (ns.historySize === 0) return this.published(channel, 1, randomEpoch(), done, idempotencyKey);
+      if (ns.historySize === 0) return this.published(channel, 1, randomEpoch(), done, a, b, idempotencyKey);
       state = this.create(channel, ns);
     }
     if (version !== undefined) {
-      if (version <= state.version) return done?.(state.seq, state.epoch.toString(36), Skipped.STALE);
+      if (version <= state.version) return done?.(state.seq, state.epoch.toString(36), a, b, Skipped.STALE);
       state.version = version;
     }
     const seq = ++state.seq;
     if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, dataJson]);
     if (state.ns.historySize > 0) this.remember(channel, state, dataJson);
-    if (done !== undefined || idempotencyKey !== undefined) this.published(channel, seq, state.epoch, done, idempotencyKey);
+    if (done !== undefined || idempotencyKey !== undefined) this.published(channel, seq, state.epoch, done, a, b, idempotencyKey);
   }
 
   /** Answers at once: every message published after it reaches the route. */
@@ -169,10 +169,10 @@ export class MemoryEngine {
   }
 
   /** Answers a publish, and remembers its key. */
-  published(channel, seq, epoch, done, idempotencyKey) {
+  published(channel, seq, epoch, done, a, b, idempotencyKey) {
     const epochText = epoch.toString(36);
     if (idempotencyKey !== undefined) this.keys.remember(channel, idempotencyKey, seq, epochText, Date.now());
-    done?.(seq, epochText);
+    done?.(seq, epochText, a, b);
   }
 
   unroute(channel, state, route) {

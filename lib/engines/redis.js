@@ -26,34 +26,40 @@
 //
 // Failure: commands are never queued while Redis is unreachable (publishes
 // fail at once, and the relay tells the workers to refuse them); a bounded
-// number may wait for a slow Redis. After the subscriber connection comes
-// back, every channel is SUBSCRIBEd again and its routes get what they missed
-// from the history.
+// number may wait for a slow Redis. After the subscriptions drop (the
+// connection came back, Sentinel moved it to a new master, a Cluster shard
+// failed over), every channel is SUBSCRIBEd again and its routes get what
+// they missed from the history, with no action from the clients. A master
+// that comes back behind what this node delivered (a failover to a replica
+// that lacked the tail) starts the channel's sequence over in a new epoch
+// (./redis/read.lua): reported to the subscribers, never a silent gap.
+//
+// Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and
+// ./redis/subscriber.js) and the batched publishes with WAIT
+// (./redis/publisher.js) are kept apart from the rules here.
 import { readFileSync } from 'node:fs';
-import { require } from '../require.js';
 import { Op } from '../ipc.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
-import { IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS } from './idempotency.js';
 import { Namespaces } from '../namespaces.js';
 import { ErrorCode } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
-
-const { Redis } = require('ioredis');
+import { checkClusterSeeds, connectRedis, masterAddresses } from './redis/connect.js';
+import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
+import { RedisPublisher } from './redis/publisher.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
 const RETRY_MS = 500;
-const COMMAND_TIMEOUT_MS = 5000; // a Redis that hangs fails the commands instead of holding them
-const SUBSCRIBE_CHUNK = 1000;
 const PREFIX = 'gw:{';
 
 class ChannelState {
   constructor() {
     this.routes = undefined;
     this.seq = 0; // the last seq the routes were sent
+    this.data = ''; // and its data: a catch-up checks Redis still holds it (./redis/read.lua)
     this.epoch = undefined;
     this.waiting = []; // subscribes for the next read: {route, since, answer}
     this.reading = undefined; // subscribes the read in flight answers
@@ -64,9 +70,19 @@ class ChannelState {
 
 /** @implements {import('./index.js').Engine} with its cluster-wide part */
 export class RedisEngine {
+  /** A --redis-cluster seed that is a plain Redis is refused at start, in words. */
+  static async check({ redisCluster }) {
+    if (redisCluster) await checkClusterSeeds(redisCluster);
+  }
+
   /**
    * @param {object} options the resolved configuration (lib/config.js), and the log
    * @param {string} options.redisUrl
+   * @param {string} [options.redisSentinels] Sentinel instead of redisUrl
+   * @param {string} options.redisMasterName
+   * @param {string} [options.redisCluster] Redis Cluster instead of redisUrl
+   * @param {number} options.redisWaitReplicas replicas that must hold a publish before it is acknowledged
+   * @param {number} options.redisWaitTimeout ms
    * @param {number} options.historySize outside namespaces
    * @param {number} options.historyTtl seconds, outside namespaces
    * @param {object[]} options.namespaces
@@ -74,29 +90,31 @@ export class RedisEngine {
    * @param {import('pino').Logger} options.log
    */
   constructor(options) {
-    const { redisUrl, maxConnsPerUser, log } = options;
+    const { maxConnsPerUser, log } = options;
     this.log = log;
-    const connection = {
-      enableOfflineQueue: false, // unreachable: fail now, queue nothing
-      autoResendUnfulfilledCommands: false, // a publish is never run twice
-      autoResubscribe: false, // resubscribed here, with the catch-up
-      enableAutoPipelining: true, // the commands of one turn go in one write
-      maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      retryStrategy: (attempt) => Math.min(attempt * 100, 2000)
-    };
-    this.redis = new Redis(redisUrl, connection);
-    this.sub = new Redis(redisUrl, connection);
-    for (const [name, connection] of [['commands', this.redis], ['subscriber', this.sub]]) {
-      connection.on('error', (err) => this.failed(name, err));
-      connection.on('ready', () => this.ready(name));
-    }
-    for (const [name, numberOfKeys] of [['publish', 4], ['read', 2]]) {
-      const lua = readFileSync(new URL(`./redis/${name}.lua`, import.meta.url), 'utf8');
-      this.redis.defineCommand(`gw_${name}`, { numberOfKeys, lua });
-    }
-    this.calls = new RemoteCalls(this.redis);
-    if (maxConnsPerUser > 0) this.users = new RemoteUsers(this.redis, maxConnsPerUser);
+    const { redis, sub, cluster } = connectRedis(options);
+    this.redis = redis;
+    this.sub = cluster ? new ShardedSubscriber(sub) : new PlainSubscriber(sub);
+    this.connections = cluster ? [redis] : [redis, sub];
+    this.masters = new Set(); // where the commands went last: a change is a failover
+    this.failovers = 0;
+    this.instruments = undefined;
+    redis.on('error', (err) => this.failed('commands', err));
+    redis.on('ready', () => this.ready('commands'));
+    if (!cluster) sub.on('error', (err) => this.failed('subscriber', err));
+    else redis.on('refresh', () => this.countFailover()); // a shard's replica took over its slots
+    this.sub.on('lost', () => this.ready('subscriber'));
+    this.publisher = new RedisPublisher({
+      redis,
+      cluster,
+      waitReplicas: options.redisWaitReplicas,
+      waitTimeout: options.redisWaitTimeout,
+      observe: (seconds, count) => this.instruments?.published(seconds, count)
+    });
+    const lua = readFileSync(new URL('./redis/read.lua', import.meta.url), 'utf8');
+    redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
+    this.calls = new RemoteCalls(redis, cluster ? 'spublish' : 'publish');
+    if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
     this.sub.on('message', (name, message) => {
       if (name === CONTROL_CHANNEL) this.calls.received(message);
       else this.received(name, message);
@@ -106,9 +124,7 @@ export class RedisEngine {
     this.toUnsubscribe = new Set();
     this.toRead = new Set();
     this.cycling = false;
-    this.waitingPublishes = 0;
     this.downSince = 0; // when an outage was first logged (0: up)
-    this.idempotencyDropped = 0;
     this.configure(options);
   }
 
@@ -122,34 +138,28 @@ export class RedisEngine {
     this.keeper.unref();
   }
 
+  /** @param {{published: (seconds: number, count: number) => void, failedOver: () => void}} instruments */
+  instrument(instruments) {
+    this.instruments = instruments;
+  }
+
   /** Publishes go out on the command connection; the subscriber's outages are caught up. */
   get available() {
     return this.redis.status === 'ready';
   }
 
   get congested() {
-    return this.waitingPublishes >= BUSY_PUBLISHES;
+    return this.publisher.waiting >= BUSY_PUBLISHES;
   }
 
-  /** `done` gets the seq and epoch Redis gave the message (or why it skipped it), or null: refused, or Redis failed it. */
-  publish(channel, dataJson, done, idempotencyKey = '', version = '') {
-    if (this.waitingPublishes >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null);
-    this.waitingPublishes++;
-    const tag = tagOf(channel);
-    const { historySize, historyTtl } = this.namespaces.of(channel);
-    const keys = [`${tag}:state`, `${tag}:history`, `${tag}:idem`, `${tag}:idemt`];
-    const limits = [IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS];
-    this.redis.gw_publish(...keys, dataJson, newEpoch(), historySize, historyTtl, tag, idempotencyKey, version, ...limits).then(
-      ([seq, epoch, skipped, dropped]) => {
-        this.waitingPublishes--;
-        this.idempotencyDropped += dropped;
-        done?.(seq, epoch, skipped ?? undefined);
-      },
-      () => {
-        this.waitingPublishes--;
-        done?.(null);
-      }
-    );
+  /**
+   * `done(seq, epoch, a, b, skipped)` once Redis stored it (and
+   * --redis-wait-replicas replicas hold it), or skipped it (a duplicate key,
+   * a stale version), or `done(null, undefined, a, b)`: refused, or failed.
+   */
+  publish(channel, dataJson, done, a, b, idempotencyKey, version) {
+    if (this.publisher.waiting >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null, undefined, a, b);
+    this.publisher.publish(tagOf(channel), dataJson, newEpoch(), done, a, b, this.namespaces.of(channel), idempotencyKey, version);
   }
 
   /** `answer` is called once the read is in order with the live messages. */
@@ -190,7 +200,7 @@ export class RedisEngine {
     const tag = tagOf(channel);
     const since = query.since;
     const { historySize, historyTtl } = this.namespaces.of(channel);
-    this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), historyTtl, String(since?.seq ?? 0), since?.epoch ?? '', '').then(
+    this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), historyTtl, String(since?.seq ?? 0), since?.epoch ?? '', '', '', '').then(
       ([seq, epoch, entries]) => answer(historyAnswer(epoch, Number(seq), historySize === 0 ? [] : entries.slice(-historySize).map(entryOf), query)),
       () => answer({ error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' })
     );
@@ -198,14 +208,13 @@ export class RedisEngine {
 
   /** Channels held on this node (the history is in Redis), the idempotency keys dropped early. */
   figures() {
-    return { channels: this.channels.size, historyBytes: 0, idempotencyKeys: 0, idempotencyDropped: this.idempotencyDropped };
+    return { channels: this.channels.size, historyBytes: 0, idempotencyKeys: 0, idempotencyDropped: this.publisher.idempotencyDropped };
   }
 
   stop() {
     clearInterval(this.keeper);
     this.users?.stop();
-    this.redis.disconnect();
-    this.sub.disconnect();
+    for (const connection of this.connections) connection.disconnect();
   }
 
   forgetIfUnused(channel, state) {
@@ -235,6 +244,7 @@ export class RedisEngine {
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
     else if (seq <= state.seq) return; // already sent by a catch-up
     state.seq = seq;
+    state.data = dataJson;
     pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
@@ -244,7 +254,7 @@ export class RedisEngine {
     this.cycling = true;
     await null; // what the rest of this turn asks joins the batch
     try {
-      while (this.available && this.sub.status === 'ready' && this.toSubscribe.size + this.toUnsubscribe.size + this.toRead.size > 0) {
+      while (this.available && this.sub.ready && this.toSubscribe.size + this.toUnsubscribe.size + this.toRead.size > 0) {
         if (!(await this.step())) {
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         }
@@ -268,14 +278,10 @@ export class RedisEngine {
       state.held = [];
     }
     try {
-      for (let i = 0; i < unsubscribe.length; i += SUBSCRIBE_CHUNK) {
-        this.sub.unsubscribe(...unsubscribe.slice(i, i + SUBSCRIBE_CHUNK).map(tagOf)).catch(() => {});
-      }
-      for (let i = 0; i < subscribe.length; i += SUBSCRIBE_CHUNK) {
-        await this.sub.subscribe(...subscribe.slice(i, i + SUBSCRIBE_CHUNK).map(tagOf));
-      }
+      this.sub.unsubscribe(unsubscribe.map(tagOf));
+      await this.sub.subscribe(subscribe.map(tagOf));
       const answers = await Promise.all(reads.map(([channel, state]) => this.read(channel, state)));
-      await this.sub.ping(); // every message published before those reads has arrived
+      await this.sub.ping(reads.map(([channel]) => tagOf(channel))); // every message published before those reads has arrived
       for (let i = 0; i < reads.length; i++) this.complete(reads[i][0], reads[i][1], answers[i]);
       return true;
     } catch (err) {
@@ -296,7 +302,9 @@ export class RedisEngine {
     const ns = this.namespaces.of(channel);
     const tag = tagOf(channel);
     const after = from === Infinity ? '' : String(from);
-    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), ns.historyTtl, after, state.epoch ?? '', latest && ns.latest ? '1' : '');
+    const delivered = state.seq > 0 ? String(state.seq) : '';
+    const wantLatest = latest && ns.latest ? '1' : '';
+    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), ns.historyTtl, after, state.epoch ?? '', delivered, state.data, wantLatest);
   }
 
   /** Sends the routes what they lack up to the read, answers the subscribes, then the held messages. */
@@ -327,11 +335,13 @@ export class RedisEngine {
     if (state.epoch !== undefined) pushAll(state, [Op.EPOCH, channel, epoch]);
     state.epoch = epoch;
     state.seq = 0;
+    state.data = '';
   }
 
   send(channel, state, seq, dataJson) {
     if (seq <= state.seq) return;
     state.seq = seq;
+    state.data = dataJson;
     pushAll(state, [Op.MSG, channel, seq, dataJson]);
   }
 
@@ -349,9 +359,10 @@ export class RedisEngine {
     if (this.downSince !== 0) {
       this.log.info({ connection: name, downMs: Date.now() - this.downSince }, 'redis engine: reconnected');
     }
-    if (this.available && this.sub.status === 'ready') this.downSince = 0;
+    if (this.available && this.sub.ready) this.downSince = 0;
+    if (name === 'commands') this.countFailover();
     if (name === 'subscriber') {
-      this.sub.subscribe(CONTROL_CHANNEL).catch(() => {}); // a failure drops this connection: ready again later
+      this.sub.subscribe([CONTROL_CHANNEL]).catch(() => {}); // a failure drops this connection: ready again later
       // A new connection subscribes to nothing: every channel again, and its routes catch up.
       for (const [channel, state] of this.channels) {
         this.toSubscribe.add(channel);
@@ -360,6 +371,17 @@ export class RedisEngine {
       }
     }
     this.cycle();
+  }
+
+  /** A master this node had not published to before took over from one it had. */
+  countFailover() {
+    const now = masterAddresses(this.redis);
+    if (this.masters.size > 0 && now.some((address) => !this.masters.has(address))) {
+      this.failovers++;
+      this.instruments?.failedOver();
+      this.log.warn({ masters: now, before: [...this.masters] }, 'redis engine: failed over to a new master');
+    }
+    this.masters = new Set(now);
   }
 
   failed(name, err) {

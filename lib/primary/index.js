@@ -34,8 +34,14 @@ export async function startPrimary(config) {
   } catch (err) {
     refuse(err);
   }
-  const engine = await createEngine(config, log);
+  const engine = await createEngine(config, log).catch(refuse);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
+  engine.instrument?.({
+    published: (seconds, count) => {
+      for (let i = 0; i < count; i++) metrics.publishLatency.observe(seconds);
+    },
+    failedOver: () => metrics.failovers.inc()
+  });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
   attachCalls(relay, engine.calls, config);

@@ -47,6 +47,15 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
         this.set(engine.available ? 1 : 0);
       }
     }),
+    failovers: make(client.Counter, {
+      name: 'gateway_engine_failovers_total',
+      help: 'Times the engine moved to a new Redis master (Sentinel, or a Cluster shard failed over)'
+    }),
+    publishLatency: make(client.Histogram, {
+      name: 'gateway_engine_publish_seconds',
+      help: 'From a publish leaving for the engine to its store answering (under --redis-wait-replicas, the replicas too), per publish',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5]
+    }),
     restarts: make(client.Counter, { name: 'gateway_worker_restarts_total', help: 'Workers restarted after dying' }),
     relayed: make(client.Counter, { name: 'gateway_relay_publishes_total', help: 'Publishes sequenced by the primary' }),
     handoverStalls: make(client.Counter, {

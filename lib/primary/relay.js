@@ -83,11 +83,11 @@ export class PrimaryRelay {
     for (const op of ops) {
       switch (op[0]) {
         case Op.PUB: {
-          // Token 0 wants no reply: no callback, so nothing is made per publish.
+          // Token 0 wants no reply.
           const token = op[3];
-          const done = token === 0 ? undefined : (seq, epoch, skipped) => link.batch.push([Op.SEQ, token, seq, epoch, skipped]);
-          // A key or version left out travels as null (IPC is JSON).
-          this.engine.publish(op[1], op[2], done, op[4] ?? undefined, op[5] ?? undefined);
+          // One function answers all: no closure per publish. A key or version left out travels as null (IPC is JSON).
+          if (token === 0) this.engine.publish(op[1], op[2]);
+          else this.engine.publish(op[1], op[2], answerPublish, link, token, op[4] ?? undefined, op[5] ?? undefined);
           published++;
           break;
         }
@@ -124,4 +124,9 @@ export class PrimaryRelay {
   broadcast(op) {
     for (const link of this.links.values()) link.batch.push(op);
   }
+}
+
+/** The engine stored a publish (seq null: it did not): the worker that asked is told, in its next batch. */
+function answerPublish(seq, epoch, link, token, skipped) {
+  link.batch.push([Op.SEQ, token, seq, epoch, skipped]);
 }

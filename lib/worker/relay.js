@@ -16,7 +16,8 @@
 //                             ['unsub', channel]        the last local holder left
 //                             ['stats', figures]
 // Operations from the primary: ['msg', channel, seq, dataJson]
-//                             ['seq', token, seq, epoch, skipped]  reply to a pub with a token (seq null: refused)
+//                             ['seq', token, seq, epoch, skipped]  reply to a pub, once the
+//                               engine stored it or skipped it (seq null: refused or failed)
 //                             ['histd', token, answer] reply to a hist
 //                             ['subok', token, epoch, seq, result, replay]  reply to a sub:
 //                               the channel is routed here; result and replay only with since
@@ -27,11 +28,13 @@
 // Other operations go to the module that registered them with handle()
 // (./users.js, ./calls.js).
 import { IpcBatch, Op, unknownOp } from '../ipc.js';
-import { ErrorCode, ProtocolError, ackFrame } from '../protocol.js';
+import { ErrorCode, ProtocolError, errorFrame, publishAckFrame } from '../protocol.js';
 import { TRANSPORTS, kTransport } from './transport.js';
 import { metrics } from './metrics.js';
 
 export const UNAVAILABLE_MESSAGE = 'the engine (Redis) is unreachable: retry shortly';
+export const NOT_STORED_MESSAGE =
+  'not stored: Redis failed it, or its replicas did not confirm in time; it may have been published, so retry with the same idempotencyKey';
 
 export class WorkerRelay {
   /**
@@ -40,12 +43,13 @@ export class WorkerRelay {
    * @param {number} options.maxBuffered
    */
   constructor({ subscriptions, maxBuffered }) {
-    this.batch = new IpcBatch(process, acknowledge);
+    this.batch = new IpcBatch(process);
     this.subscriptions = subscriptions;
     this.maxBuffered = maxBuffered;
     this.encoded = new Array(TRANSPORTS.length); // one message's encoding per transport, reused
     this.nextToken = 1;
-    this.replies = new Map(); // token -> resolve(seq) of an HTTP publish
+    this.replies = new Map(); // token -> {resolve, reject} of an HTTP publish
+    this.acking = new Map(); // token -> [ws, id] of a WebSocket publish
     this.subscribing = new Map(); // token -> {ws, channel, local, id, since} waiting for a subok
     this.asked = new Map(); // token -> resolve of an ask()
     this.primaryBusy = false;
@@ -93,14 +97,15 @@ export class WorkerRelay {
   }
 
   /**
-   * A WebSocket client's publish: acknowledged with `id` once the batch that
-   * carries it is written to the primary. An ack sent before that would be a
-   * promise this worker could break by dying before the write.
+   * A WebSocket client's publish: acknowledged with `id`, its seq and epoch
+   * once the engine has stored it (the primary's 'seq' reply, batched with
+   * the others of its turn). Stored is a promise no worker's death breaks.
    */
   publish(channel, dataJson, ws, id) {
     metrics.published.inc();
-    this.batch.push([Op.PUB, channel, dataJson, 0]);
-    this.batch.afterWrite(ws, id);
+    const token = this.nextToken++;
+    this.batch.push([Op.PUB, channel, dataJson, token]);
+    this.acking.set(token, [ws, id]);
   }
 
   /**
@@ -176,6 +181,14 @@ export class WorkerRelay {
   }
 
   replied([, token, seq, epoch, skipped]) {
+    const ack = this.acking.get(token);
+    if (ack !== undefined) {
+      this.acking.delete(token);
+      const [ws, id] = ack;
+      if (ws.readyState !== ws.OPEN) return;
+      ws.send(seq === null ? errorFrame(ErrorCode.UNAVAILABLE, NOT_STORED_MESSAGE, id) : publishAckFrame(id, seq, epoch));
+      return;
+    }
     const reply = this.replies.get(token);
     if (reply === undefined) return;
     this.replies.delete(token);
@@ -223,13 +236,5 @@ export class WorkerRelay {
       local.seq = seq;
     }
     request.owner.answered(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
-  }
-}
-
-/** Acks the publishes of a batch now written: [ws, id, ws, id, ...]. */
-function acknowledge(pairs) {
-  for (let i = 0; i < pairs.length; i += 2) {
-    const ws = pairs[i];
-    if (ws.readyState === ws.OPEN) ws.send(ackFrame(pairs[i + 1]));
   }
 }

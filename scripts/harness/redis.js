@@ -1,5 +1,6 @@
 // A throwaway redis-server for the Redis engine's tests and the soak/bench: its own free port,
-// no persistence, a temp dir; stopped (and its data gone) when asked.
+// no persistence, a temp dir; stopped (and its data gone) when asked. Extra
+// arguments make it a replica or a cluster node (./redis-topologies.js).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
@@ -9,15 +10,20 @@ import { Redis } from 'ioredis';
 import { freePort, eventually } from './gateway.js';
 
 export class RedisServer {
-  /** @returns {Promise<RedisServer>} once it accepts commands */
-  static async start() {
-    const server = new RedisServer(await freePort());
+  /**
+   * @param {string[]} [extra] more redis-server arguments
+   * @returns {Promise<RedisServer>} once it accepts commands
+   */
+  static async start(extra = []) {
+    const server = new RedisServer(await freePort(), extra);
     await server.start();
     return server;
   }
 
-  constructor(port) {
+  constructor(port, extra = []) {
     this.port = port;
+    this.extra = extra;
+    this.address = `127.0.0.1:${port}`;
     this.url = `redis://127.0.0.1:${port}`;
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'gateway-redis-'));
     this.proc = undefined;
@@ -25,26 +31,24 @@ export class RedisServer {
 
   /** Starts it again on the same port, empty. */
   async start() {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--enable-debug-command', 'local'];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--enable-debug-command', 'local', ...this.extra];
     this.proc = spawn('redis-server', args, { stdio: 'ignore' });
     this.exited = once(this.proc, 'exit');
     await eventually(() => this.command('PING').then((r) => r === 'PONG'), { what: `redis-server on ${this.port}` });
   }
 
-  /** One command on a short-lived connection. */
-  async command(...args) {
-    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      return await client.call(...args);
-    } finally {
-      client.disconnect();
-    }
+  command(...args) {
+    return command(this.url, ...args);
+  }
+
+  /** SIGSTOP, SIGCONT, SIGKILL: a pause (a partition, as the others see it) or a death. */
+  signal(sig) {
+    this.proc.kill(sig);
   }
 
   async stop() {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      this.proc.kill('SIGCONT'); // a paused one must die too
       this.proc.kill('SIGKILL');
       await this.exited;
     }
@@ -53,5 +57,17 @@ export class RedisServer {
   async remove() {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** One command on a short-lived connection to `url` (a redis-server or a redis-sentinel). */
+export async function command(url, ...args) {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return await client.call(...args);
+  } finally {
+    client.disconnect();
   }
 }

@@ -16,10 +16,12 @@ const ANSWER_MS = 2000;
 /** @implements {import('../index.js').Calls} */
 export class RemoteCalls {
   /**
-   * @param {import('ioredis').Redis} redis the command connection
+   * @param {import('ioredis').Redis | import('ioredis').Cluster} redis the command connection
+   * @param {'publish' | 'spublish'} publish how: 'spublish' under Redis Cluster (the control channel's shard)
    */
-  constructor(redis) {
+  constructor(redis, publish = 'publish') {
     this.redis = redis;
+    this.publish = publish;
     this.node = randomUUID();
     this.nextRequest = 1;
     this.asked = new Map(); // request -> {left, values, resolve, timer}
@@ -34,7 +36,7 @@ export class RemoteCalls {
   /** @returns {Promise<any[]>} the other nodes' values */
   async call(name, args) {
     const request = this.nextRequest++;
-    const receivers = await this.redis.publish(CONTROL_CHANNEL, JSON.stringify({ call: name, args, from: this.node, request }));
+    const receivers = await this.redis[this.publish](CONTROL_CHANNEL, JSON.stringify({ call: name, args, from: this.node, request }));
     return new Promise((resolve) => {
       const asked = { left: receivers - 1, values: [], resolve, timer: undefined }; // less this node
       this.asked.set(request, asked);
@@ -56,7 +58,7 @@ export class RemoteCalls {
       this.here(parsed.call, parsed.args).then(
         (value) => {
           const answer = JSON.stringify({ answer: value, to: parsed.from, request: parsed.request });
-          this.redis.publish(CONTROL_CHANNEL, answer).catch(() => {}); // the asker times out
+          this.redis[this.publish](CONTROL_CHANNEL, answer).catch(() => {}); // the asker times out
         },
         () => {} // a call this node does not know: the asker times out
       );

@@ -21,6 +21,7 @@
 -- ARGV[4] history TTL in seconds   ARGV[5] the pub/sub channel
 -- ARGV[6] idempotency key ('' none)   ARGV[7] version ('' none)
 -- ARGV[8] the keys' window in ms   ARGV[9] keys held per channel
+-- ARGV[10] 'PUBLISH', or 'SPUBLISH' under Redis Cluster (the channel's own shard)
 -- Returns {seq, epoch, skipped or false, keys dropped}.
 local key = ARGV[6]
 local now = 0
@@ -56,7 +57,7 @@ if ARGV[3] ~= '0' then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'd', ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[4])
 end
-redis.call('PUBLISH', ARGV[5], seq .. ' ' .. epoch .. ' ' .. ARGV[1])
+redis.call(ARGV[10], ARGV[5], seq .. ' ' .. epoch .. ' ' .. ARGV[1])
 local dropped = 0
 if key ~= '' then
   redis.call('HSET', KEYS[3], key, seq .. ' ' .. epoch)

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 const NODE_TTL_S = 30;
+const NODES = 'gw:{#users}:nodes'; // the script's key (./users.lua)
 const BEAT_MS = 5000;
 
 /** @implements {import('../index.js').UserCounts} */
@@ -21,7 +22,7 @@ export class RemoteUsers {
     this.node = randomUUID();
     this.ttl = String(NODE_TTL_S);
     this.counts = undefined; // this node's Map user -> count, given by attach()
-    redis.defineCommand('gw_users', { numberOfKeys: 0, lua: readFileSync(new URL('./users.lua', import.meta.url), 'utf8') });
+    redis.defineCommand('gw_users', { numberOfKeys: 1, lua: readFileSync(new URL('./users.lua', import.meta.url), 'utf8') });
     this.beater = setInterval(() => this.beat(), BEAT_MS);
     this.beater.unref();
   }
@@ -40,7 +41,7 @@ export class RemoteUsers {
   async admit(user, count) {
     if (this.redis.status !== 'ready') return true; // this node's own count was checked
     try {
-      return (await this.redis.gw_users('admit', this.node, this.ttl, user, String(count), this.cap)) === 1;
+      return (await this.redis.gw_users(NODES, 'admit', this.node, this.ttl, user, String(count), this.cap)) === 1;
     } catch {
       return true; // as if unreachable; resynced when it is back
     }
@@ -49,17 +50,17 @@ export class RemoteUsers {
   /** This node's count for the user changed (a connection closed, an admission undone). */
   mirror(user, count) {
     if (this.redis.status !== 'ready') return;
-    this.redis.gw_users('set', this.node, this.ttl, user, String(count)).catch(() => {});
+    this.redis.gw_users(NODES, 'set', this.node, this.ttl, user, String(count)).catch(() => {});
   }
 
   beat() {
     if (this.redis.status !== 'ready') return;
-    this.redis.gw_users('beat', this.node, this.ttl).catch(() => {});
+    this.redis.gw_users(NODES, 'beat', this.node, this.ttl).catch(() => {});
   }
 
   async resync() {
     try {
-      await this.redis.del(`gw:users:${this.node}`);
+      await this.redis.del(`gw:{#users}:${this.node}`);
       this.beat();
       for (const [user, count] of this.counts) this.mirror(user, count);
     } catch {

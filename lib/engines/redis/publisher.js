@@ -1,0 +1,105 @@
+// The Redis engine's publishes, in batches: the publishes of one turn of the
+// event loop leave as one pipeline per Redis master (one for a single Redis
+// or under Sentinel, one per shard under Cluster), so a publish costs a
+// script call and a share of one round trip. Under --redis-wait-replicas N
+// the pipeline ends with one WAIT: its publishes are acknowledged only when N
+// replicas hold them all, and refused (`unavailable`) otherwise, since a
+// failover could lose them. A refused publish may still have been published:
+// a retry with the same idempotency key is what makes that safe.
+//
+// A pipeline is never sent twice (ioredis re-sends a Cluster pipeline only
+// when every command in it was redirected, so none ran).
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { slotOf } from './connect.js';
+import { IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS } from '../idempotency.js';
+
+// Queued per publish: channel tag, data, epoch for a new sequence, done, a,
+// b, the namespace's history size and TTL, idempotency key, version.
+const FIELDS = 10;
+const LIMITS = [String(IDEMPOTENCY_WINDOW_MS), String(MAX_IDEMPOTENCY_KEYS)];
+
+export class RedisPublisher {
+  /**
+   * @param {object} options
+   * @param {import('ioredis').Redis | import('ioredis').Cluster} options.redis the command connection
+   * @param {boolean} options.cluster whether `redis` is a Cluster: one pipeline per master
+   * @param {number} options.waitReplicas 0: no WAIT
+   * @param {number} options.waitTimeout ms
+   * @param {(seconds: number, count: number) => void} options.observe gets each pipeline's latency
+   */
+  constructor({ redis, cluster, waitReplicas, waitTimeout, observe }) {
+    this.redis = redis;
+    this.cluster = cluster;
+    this.publishCommand = cluster ? 'SPUBLISH' : 'PUBLISH';
+    this.waitReplicas = waitReplicas;
+    this.waitTimeout = String(waitTimeout);
+    this.observe = observe;
+    this.queued = [];
+    this.waiting = 0; // publishes queued or sent, not yet answered
+    this.idempotencyDropped = 0; // keys the script dropped to stay within its cap
+    this.flush = this.flush.bind(this);
+    const lua = readFileSync(new URL('./publish.lua', import.meta.url), 'utf8');
+    redis.defineCommand('gw_publish', { numberOfKeys: 4, lua });
+  }
+
+  /**
+   * Queues the publish for this turn's pipeline; `done(seq, epoch, a, b,
+   * skipped)` answers it (seq null: refused).
+   * @param {{historySize: number, historyTtl: number}} ns the channel's namespace
+   */
+  publish(tag, dataJson, epoch, done, a, b, ns, idempotencyKey = '', version = '') {
+    if (this.queued.length === 0) setImmediate(this.flush);
+    this.queued.push(tag, dataJson, epoch, done, a, b, ns.historySize, ns.historyTtl, idempotencyKey, version);
+    this.waiting++;
+  }
+
+  flush() {
+    const queued = this.queued;
+    this.queued = [];
+    if (!this.cluster) return this.send(queued);
+    // One pipeline per master: a Cluster pipeline must stay on one node.
+    const byNode = new Map();
+    for (let i = 0; i < queued.length; i += FIELDS) {
+      const node = this.redis.slots[slotOf(queued[i])]?.[0];
+      let group = byNode.get(node);
+      if (group === undefined) byNode.set(node, (group = []));
+      for (let j = 0; j < FIELDS; j++) group.push(queued[i + j]);
+    }
+    for (const group of byNode.values()) this.send(group);
+  }
+
+  send(queued) {
+    const pipeline = this.redis.pipeline();
+    const { publishCommand } = this;
+    for (let i = 0; i < queued.length; i += FIELDS) {
+      const tag = queued[i];
+      const keys = [`${tag}:state`, `${tag}:history`, `${tag}:idem`, `${tag}:idemt`];
+      // data, epoch, history size and TTL, pub/sub channel, idempotency key, version
+      const args = [queued[i + 1], queued[i + 2], queued[i + 6], queued[i + 7], tag, queued[i + 8], queued[i + 9]];
+      pipeline.gw_publish(...keys, ...args, ...LIMITS, publishCommand);
+    }
+    if (this.waitReplicas > 0) pipeline.wait(this.waitReplicas, this.waitTimeout);
+    const started = performance.now();
+    pipeline.exec().then(
+      (results) => this.answer(queued, results, started),
+      () => this.answer(queued, undefined, started)
+    );
+  }
+
+  /** Answers a pipeline's publishes: each its seq and epoch, or null when failed or not replicated in time. */
+  answer(queued, results, started) {
+    const count = queued.length / FIELDS;
+    this.waiting -= count;
+    const replicated = this.waitReplicas === 0 || (results !== undefined && results[count][1] >= this.waitReplicas);
+    if (results !== undefined) this.observe((performance.now() - started) / 1000, count);
+    for (let i = 0, n = 0; i < queued.length; i += FIELDS, n++) {
+      const done = queued[i + 3];
+      if (done === undefined) continue;
+      const [err, reply] = results?.[n] ?? [true];
+      if (!err) this.idempotencyDropped += reply[3];
+      if (err || !replicated) done(null, undefined, queued[i + 4], queued[i + 5]);
+      else done(reply[0], reply[1], queued[i + 4], queued[i + 5], reply[2] ?? undefined);
+    }
+  }
+}
