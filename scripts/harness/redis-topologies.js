@@ -175,6 +175,29 @@ export class RedisClusterGroup {
     );
   }
 
+  /**
+   * Moves `slot` to the master `target` as `redis-cli --cluster reshard`
+   * does: IMPORTING on the target, MIGRATING on the owner, its keys MIGRATEd
+   * one at a time (`between()` awaited before each and after the last), then
+   * NODE on every master, the target first.
+   */
+  async migrate(slot, target, between) {
+    const live = this.servers.find((s) => s.proc.exitCode === null && s.proc.signalCode === null);
+    const [, , [, port]] = (await live.command('CLUSTER', 'SLOTS')).find(([from, to]) => slot >= from && slot <= to);
+    const source = this.servers.find((s) => s.port === port);
+    const [sourceId, targetId] = await Promise.all([source, target].map((s) => s.command('CLUSTER', 'MYID')));
+    await target.command('CLUSTER', 'SETSLOT', slot, 'IMPORTING', sourceId);
+    await source.command('CLUSTER', 'SETSLOT', slot, 'MIGRATING', targetId);
+    for (;;) {
+      await between();
+      const keys = await source.command('CLUSTER', 'GETKEYSINSLOT', slot, 1);
+      if (keys.length === 0) break;
+      await source.command('MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', ...keys);
+    }
+    const others = (await this.masters()).filter((m) => m !== source && m !== target);
+    for (const master of [target, source, ...others]) await master.command('CLUSTER', 'SETSLOT', slot, 'NODE', targetId);
+  }
+
   async remove() {
     await Promise.all(this.servers.map((s) => s.remove()));
   }

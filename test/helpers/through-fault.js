@@ -13,15 +13,21 @@ export class SteadyPublisher {
    * @param {TestClient} client
    * @param {string[]} channels published to in turn
    * @param {string} name tags the data, so each publish is known by its id
+   * @param {{retry?: boolean}} [options] retry: a refused publish is sent again (it may then be there twice)
    */
-  constructor(client, channels, name) {
+  constructor(client, channels, name, { retry = false } = {}) {
     this.client = client;
     this.channels = channels;
     this.name = name;
+    this.retry = retry;
     this.acked = []; // {channel, id, seq, epoch, at}
     this.refused = 0;
     this.stopped = false;
     this.done = this.run();
+  }
+
+  get attempts() {
+    return this.acked.length + this.refused;
   }
 
   async run() {
@@ -30,7 +36,10 @@ export class SteadyPublisher {
       const id = `${this.name}-${i}`;
       const reply = await this.client.publish(channel, { id }).catch(() => ({ type: 'lost' }));
       if (reply.type === 'ack') this.acked.push({ channel, id, seq: reply.seq, epoch: reply.epoch, at: Date.now() });
-      else this.refused++;
+      else {
+        this.refused++;
+        if (this.retry) i--;
+      }
       await new Promise((resolve) => setTimeout(resolve, PACE_MS));
     }
   }

@@ -8,15 +8,22 @@
 // a retry with the same idempotency key is what makes that safe.
 //
 // A pipeline is never sent twice (ioredis re-sends a Cluster pipeline only
-// when every command in it was redirected, so none ran).
+// when every command in it was redirected, so none ran). Under Cluster a
+// slot migration redirects some publishes of a pipeline (MOVED, ASK,
+// TRYAGAIN: a script that did not run): those alone are queued again,
+// ioredis's retryDelayOnTryAgain later (after a MOVED, with the slot map
+// refreshed), for as long as ioredis itself would redirect one command
+// (maxRedirections such delays); the rest of their pipeline is answered as
+// it ran. A move still going on after that: refused.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { slotOf } from './connect.js';
 import { IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS } from '../idempotency.js';
 
 // Queued per publish: channel tag, data, epoch for a new sequence, done, a,
-// b, the namespace's history size and TTL, idempotency key, version.
-const FIELDS = 10;
+// b, the namespace's history size and TTL, idempotency key, version, when first queued (ms).
+const FIELDS = 11;
+const REDIRECTED = /^(MOVED|ASK|TRYAGAIN) /;
 const LIMITS = [String(IDEMPOTENCY_WINDOW_MS), String(MAX_IDEMPOTENCY_KEYS)];
 
 export class RedisPublisher {
@@ -50,7 +57,7 @@ export class RedisPublisher {
    */
   publish(tag, dataJson, epoch, done, a, b, ns, idempotencyKey = '', version = '') {
     if (this.queued.length === 0) setImmediate(this.flush);
-    this.queued.push(tag, dataJson, epoch, done, a, b, ns.historySize, ns.historyTtl, idempotencyKey, version);
+    this.queued.push(tag, dataJson, epoch, done, a, b, ns.historySize, ns.historyTtl, idempotencyKey, version, performance.now());
     this.waiting++;
   }
 
@@ -93,13 +100,32 @@ export class RedisPublisher {
     this.waiting -= count;
     const replicated = this.waitReplicas === 0 || (results !== undefined && results[count][1] >= this.waitReplicas);
     if (results !== undefined) this.observe((performance.now() - started) / 1000, count);
+    const redirected = [];
+    const { maxRedirections, retryDelayOnTryAgain } = this.redis.options;
+    const since = performance.now() - maxRedirections * retryDelayOnTryAgain;
     for (let i = 0, n = 0; i < queued.length; i += FIELDS, n++) {
+      const [err, reply] = results?.[n] ?? [true];
+      const match = err?.message && REDIRECTED.exec(err.message);
+      if (match && queued[i + 10] > since) {
+        if (match[1] === 'MOVED') this.redis.refreshSlotsCache();
+        for (let j = 0; j < FIELDS; j++) redirected.push(queued[i + j]);
+        continue;
+      }
       const done = queued[i + 3];
       if (done === undefined) continue;
-      const [err, reply] = results?.[n] ?? [true];
       if (!err) this.idempotencyDropped += reply[3];
       if (err || !replicated) done(null, undefined, queued[i + 4], queued[i + 5]);
       else done(reply[0], reply[1], queued[i + 4], queued[i + 5], reply[2] ?? undefined);
     }
+    if (redirected.length > 0) this.again(redirected);
+  }
+
+  /** Publishes that never ran, for a later pipeline (the slot's owner may have changed meanwhile). */
+  again(redirected) {
+    this.waiting += redirected.length / FIELDS;
+    setTimeout(() => {
+      if (this.queued.length === 0) setImmediate(this.flush);
+      this.queued.push(...redirected);
+    }, this.redis.options.retryDelayOnTryAgain);
   }
 }

@@ -39,8 +39,10 @@ export class PlainSubscriber extends EventEmitter {
 /**
  * Redis Cluster: SSUBSCRIBE through ioredis's sharded subscribers, one
  * connection per master. ioredis replaces a shard's subscriber after a
- * failover or a slot move and then says 'subscribersReady'; what that
- * shard published meanwhile never arrived, so that is 'lost' too.
+ * failover, and resubscribes a migrated slot's channels at its new owner
+ * (the old one's unsolicited `sunsubscribe` makes it refresh the slot map),
+ * then says 'subscribersReady'; what was published meanwhile never arrived,
+ * so that is 'lost' too.
  */
 export class ShardedSubscriber extends EventEmitter {
   /** @param {import('ioredis').Cluster} cluster */
