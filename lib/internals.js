@@ -1,4 +1,4 @@
-// Every use of a Node.js or ws internal, in one place. The accept path and
+// Every use of a Node.js, ws or ioredis internal, in one place. The accept path and
 // the write path lean on a few private fields for speed (no net.Socket made
 // in the primary per connection, frames written to the socket directly,
 // closes paced without reading the client's FIN). A runtime or ws release
@@ -105,4 +105,18 @@ export function checkWs() {
       throw new InternalsChanged(`ws ${version} has no ${what}`);
     }
   }
+}
+
+// ---- ioredis: one shard's subscriber connection under Redis Cluster ----
+
+/** Throws InternalsChanged when ioredis no longer exposes its sharded subscribers (checked when the engine starts). */
+export function checkShardSubscribers(cluster) {
+  if (typeof cluster.shardedSubscribers?.getResponsibleSubscriber !== 'function') {
+    throw new InternalsChanged('ioredis has no Cluster#shardedSubscribers.getResponsibleSubscriber (the Redis engine pings a shard through it)');
+  }
+}
+
+/** @returns {import('ioredis').Redis | undefined} the connection that SSUBSCRIBEs `slot`'s channels: a PING there follows its messages */
+export function shardSubscriberOf(cluster, slot) {
+  return cluster.shardedSubscribers.getResponsibleSubscriber(slot)?.getInstance();
 }

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { olderThan } from '../lib/runtime.js';
-import { InternalsChanged, checkWs, takeConnections } from '../lib/internals.js';
+import { InternalsChanged, checkShardSubscribers, checkWs, takeConnections } from '../lib/internals.js';
 import { HandOverLine } from '../lib/primary/master.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -48,6 +48,10 @@ describe('runtime: Node 22.12 or later', function () {
 describe('internals', () => {
   it('finds the ws fields and events the gateway reads in the installed ws', () => {
     expect(() => checkWs()).to.not.throw();
+  });
+
+  it("refuses an ioredis Cluster without its sharded subscribers, naming them", () => {
+    expect(() => checkShardSubscribers({})).to.throw(InternalsChanged, 'shardedSubscribers');
   });
 
   it('refuses a listener whose handle has no onconnection, naming it', () => {

@@ -3,6 +3,7 @@
 // message published on those names before it has arrived), and the events
 // 'message' (name, text) and 'lost' (the subscriptions may have dropped:
 // the engine subscribes again and catches its routes up from the history).
+import { checkShardSubscribers, shardSubscriberOf } from '../../internals.js';
 import { EventEmitter } from 'node:events';
 import { slotOf } from './connect.js';
 
@@ -49,10 +50,7 @@ export class ShardedSubscriber extends EventEmitter {
   constructor(cluster) {
     super();
     this.cluster = cluster;
-    // ioredis has no public way to reach one shard's subscriber connection (for ping): checked here, once.
-    if (typeof cluster.shardedSubscribers?.getResponsibleSubscriber !== 'function') {
-      throw new Error('ioredis: Cluster#shardedSubscribers.getResponsibleSubscriber is gone; the Redis engine needs it under --redis-cluster');
-    }
+    checkShardSubscribers(cluster); // an internal of ioredis (../../internals.js): checked here, once
     cluster.on('smessage', (name, text) => this.emit('message', name, text));
     cluster.on('ready', () => this.emit('lost'));
     cluster.on('subscribersReady', () => this.emit('lost'));
@@ -74,7 +72,7 @@ export class ShardedSubscriber extends EventEmitter {
   /** A PING on each shard subscriber that carries one of `names`. */
   async ping(names) {
     const connections = new Set();
-    for (const name of names) connections.add(this.cluster.shardedSubscribers.getResponsibleSubscriber(slotOf(name))?.getInstance());
+    for (const name of names) connections.add(shardSubscriberOf(this.cluster, slotOf(name)));
     await Promise.all([...connections].map((redis) => (redis ? redis.ping() : Promise.reject(new Error('no subscriber for a shard')))));
   }
 }
