@@ -1,5 +1,6 @@
 // Open connections per client IP, both transports together, kept only under
-// --max-conns-per-ip.
+// --max-conns-per-ip and --balance ip (one IP, one worker: this worker's count
+// is the whole count; otherwise the primary counts, lib/primary/ip-counts.js).
 const kIp = Symbol('clientIp');
 
 export class IpCounts {

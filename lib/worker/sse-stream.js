@@ -31,10 +31,6 @@ export class SseStream {
     this.closeCode = 1000; // the client ended it, unless the gateway says otherwise
   }
 
-  get open() {
-    return this.state === OPEN;
-  }
-
   close(code) {
     if (this.state !== OPEN) return;
     this.state = CLOSING;

@@ -170,7 +170,7 @@ export class SseStreams {
 
   /** The primary's answer to a stream's subscribe: the replay (or a `latest` namespace's latest message) or the gap, then live. */
   answered({ ws: stream, channel, local, since }, { current, epoch, seq, result, replay }) {
-    if (!stream.open || !current) return;
+    if (!sseTransport.isOpen(stream) || !current) return;
     if (result !== undefined) metrics.recoveries.inc({ result });
     const i = stream.channels.indexOf(channel);
     const max = this.config.maxBuffered;

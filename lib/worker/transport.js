@@ -57,11 +57,6 @@ export function defineTransport(Connection, descriptor) {
   return transport;
 }
 
-/** @returns {Transport} */
-export function transportOf(conn) {
-  return conn[kTransport];
-}
-
 /**
  * Writes bytes to the socket of an open connection; closes a slow consumer.
  * @returns {boolean} true: the bytes were written
