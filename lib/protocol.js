@@ -48,6 +48,10 @@ export const CloseCode = Object.freeze({
 export const MAX_DATA_DEPTH = 64;
 export const MAX_ID_LENGTH = 128;
 export const MAX_USER_LENGTH = 128; // a token's sub
+// A connection's `info` (the token's claim, or the connect hook's) is shown to
+// every subscriber of its presence channels, in each presence answer and
+// join/leave frame: bounded, and a plain object.
+export const MAX_INFO_BYTES = 1024;
 const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
 // A channel's epoch as the gateway writes it (base 36); a seq is a count of
 // publishes, so it stays a safe integer.
@@ -116,6 +120,14 @@ export function parsePublishBody(text) {
   if (!('data' in body)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body needs a data field');
   checkDepth(body.data);
   return { channel, data: body.data };
+}
+
+/** @returns {string | undefined} why `info` cannot be a connection's info; undefined when it can (or is absent) */
+export function infoProblem(info) {
+  if (info === undefined) return undefined;
+  if (info === null || typeof info !== 'object' || Array.isArray(info)) return 'info must be a JSON object';
+  if (Buffer.byteLength(JSON.stringify(info)) > MAX_INFO_BYTES) return `info must be at most ${MAX_INFO_BYTES} bytes serialised`;
+  return undefined;
 }
 
 /**

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { require } from '../require.js';
-import { ErrorCode, MAX_USER_LENGTH, isValidChannel } from '../protocol.js';
+import { ErrorCode, MAX_USER_LENGTH, infoProblem, isValidChannel } from '../protocol.js';
 import { compilePermissions } from './permissions.js';
 
 const MAX_TOKEN_LENGTH = 8192; // longer is refused before any decoding
@@ -35,8 +35,9 @@ export class AuthError extends Error {
 
 /**
  * @param {object} config resolved gateway configuration with auth 'jwt'
- * @returns {(token: *) => Promise<{user: string, expiresAt: number, permissions: object, channels: string[]}|AuthError>}
- *   `channels`: the claim's, the server-side subscriptions made at authentication
+ * @returns {(token: *) => Promise<{user: string, expiresAt: number, permissions: object, channels: string[], info?: object}|AuthError>}
+ *   `channels`: the claim's, the server-side subscriptions made at authentication;
+ *   `info`: the claim's, shown in presence
  */
 export function createVerifier(config) {
   // Loaded here, under --auth jwt only: jose costs a worker ~9 MB of RSS.
@@ -70,7 +71,9 @@ export function createVerifier(config) {
     if (!Array.isArray(channels) || channels.length > MAX_CHANNELS || !channels.every(isValidChannel)) {
       return invalid(`channels must be an array of at most ${MAX_CHANNELS} channel names`);
     }
-    return { user: sub, expiresAt: exp * 1000, permissions, channels };
+    const problem = infoProblem(payload.info);
+    if (problem !== undefined) return invalid(problem);
+    return { user: sub, expiresAt: exp * 1000, permissions, channels, info: payload.info };
   };
 }
 
