@@ -136,3 +136,49 @@ function watchHealth(gw) {
     stop: () => (watch.stopped = true)
   };
 }
+
+/**
+ * Under --redis-wait-replicas a node delivers only what the replicas hold, so
+ * a failover to one cannot take back a message a subscriber already has (the
+ * race behind a new epoch in the Sentinel tests above, made certain here).
+ */
+describe('redis engine: --redis-wait-replicas delivers only what the replicas hold', function () {
+  let master;
+  let replica;
+  let gw;
+  let clients = [];
+  after(async () => {
+    for (const client of clients) client.close();
+    replica?.signal('SIGCONT');
+    await gw?.stop();
+    await Promise.all([master?.remove(), replica?.remove()]);
+  });
+
+  it('sends a refused publish no one live, and brings it in order once the replica has it', async () => {
+    master = await RedisServer.start();
+    replica = await RedisServer.start(['--replicaof', '127.0.0.1', String(master.port)]);
+    await eventually(async () => /connected_slaves:1/.test(await master.command('INFO', 'replication')), { what: 'the replica in sync' });
+    gw = await startGateway(['--engine', 'redis', '--redis-url', master.url, '--redis-wait-replicas', '1', '--redis-wait-timeout', '300']);
+    const subscribers = await Promise.all(['127.0.0.1', '127.0.0.2'].map((localAddress) => TestClient.connect(gw.url, { localAddress })));
+    const publisher = await TestClient.connect(gw.url);
+    clients = [...subscribers, publisher];
+    const epochs = await Promise.all(subscribers.map(async (s) => (await s.subscribe('held')).epoch));
+
+    replica.signal('SIGSTOP'); // stored on the master alone: WAIT cannot confirm it
+    expect(await publisher.publish('held', { n: 1 })).to.include({ type: 'error', code: 'unavailable' });
+    // Before this change the script published it live at once, ~300 ms before this refusal.
+    for (const s of subscribers) expect(s.messages('held'), 'delivered while no replica held it').to.have.length(0);
+
+    replica.signal('SIGCONT');
+    const ack = await eventually(async () => {
+      const reply = await publisher.publish('held', { n: 2 });
+      return reply.type === 'ack' && reply;
+    }, { what: 'a publish the replica confirms' });
+    for (const [i, s] of subscribers.entries()) {
+      await eventually(() => s.messages('held').length === ack.seq, { what: `${ack.seq} messages at subscriber ${i}` });
+      expect(s.messages('held').map((m) => m.seq)).to.deep.equal([...Array(ack.seq).keys()].map((k) => k + 1));
+      expect(s.messages('held')[0].data).to.deep.equal({ n: 1 }); // the refused one, from the history, in its place
+      expect(ack.epoch).to.equal(epochs[i]);
+    }
+  });
+});

@@ -33,6 +33,12 @@
 // that comes back behind what this node delivered (a failover to a replica
 // that lacked the tail) starts the channel's sequence over in a new epoch
 // (./redis/read.lua): reported to the subscribers, never a silent gap.
+// Under --redis-wait-replicas that cannot happen: a node delivers only what
+// the replicas hold (live messages leave once WAIT confirms them,
+// ./redis/publisher.js, and a read is followed by a WAIT too), so a failover
+// keeps the epoch. Live messages may then arrive out of seq order (two
+// nodes' confirmations race): one ahead of the next seq waits a moment for
+// its predecessors, then they are read from the history.
 //
 // Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and
 // ./redis/subscriber.js) and the batched publishes with WAIT
@@ -53,6 +59,7 @@ import { RedisPublisher } from './redis/publisher.js';
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
 const RETRY_MS = 500;
+const GAP_WAIT_MS = 50; // a message ahead of the next seq waits this long for its predecessors, then they are read
 const PREFIX = 'gw:{';
 
 class ChannelState {
@@ -64,7 +71,8 @@ class ChannelState {
     this.waiting = []; // subscribes for the next read: {route, since, answer}
     this.reading = undefined; // subscribes the read in flight answers
     this.held = undefined; // live messages [seq, dataJson] received during that read
-    this.missed = false; // the subscription dropped: the routes may lack messages
+    this.ahead = undefined; // live messages past the next seq: Map seq -> dataJson
+    this.gapTimer = undefined;
   }
 }
 
@@ -94,6 +102,7 @@ export class RedisEngine {
     this.log = log;
     const { redis, sub, cluster } = connectRedis(options);
     this.redis = redis;
+    this.cluster = cluster;
     this.sub = cluster ? new ShardedSubscriber(sub) : new PlainSubscriber(sub);
     this.connections = cluster ? [redis] : [redis, sub];
     this.masters = new Set(); // where the commands went last: a change is a failover
@@ -104,6 +113,8 @@ export class RedisEngine {
     if (!cluster) sub.on('error', (err) => this.failed('subscriber', err));
     else redis.on('refresh', () => this.countFailover()); // a shard's replica took over its slots
     this.sub.on('lost', () => this.ready('subscriber'));
+    this.waitReplicas = options.redisWaitReplicas;
+    this.waitTimeout = options.redisWaitTimeout;
     this.publisher = new RedisPublisher({
       redis,
       cluster,
@@ -220,6 +231,7 @@ export class RedisEngine {
   forgetIfUnused(channel, state) {
     if (state.routes !== undefined || state.waiting.length > 0 || state.reading !== undefined) return;
     this.channels.delete(channel);
+    this.dropAhead(state);
     this.toSubscribe.delete(channel);
     this.toRead.delete(channel);
     this.toUnsubscribe.add(channel);
@@ -242,10 +254,47 @@ export class RedisEngine {
     }
     const epoch = message.slice(space + 1, dataStart - 1);
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
-    else if (seq <= state.seq) return; // already sent by a catch-up
-    state.seq = seq;
-    state.data = dataJson;
-    pushAll(state, [Op.MSG, channel, seq, dataJson]);
+    this.deliver(channel, state, seq, dataJson);
+  }
+
+  /** A live message in seq order; one ahead of the next seq waits for its predecessors (see the header). */
+  deliver(channel, state, seq, dataJson) {
+    if (seq <= state.seq) return; // already sent by a catch-up
+    if (seq > state.seq + 1) {
+      state.ahead ??= new Map();
+      state.ahead.set(seq, dataJson);
+      state.gapTimer ??= setTimeout(() => this.fillGap(channel, state), GAP_WAIT_MS);
+      return;
+    }
+    this.send(channel, state, seq, dataJson);
+    if (state.ahead === undefined) return;
+    for (let next = state.ahead.get(seq + 1); next !== undefined; next = state.ahead.get(state.seq + 1)) {
+      state.ahead.delete(state.seq + 1);
+      this.send(channel, state, state.seq + 1, next);
+    }
+    if (state.ahead.size === 0) this.dropAhead(state);
+  }
+
+  /** Predecessors that did not come live (refused, or their node went away): read from the history. */
+  fillGap(channel, state) {
+    state.gapTimer = undefined;
+    if (this.channels.get(channel) !== state || state.ahead === undefined) return;
+    this.toRead.add(channel);
+    this.cycle();
+  }
+
+  /** Sends what waited ahead (a read just sent the routes what came before it), in seq order. */
+  flushAhead(channel, state) {
+    if (state.ahead === undefined) return;
+    const ahead = [...state.ahead].sort(([x], [y]) => x - y);
+    this.dropAhead(state);
+    for (const [seq, dataJson] of ahead) this.send(channel, state, seq, dataJson);
+  }
+
+  dropAhead(state) {
+    clearTimeout(state.gapTimer);
+    state.gapTimer = undefined;
+    state.ahead = undefined;
   }
 
   /** Runs the pending SUBSCRIBEs, reads and answers, one batch at a time. */
@@ -281,6 +330,7 @@ export class RedisEngine {
       this.sub.unsubscribe(unsubscribe.map(tagOf));
       await this.sub.subscribe(subscribe.map(tagOf));
       const answers = await Promise.all(reads.map(([channel, state]) => this.read(channel, state)));
+      await this.replicated(); // what the reads saw is on the replicas: a failover cannot take it back
       await this.sub.ping(reads.map(([channel]) => tagOf(channel))); // every message published before those reads has arrived
       for (let i = 0; i < reads.length; i++) this.complete(reads[i][0], reads[i][1], answers[i]);
       return true;
@@ -292,8 +342,17 @@ export class RedisEngine {
     }
   }
 
+  /** Under --redis-wait-replicas: throws unless the replicas hold every write before it (the reads' EXPIRE included, so all they read). */
+  async replicated() {
+    if (this.waitReplicas === 0) return;
+    const masters = this.cluster ? this.redis.nodes('master') : [this.redis];
+    const counts = await Promise.all(masters.map((master) => master.wait(this.waitReplicas, this.waitTimeout)));
+    if (counts.some((count) => count < this.waitReplicas)) throw new Error(`fewer than ${this.waitReplicas} replicas confirmed a read`);
+  }
+
   read(channel, state) {
-    let from = state.missed && state.routes !== undefined ? state.seq : Infinity;
+    // Routes already here may lack messages up to the read (live ones come later under WAIT): read them.
+    let from = state.routes !== undefined ? state.seq : Infinity;
     let latest = false;
     for (const { since } of state.reading) {
       if (since === undefined) latest = true;
@@ -317,22 +376,23 @@ export class RedisEngine {
     const history = entries.map(entryOf);
     // After a new epoch the history holds it from its start (read.lua): the routes get all they missed of it.
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
-    if (state.missed) for (const [s, data] of history) this.send(channel, state, s, data);
-    state.missed = false;
+    if (state.routes !== undefined) for (const [s, data] of history) this.send(channel, state, s, data);
     for (let i = 0; i < held.length && held[i] <= seq; i += 2) this.send(channel, state, held[i], held[i + 1]);
+    this.flushAhead(channel, state);
     state.seq = Math.max(state.seq, seq);
     const latest = this.namespaces.of(channel).latest;
     for (const { route, since, answer } of requests) {
       answer(subscribeReply(epoch, seq, since, (after) => replayAfter(history, after, seq), latest));
       if (route !== undefined) addRoute(state, route);
     }
-    for (let i = 0; i < held.length; i += 2) if (held[i] > seq) this.send(channel, state, held[i], held[i + 1]);
+    for (let i = 0; i < held.length; i += 2) if (held[i] > seq) this.deliver(channel, state, held[i], held[i + 1]);
     this.forgetIfUnused(channel, state);
   }
 
   /** A new sequence (Redis lost the channel's keys): the routes follow it from its start. */
   restart(channel, state, epoch) {
     if (state.epoch !== undefined) pushAll(state, [Op.EPOCH, channel, epoch]);
+    this.dropAhead(state); // the old sequence's
     state.epoch = epoch;
     state.seq = 0;
     state.data = '';
@@ -351,7 +411,7 @@ export class RedisEngine {
     state.waiting = state.reading.concat(state.waiting);
     state.reading = undefined;
     state.held = undefined;
-    for (let i = 0; i < held.length; i += 2) this.send(channel, state, held[i], held[i + 1]);
+    for (let i = 0; i < held.length; i += 2) this.deliver(channel, state, held[i], held[i + 1]);
     this.toRead.add(channel);
   }
 
@@ -367,7 +427,6 @@ export class RedisEngine {
       for (const [channel, state] of this.channels) {
         this.toSubscribe.add(channel);
         this.toRead.add(channel);
-        state.missed = true;
       }
     }
     this.cycle();

@@ -2,7 +2,9 @@
 -- live message. Invariant: the stream's entries are the channel's latest
 -- messages with no gap, entry id <seq>-0, and the live message of seq N is
 -- published after every message < N; so seq, history and live order agree on
--- every node. The hash and the stream expire together, the namespace's
+-- every node. (Under --redis-wait-replicas the live messages are published
+-- later, by ./publisher.js, and may arrive out of order: ../redis.js puts them
+-- back.) The hash and the stream expire together, the namespace's
 -- history TTL after the last publish; a hash that is gone starts a new
 -- sequence with a new epoch.
 --
@@ -21,7 +23,8 @@
 -- ARGV[4] history TTL in seconds   ARGV[5] the pub/sub channel
 -- ARGV[6] idempotency key ('' none)   ARGV[7] version ('' none)
 -- ARGV[8] the keys' window in ms   ARGV[9] keys held per channel
--- ARGV[10] 'PUBLISH', or 'SPUBLISH' under Redis Cluster (the channel's own shard)
+-- ARGV[10] 'publish', or 'spublish' under Redis Cluster (the channel's own shard),
+--          or '' under --redis-wait-replicas: published once replicas hold it (./publisher.js)
 -- Returns {seq, epoch, skipped or false, keys dropped}.
 local key = ARGV[6]
 local now = 0
@@ -57,7 +60,7 @@ if ARGV[3] ~= '0' then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'd', ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[4])
 end
-redis.call(ARGV[10], ARGV[5], seq .. ' ' .. epoch .. ' ' .. ARGV[1])
+if ARGV[10] ~= '' then redis.call(ARGV[10], ARGV[5], seq .. ' ' .. epoch .. ' ' .. ARGV[1]) end
 local dropped = 0
 if key ~= '' then
   redis.call('HSET', KEYS[3], key, seq .. ' ' .. epoch)

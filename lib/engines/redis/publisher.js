@@ -4,8 +4,17 @@
 // script call and a share of one round trip. Under --redis-wait-replicas N
 // the pipeline ends with one WAIT: its publishes are acknowledged only when N
 // replicas hold them all, and refused (`unavailable`) otherwise, since a
-// failover could lose them. A refused publish may still have been published:
+// failover could lose them. A refused publish may still have been stored:
 // a retry with the same idempotency key is what makes that safe.
+//
+// Under WAIT the live messages leave only once the replicas hold them: the
+// script stores without PUBLISHing, and a second pipeline PUBLISHes what
+// WAIT confirmed, before the acknowledgements. So no node ever delivers a
+// message that a failover to a replica could take back (which would start
+// the channel over in a new epoch: ../redis.js); a refused one is not
+// delivered live (it is in the history, and a later message's gap brings
+// it). Two nodes' confirmations may then arrive out of seq order: the
+// receiving side puts them back in order (../redis.js, `deliver`).
 //
 // A pipeline is never sent twice (ioredis re-sends a Cluster pipeline only
 // when every command in it was redirected, so none ran). Under Cluster a
@@ -38,7 +47,8 @@ export class RedisPublisher {
   constructor({ redis, cluster, waitReplicas, waitTimeout, observe }) {
     this.redis = redis;
     this.cluster = cluster;
-    this.publishCommand = cluster ? 'SPUBLISH' : 'PUBLISH';
+    this.publishCommand = cluster ? 'spublish' : 'publish';
+    this.scriptPublishes = waitReplicas === 0 ? this.publishCommand : ''; // under WAIT, answer() publishes
     this.waitReplicas = waitReplicas;
     this.waitTimeout = String(waitTimeout);
     this.observe = observe;
@@ -78,13 +88,13 @@ export class RedisPublisher {
 
   send(queued) {
     const pipeline = this.redis.pipeline();
-    const { publishCommand } = this;
+    const { scriptPublishes } = this;
     for (let i = 0; i < queued.length; i += FIELDS) {
       const tag = queued[i];
       const keys = [`${tag}:state`, `${tag}:history`, `${tag}:idem`, `${tag}:idemt`];
       // data, epoch, history size and TTL, pub/sub channel, idempotency key, version
       const args = [queued[i + 1], queued[i + 2], queued[i + 6], queued[i + 7], tag, queued[i + 8], queued[i + 9]];
-      pipeline.gw_publish(...keys, ...args, ...LIMITS, publishCommand);
+      pipeline.gw_publish(...keys, ...args, ...LIMITS, scriptPublishes);
     }
     if (this.waitReplicas > 0) pipeline.wait(this.waitReplicas, this.waitTimeout);
     const started = performance.now();
@@ -94,13 +104,19 @@ export class RedisPublisher {
     );
   }
 
-  /** Answers a pipeline's publishes: each its seq and epoch, or null when failed or not replicated in time. */
+  /**
+   * Answers a pipeline's publishes: each its seq and epoch, or null when
+   * failed or not replicated in time; under WAIT, once the confirmed ones
+   * are published live.
+   */
   answer(queued, results, started) {
     const count = queued.length / FIELDS;
     this.waiting -= count;
     const replicated = this.waitReplicas === 0 || (results !== undefined && results[count][1] >= this.waitReplicas);
     if (results !== undefined) this.observe((performance.now() - started) / 1000, count);
     const redirected = [];
+    const answers = []; // queued index, reply (null: refused)
+    const live = this.scriptPublishes === '' && replicated ? this.redis.pipeline() : undefined;
     const { maxRedirections, retryDelayOnTryAgain } = this.redis.options;
     const since = performance.now() - maxRedirections * retryDelayOnTryAgain;
     for (let i = 0, n = 0; i < queued.length; i += FIELDS, n++) {
@@ -111,13 +127,24 @@ export class RedisPublisher {
         for (let j = 0; j < FIELDS; j++) redirected.push(queued[i + j]);
         continue;
       }
-      const done = queued[i + 3];
-      if (done === undefined) continue;
       if (!err) this.idempotencyDropped += reply[3];
-      if (err || !replicated) done(null, undefined, queued[i + 4], queued[i + 5]);
-      else done(reply[0], reply[1], queued[i + 4], queued[i + 5], reply[2] ?? undefined);
+      const stored = err || !replicated ? null : reply;
+      // [seq, epoch, skipped]: a skipped publish stored nothing, so sends nothing
+      if (live !== undefined && stored !== null && stored[2] === null) live[this.publishCommand](queued[i], `${stored[0]} ${stored[1]} ${queued[i + 1]}`);
+      if (queued[i + 3] !== undefined) answers.push(i, stored);
     }
     if (redirected.length > 0) this.again(redirected);
+    const settle = () => {
+      for (let k = 0; k < answers.length; k += 2) {
+        const i = answers[k];
+        const reply = answers[k + 1];
+        if (reply === null) queued[i + 3](null, undefined, queued[i + 4], queued[i + 5]);
+        else queued[i + 3](reply[0], reply[1], queued[i + 4], queued[i + 5], reply[2] ?? undefined);
+      }
+    };
+    // Whatever the live publish's outcome: the message is stored on the replicas, and a subscriber that missed it catches up.
+    if (live?.length > 0) live.exec().then(settle, settle);
+    else settle();
   }
 
   /** Publishes that never ran, for a later pipeline (the slot's owner may have changed meanwhile). */
