@@ -115,6 +115,25 @@ describe('webhooks: occupied and vacated (memory engine)', function () {
   });
 });
 
+describe('webhooks: drain', function () {
+  this.timeout(60000);
+  it('sends the vacated of a draining gateway before it exits', async () => {
+    const endpoint = await WebhookEndpoint.start();
+    const gw = await startGateway(['--webhook-url', endpoint.url, '--webhook-secret', WEBHOOK_SECRET, '--drain-timeout', '200']);
+    try {
+      const client = await TestClient.connect(gw.url);
+      await client.subscribe('closing');
+      await eventually(() => endpoint.namesOn('closing').length === 1, { what: 'occupied' });
+      gw.signal('SIGTERM');
+      expect(await gw.exited).to.deep.equal({ code: 0, signal: null });
+      expect(endpoint.namesOn('closing')).to.deep.equal(['channel_occupied', 'channel_vacated']);
+    } finally {
+      await gw.stop();
+      endpoint.close();
+    }
+  });
+});
+
 describe('webhooks: flags', () => {
   const run = (args) => spawnSync(process.execPath, [GATEWAY, '--port', '0', '--metrics-port', '0', ...args], { encoding: 'utf8', timeout: 10000 });
   for (const [args, message] of [

@@ -103,7 +103,7 @@ export async function startPrimary(config) {
     close(); // no new connections; the load balancer sees the port closed
     await supervisor.drain();
     clusterStats.stop();
-    webhooks?.stop();
+    await webhooks?.close();
     metricsServer?.close();
     log.info('stopped');
     process.exit(0);

@@ -11,13 +11,16 @@ import { LocalDepartures } from './departures.js';
 import { signatureOf } from './sign.js';
 import { webhookSender } from './send.js';
 
+/** ms the primary, exiting, waits for the events still queued (the drain's vacated among them). */
+const CLOSE_MS = 5000;
+
 /**
  * @param {object} options
  * @param {object} options.config the resolved configuration (lib/config.js)
  * @param {import('../engines/index.js').Engine} options.engine
  * @param {(result: string, events: number) => void} options.count gateway_webhook_events_total
  * @param {import('pino').Logger} options.log
- * @returns {{stop: () => void} | undefined} undefined without --webhook-url
+ * @returns {{close: () => Promise<void>} | undefined} undefined without --webhook-url
  */
 export function startWebhooks({ config, engine, count, log }) {
   const { webhookUrl, webhookSecret, memberGrace } = config;
@@ -33,8 +36,10 @@ export function startWebhooks({ config, engine, count, log }) {
   });
   engine.onMember?.((channel, user, present) => grace.member(channel, user, present)); // presence (issue 22)
   return {
-    stop() {
+    /** Sends what is queued, for at most CLOSE_MS; departures still in their grace are not announced. */
+    async close() {
       grace.stop();
+      await Promise.race([queue.whenEmpty(), new Promise((resolve) => setTimeout(resolve, CLOSE_MS).unref())]);
       queue.stop();
     }
   };

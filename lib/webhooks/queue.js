@@ -40,6 +40,7 @@ export class WebhookQueue {
     this.timer = undefined; // the BATCH_MS wait, or the retry's
     this.overflowLogged = false;
     this.stopped = false;
+    this.emptied = []; // resolvers of whenEmpty()
   }
 
   /** @param {{name: string, channel: string, user?: string}} event */
@@ -58,6 +59,12 @@ export class WebhookQueue {
   /** Events queued or in flight. */
   get size() {
     return this.waiting.length + (this.batch?.events ?? 0);
+  }
+
+  /** Resolves once nothing is queued or in flight. */
+  whenEmpty() {
+    if (this.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.emptied.push(resolve));
   }
 
   /** No more attempts (the gateway is exiting). */
@@ -121,5 +128,6 @@ export class WebhookQueue {
     this.batch = undefined;
     this.overflowLogged = false;
     this.schedule();
+    if (this.size === 0) for (const resolve of this.emptied.splice(0)) resolve();
   }
 }
