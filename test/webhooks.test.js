@@ -113,6 +113,21 @@ describe('webhooks: occupied and vacated (memory engine)', function () {
     expect(await gw.metric('gateway_webhook_events_total', '{result="retried"}')).to.be.above(retriedBefore);
     expect(await gw.metric('gateway_webhook_events_total', '{result="dropped"}')).to.equal(undefined);
   });
+
+  it('takes a redirect (not followed) and an endpoint that never answers (5 s) as failures, and retries', async () => {
+    const client = await connect();
+    endpoint.failWith = 302;
+    const requestsBefore = endpoint.requests;
+    await client.subscribe('moved');
+    await eventually(() => endpoint.requests >= requestsBefore + 1, { what: 'the redirected attempt' });
+    endpoint.failWith = 'hang';
+    await eventually(() => endpoint.requests >= requestsBefore + 2, { what: 'the hung attempt', timeout: 5000 });
+    await client.request({ type: 'unsubscribe', channel: 'moved' });
+    endpoint.failWith = 0;
+    await eventually(() => endpoint.namesOn('moved').length === 2, { what: 'both events after the hang', timeout: 20000 });
+    expect(endpoint.namesOn('moved')).to.deep.equal(['channel_occupied', 'channel_vacated']);
+    expect([...endpoint.paths]).to.deep.equal(['/hooks']);
+  });
 });
 
 describe('webhooks: drain', function () {

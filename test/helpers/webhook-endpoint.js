@@ -22,18 +22,21 @@ export class WebhookEndpoint {
     this.batches = []; // bodies taken (answered 200), parsed
     this.requests = 0; // every request, taken or not
     this.badSignatures = 0;
-    this.failWith = 0; // a status to answer instead of taking the batch (0: take it)
+    this.failWith = 0; // a status to answer instead of taking the batch, or 'hang' (never answer); 0: take it
+    this.paths = new Set(); // every path asked for
     this.server = http.createServer((req, res) => {
       const chunks = [];
       req.on('data', (c) => chunks.push(c));
       req.on('end', () => {
         this.requests++;
+        this.paths.add(req.url);
         const raw = Buffer.concat(chunks);
         if (!this.signed(raw, req.headers['x-gateway-signature'])) {
           this.badSignatures++;
           return res.writeHead(401).end();
         }
-        if (this.failWith !== 0) return res.writeHead(this.failWith).end();
+        if (this.failWith === 'hang') return;
+        if (this.failWith !== 0) return res.writeHead(this.failWith, { location: '/elsewhere' }).end();
         this.batches.push(JSON.parse(raw));
         res.writeHead(200).end();
       });
