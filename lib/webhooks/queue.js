@@ -6,7 +6,9 @@
 //   or given up, so a batch being retried holds back the later ones.
 // - A failed attempt is retried after RETRY_FIRST_MS, doubling up to
 //   RETRY_MAX_MS (each with ±20% jitter), until RETRY_WINDOW_MS after its
-//   first attempt (at least one retry): then it is dropped, and counted.
+//   oldest event happened (and at least once): then it is dropped, and
+//   counted. So no event arrives more than about RETRY_WINDOW_MS late, and a
+//   backlog behind a long outage goes at a retry's pace, not 5 minutes a batch.
 // - Behind a batch being retried at most MAX_WAITING events wait; more are
 //   dropped as they come (counted), never the ones already queued.
 // Each event is counted once by its outcome, `sent` or `dropped`; `retried`
@@ -35,7 +37,7 @@ export class WebhookQueue {
     this.count = count;
     this.log = log;
     this.waiting = []; // events not yet in a batch, oldest first
-    this.firstWaitingAt = 0; // when the oldest of them came
+    this.queuedAt = []; // when each came (ms)
     this.batch = undefined; // the batch in flight or waiting for its retry
     this.timer = undefined; // the BATCH_MS wait, or the retry's
     this.overflowLogged = false;
@@ -51,8 +53,8 @@ export class WebhookQueue {
       this.overflowLogged = true;
       return;
     }
-    if (this.waiting.length === 0) this.firstWaitingAt = Date.now();
     this.waiting.push(event);
+    this.queuedAt.push(Date.now());
     if (this.batch === undefined) this.schedule();
   }
 
@@ -77,7 +79,7 @@ export class WebhookQueue {
   /** With no batch out: the next one now if it is full or old enough, else when it will be. */
   schedule() {
     if (this.waiting.length === 0 || this.stopped) return;
-    const age = Date.now() - this.firstWaitingAt;
+    const age = Date.now() - this.queuedAt[0];
     if (this.waiting.length >= MAX_BATCH || age >= BATCH_MS) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -92,8 +94,9 @@ export class WebhookQueue {
 
   next() {
     const events = this.waiting.splice(0, MAX_BATCH);
+    const oldestAt = this.queuedAt.splice(0, MAX_BATCH)[0];
     const now = Date.now();
-    this.batch = { body: JSON.stringify({ timeMs: now, events }), events: events.length, firstAttemptAt: now, attempts: 0 };
+    this.batch = { body: JSON.stringify({ timeMs: now, events }), events: events.length, oldestAt, attempts: 0 };
     this.attempt();
   }
 
@@ -108,9 +111,9 @@ export class WebhookQueue {
 
   failed(batch, err) {
     const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (batch.attempts - 1)) * (0.8 + Math.random() * 0.4);
-    const elapsed = Date.now() - batch.firstAttemptAt;
+    const elapsed = Date.now() - batch.oldestAt;
     if (batch.attempts > 1 && elapsed + delay > RETRY_WINDOW_MS) {
-      this.log.error({ err: err.message, events: batch.events, attempts: batch.attempts }, 'webhooks: endpoint failing for 5 minutes: batch dropped');
+      this.log.error({ err: err.message, events: batch.events, attempts: batch.attempts }, 'webhooks: endpoint still failing 5 minutes after the events: batch dropped');
       return this.done(Result.DROPPED);
     }
     if (batch.attempts === 1) this.log.warn({ err: err.message, events: batch.events }, 'webhooks: attempt failed; retrying with backoff');
