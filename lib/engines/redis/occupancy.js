@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 export const ENTRY_TTL_MS = 15000;
 const RENEW_MS = 5000;
 const PER_CALL = 500; // channels per script call when renewing
+const SWEEP = '1000'; // lapsed entries removed per call: a crashed node's many channels take a call per thousand
 const KEYS = ['gw:{#occupancy}:routes', 'gw:{#occupancy}:nodes'];
 
 export class RemoteOccupancy {
@@ -60,11 +61,12 @@ export class RemoteOccupancy {
 
   call(ops) {
     if (this.redis.status !== 'ready') return; // lost: the renewals heal it
-    this.redis.gw_occupancy(...KEYS, this.node, this.ttl, ...ops).then(
+    this.redis.gw_occupancy(...KEYS, this.node, this.ttl, SWEEP, ...ops).then(
       (changes) => {
         if (this.failing) this.log.info('webhooks: occupancy in Redis reachable again');
         this.failing = false;
-        for (let i = 0; i < changes.length; i += 2) this.listener(changes[i], changes[i + 1] === 1);
+        for (let i = 1; i < changes.length; i += 2) this.listener(changes[i], changes[i + 1] === 1);
+        if (String(changes[0]) === SWEEP) this.call([]); // more may have lapsed
       },
       (err) => {
         if (!this.failing) this.log.warn({ err: err.message }, 'webhooks: occupancy in Redis failed; renewals will heal it');
