@@ -5,9 +5,10 @@
 // the same Redis, through MemberGrace itself (presence, which calls it in
 // the gateway, is another branch).
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { RedisServer } from '../scripts/harness/redis.js';
+import { RedisClusterGroup } from '../scripts/harness/redis-topologies.js';
 import { TestClient } from './helpers/client.js';
 import { WebhookEndpoint, WEBHOOK_SECRET } from './helpers/webhook-endpoint.js';
 import { MemberGrace } from '../lib/webhooks/members.js';
@@ -161,4 +162,47 @@ describe('webhooks: the member grace', function () {
       });
     });
   }
+});
+
+describe('webhooks: Redis Cluster', function () {
+  this.timeout(120000);
+  let group;
+  let endpoint;
+  let gateways = [];
+  let clients = [];
+  let cluster;
+  after(async () => {
+    for (const client of clients) client.close();
+    cluster?.disconnect();
+    await Promise.all(gateways.map((gw) => gw.stop()));
+    endpoint?.close();
+    await group?.remove();
+  });
+
+  it('sends each occupied and vacated once across two nodes, and keeps member markers on the channel\'s shard', async () => {
+    group = await RedisClusterGroup.start();
+    endpoint = await WebhookEndpoint.start();
+    const args = ['--engine', 'redis', '--redis-cluster', group.addresses, '--webhook-url', endpoint.url, '--webhook-secret', WEBHOOK_SECRET];
+    gateways = await Promise.all([startGateway(args), startGateway(args)]);
+    await eventually(async () => (await Promise.all(gateways.map((gw) => gw.metric('gateway_engine_up')))).every((up) => up === 1), { what: 'both engines up' });
+    const channels = Array.from({ length: 12 }, (_, i) => `shard-${i}`); // over the three shards
+    expect(new Set(await Promise.all(channels.map((c) => group.masterOf(`gw:{${c}}`)))).size).to.equal(3);
+    const subscribers = await Promise.all(gateways.map((gw) => TestClient.connect(gw.url)));
+    clients.push(...subscribers);
+    await Promise.all(subscribers.flatMap((client) => channels.map((channel) => client.subscribe(channel))));
+    await eventually(() => channels.every((c) => endpoint.namesOn(c).length === 1), { what: 'occupied' });
+    await Promise.all(subscribers.flatMap((client) => channels.map((channel) => client.request({ type: 'unsubscribe', channel }))));
+    await eventually(() => channels.every((c) => endpoint.namesOn(c).length === 2), { what: 'vacated' });
+    await sleep(500);
+    for (const channel of channels) expect(endpoint.namesOn(channel), channel).to.deep.equal(['channel_occupied', 'channel_vacated']);
+
+    cluster = new Cluster(group.addresses.split(',').map((address) => ({ host: '127.0.0.1', port: Number(address.split(':')[1]) })));
+    const announced = [];
+    const graces = [0, 1].map(() => new MemberGrace({ departures: new RemoteDepartures(cluster), graceMs: 300, announce: (name, channel, user) => announced.push(`${name} ${channel}`), log: { warn() {} } }));
+    for (const channel of channels) graces[0].member(channel, 'u', false);
+    await sleep(100);
+    for (const channel of channels.slice(0, 6)) graces[1].member(channel, 'u', true); // back within the grace: silent
+    await sleep(900);
+    expect(announced.sort()).to.deep.equal(channels.slice(6).map((c) => `member_removed ${c}`).sort());
+  });
 });
