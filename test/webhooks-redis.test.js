@@ -3,7 +3,7 @@
 // occupied/vacated is sent exactly once for the cluster, a crashed node's
 // channels are vacated by the survivor. The member grace across nodes, on
 // the same Redis, through MemberGrace itself (presence, which calls it in
-// the gateway, is another branch).
+// the gateway, is another branch). The same under Redis Cluster.
 import { expect } from 'chai';
 import { Cluster, Redis } from 'ioredis';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';

@@ -39,7 +39,7 @@
 // (./redis/publisher.js) are kept apart from the rules here.
 import { readFileSync } from 'node:fs';
 import { Op } from '../ipc.js';
-import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
+import { addRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { Namespaces } from '../namespaces.js';
@@ -192,7 +192,7 @@ export class RedisEngine {
 
   detach(route) {
     for (const [channel, state] of this.channels) {
-      if (hasRoute(state, route) && removeRoute(state, route)) this.occupancy?.changed(channel, false);
+      if (removeRoute(state, route)) this.occupancy?.changed(channel, false);
       state.waiting = state.waiting.filter((request) => request.route !== route);
       if (state.reading !== undefined) state.reading = state.reading.filter((request) => request.route !== route);
       this.forgetIfUnused(channel, state);
