@@ -117,6 +117,17 @@ export const options = {
     describe: 'replicas that must hold a publish before it is acknowledged (Redis WAIT, one per batch); not in time: unavailable'
   },
   'redis-wait-timeout': { ...int(1, 60000), default: 100, describe: 'ms to wait for --redis-wait-replicas' },
+  'webhook-url': {
+    type: 'string',
+    check: httpUrl('webhook-url'),
+    describe: 'where channel_occupied/vacated and member_added/removed events are POSTed, batched and signed (needs --webhook-secret)'
+  },
+  'webhook-secret': {
+    type: 'string',
+    check: minLength('webhook-secret', 32),
+    describe: 'HMAC-SHA256 key signing each webhook body (X-Gateway-Signature: sha256=<hex>); at least 32 characters'
+  },
+  'member-grace': { ...ms(0), default: 3000, describe: 'ms a departed user may come back before member_removed is sent (neither event then)' },
   'max-old-space-size': { ...int(16, 1 << 20), describe: "MiB of V8 old space per worker (Node's default when unset)" },
   'max-semi-space-size': {
     ...int(1, 1024),
@@ -175,6 +186,8 @@ function combinationProblem(config) {
   }
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) return '--tls-cert and --tls-key go together';
   if (config.redisSentinels !== undefined && config.redisCluster !== undefined) return 'give --redis-sentinels or --redis-cluster, not both';
+  if (config.webhookUrl !== undefined && config.webhookSecret === undefined) return '--webhook-url needs --webhook-secret: every webhook body is signed';
+  if (config.webhookSecret !== undefined && config.webhookUrl === undefined) return '--webhook-secret needs --webhook-url';
   if (config.tlsCert !== undefined) return tlsProblem(config.tlsCert, config.tlsKey);
   return undefined;
 }

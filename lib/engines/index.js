@@ -89,6 +89,15 @@
  * @property {() => {channels: number, historyBytes: number, idempotencyKeys: number, idempotencyDropped: number}} figures
  *   for GET /stats and the metrics
  * @property {() => void} stop
+ * @property {(listener: (channel: string, occupied: boolean) => void) => void} onOccupancy
+ *   under --webhook-url (lib/webhooks/): calls `listener` when a channel
+ *   gets its first subscriber in the whole cluster (occupied) and when it
+ *   loses its last (vacated), once for the cluster. A channel's subscribers
+ *   are its routes: every worker's (a worker that died is detached), every
+ *   node's under a shared engine.
+ * @property {import('../webhooks/members.js').Departures} [departures] the
+ *   member grace's markers where every node sees them (redis); an engine
+ *   alone on its machine leaves it out (lib/webhooks/departures.js)
  * @property {Calls} [calls] the cluster-wide part, below
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
  */

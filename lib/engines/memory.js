@@ -59,6 +59,7 @@ export class MemoryEngine {
     this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
     this.historyBytes = 0;
     this.keys = new IdempotencyKeys();
+    this.occupancy = undefined; // (channel, occupied) => void, under --webhook-url
     this.configure(config);
     this.sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_MS);
     this.sweeper.unref();
@@ -112,7 +113,7 @@ export class MemoryEngine {
   /** Answers at once: every message published after it reaches the route. */
   subscribe(channel, route, since, answer) {
     const state = this.channels.get(channel) ?? this.create(channel, this.namespaces.of(channel));
-    addRoute(state, route);
+    if (addRoute(state, route)) this.occupancy?.(channel, true);
     const missed = (after) => {
       const history = state.history;
       if (history === undefined) return undefined;
@@ -153,6 +154,11 @@ export class MemoryEngine {
     }
   }
 
+  /** The primary routes every subscriber of the machine: a channel's first route and its last are its occupancy. */
+  onOccupancy(listener) {
+    this.occupancy = listener;
+  }
+
   /** Channels with state, the bytes their history holds, the idempotency keys held and let go early. */
   figures() {
     return { channels: this.channels.size, historyBytes: this.historyBytes, idempotencyKeys: this.keys.keys.size, idempotencyDropped: this.keys.dropped };
@@ -176,8 +182,8 @@ export class MemoryEngine {
   }
 
   unroute(channel, state, route) {
-    removeRoute(state, route);
-    if (state.routes !== undefined) return;
+    if (!removeRoute(state, route)) return;
+    this.occupancy?.(channel, false);
     if (state.ns.historySize === 0) this.channels.delete(channel);
     else this.touch(channel, state, Date.now()); // kept for the TTL from now
   }

@@ -45,7 +45,7 @@
 // (./redis/publisher.js) are kept apart from the rules here.
 import { readFileSync } from 'node:fs';
 import { Op } from '../ipc.js';
-import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
+import { addRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { Namespaces } from '../namespaces.js';
@@ -55,6 +55,8 @@ import { RemoteUsers } from './redis/users.js';
 import { checkClusterSeeds, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
+import { RemoteOccupancy } from './redis/occupancy.js';
+import { RemoteDepartures } from './redis/departures.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
@@ -126,6 +128,8 @@ export class RedisEngine {
     redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
     this.calls = new RemoteCalls(redis, cluster ? 'spublish' : 'publish');
     if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
+    this.occupancy = undefined; // under --webhook-url: this node's routes, told to Redis (./redis/occupancy.js)
+    this.departures = new RemoteDepartures(redis);
     this.sub.on('message', (name, message) => {
       if (name === CONTROL_CHANNEL) this.calls.received(message);
       else this.received(name, message);
@@ -190,7 +194,7 @@ export class RedisEngine {
   unsubscribe(channel, route) {
     const state = this.channels.get(channel);
     if (state === undefined) return;
-    removeRoute(state, route);
+    if (removeRoute(state, route)) this.occupancy?.changed(channel, false);
     // Asked after the subscribe: answered all the same, and not routed.
     for (const request of state.waiting) if (request.route === route) request.route = undefined;
     for (const request of state.reading ?? []) if (request.route === route) request.route = undefined;
@@ -199,7 +203,7 @@ export class RedisEngine {
 
   detach(route) {
     for (const [channel, state] of this.channels) {
-      if (hasRoute(state, route)) removeRoute(state, route);
+      if (removeRoute(state, route)) this.occupancy?.changed(channel, false);
       state.waiting = state.waiting.filter((request) => request.route !== route);
       if (state.reading !== undefined) state.reading = state.reading.filter((request) => request.route !== route);
       this.forgetIfUnused(channel, state);
@@ -217,6 +221,16 @@ export class RedisEngine {
     );
   }
 
+  /**
+   * Occupancy across the nodes: each node's first route to a channel and its
+   * last go to Redis, where one script decides the cluster-wide transitions
+   * and answers each to the node whose call made it (./redis/occupancy.lua).
+   */
+  onOccupancy(listener) {
+    const routed = () => [...this.channels].filter(([, state]) => state.routes !== undefined).map(([channel]) => channel);
+    this.occupancy = new RemoteOccupancy(this.redis, routed, listener, this.log);
+  }
+
   /** Channels held on this node (the history is in Redis), the idempotency keys dropped early. */
   figures() {
     return { channels: this.channels.size, historyBytes: 0, idempotencyKeys: 0, idempotencyDropped: this.publisher.idempotencyDropped };
@@ -225,6 +239,7 @@ export class RedisEngine {
   stop() {
     clearInterval(this.keeper);
     this.users?.stop();
+    this.occupancy?.stop();
     for (const connection of this.connections) connection.disconnect();
   }
 
@@ -383,7 +398,7 @@ export class RedisEngine {
     const latest = this.namespaces.of(channel).latest;
     for (const { route, since, answer } of requests) {
       answer(subscribeReply(epoch, seq, since, (after) => replayAfter(history, after, seq), latest));
-      if (route !== undefined) addRoute(state, route);
+      if (route !== undefined && addRoute(state, route)) this.occupancy?.changed(channel, true);
     }
     for (let i = 0; i < held.length; i += 2) if (held[i] > seq) this.deliver(channel, state, held[i], held[i + 1]);
     this.forgetIfUnused(channel, state);

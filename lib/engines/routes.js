@@ -2,21 +2,31 @@
 // `routes`: undefined, one route, or an array of routes.
 
 // Most channels reach one worker; an array only for those that reach more.
+// Both return whether the channel's occupancy changed: its first route came
+// (add), its last one went (remove).
 export function addRoute(state, route) {
   const routes = state.routes;
-  if (routes === undefined) state.routes = route;
-  else if (Array.isArray(routes)) {
+  if (routes === undefined) {
+    state.routes = route;
+    return true;
+  }
+  if (Array.isArray(routes)) {
     if (!routes.includes(route)) routes.push(route);
   } else if (routes !== route) state.routes = [routes, route];
+  return false;
 }
 
 export function removeRoute(state, route) {
   const routes = state.routes;
-  if (routes === route) state.routes = undefined;
-  else if (Array.isArray(routes)) {
+  if (routes === route) {
+    state.routes = undefined;
+    return true;
+  }
+  if (Array.isArray(routes)) {
     const left = routes.filter((r) => r !== route);
     state.routes = left.length === 1 ? left[0] : left;
   }
+  return false;
 }
 
 export function hasRoute(state, route) {

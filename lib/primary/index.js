@@ -21,6 +21,7 @@ import { checkWs } from '../internals.js';
 import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
+import { startWebhooks } from '../webhooks/index.js';
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
@@ -42,6 +43,7 @@ export async function startPrimary(config) {
     },
     failedOver: () => metrics.failovers.inc()
   });
+  const webhooks = startWebhooks({ config, engine, count: (result, events) => metrics.webhookEvents.inc({ result }, events), log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
   attachCalls(relay, engine.calls, config);
@@ -101,6 +103,7 @@ export async function startPrimary(config) {
     close(); // no new connections; the load balancer sees the port closed
     await supervisor.drain();
     clusterStats.stop();
+    await webhooks?.close();
     metricsServer?.close();
     log.info('stopped');
     process.exit(0);

@@ -62,6 +62,11 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
       name: 'gateway_handover_stalls_total',
       help: 'Connections handed to a worker whose acknowledgement never came: the line moved on after about a second'
     }),
+    webhookEvents: make(client.Counter, {
+      name: 'gateway_webhook_events_total',
+      help: 'Webhook events by result: sent (the endpoint answered 2xx), retried (in an attempt that failed: once per attempt), dropped (given up after 5 minutes, or too many waiting)',
+      labelNames: ['result']
+    }),
     refused: make(client.Counter, {
       name: 'gateway_connections_refused_total',
       help: 'Connections the primary closed before any worker saw them, by reason',
