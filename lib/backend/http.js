@@ -72,7 +72,7 @@ export class BackendClient {
         signal: controller.signal
       });
       if (res.statusCode >= 300 && res.statusCode < 400) {
-        res.body.destroy();
+        drop(res.body);
         return new BackendError(BackendFailure.REDIRECT, `answered ${res.statusCode} (redirects are not followed)`);
       }
       const text = await readCapped(res, this.maxBytes);
@@ -98,7 +98,7 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 async function readCapped(res, max) {
   const tooLarge = () => new BackendError(BackendFailure.TOO_LARGE, `answer body over ${max} bytes`);
   if (Number(res.headers['content-length']) > max) {
-    res.body.destroy();
+    drop(res.body);
     return tooLarge();
   }
   const chunks = [];
@@ -106,10 +106,19 @@ async function readCapped(res, max) {
   for await (const chunk of res.body) {
     size += chunk.length;
     if (size > max) {
-      res.body.destroy();
+      drop(res.body);
       return tooLarge();
     }
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString('utf8');
 }
+
+// Stops reading a body we will not use; its connection is closed, and the
+// abort error undici emits for it is expected, not a fault.
+function drop(body) {
+  body.on('error', ignore);
+  body.destroy();
+}
+
+function ignore() {}
