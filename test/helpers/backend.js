@@ -15,7 +15,7 @@ export class Backend {
 
   constructor(answer) {
     this.answer = answer;
-    this.requests = []; // {route, body, headers}
+    this.requests = []; // {route, body, headers, at}
     this.inFlight = 0;
     this.maxInFlight = 0;
     this.sockets = new Set(); // remote ports seen: the gateway's pooled connections
@@ -58,7 +58,7 @@ export class Backend {
     req.on('end', () => {
       const route = req.url.slice(1);
       const body = JSON.parse(text);
-      this.requests.push({ route, body, headers: req.headers });
+      this.requests.push({ route, body, headers: req.headers, at: Date.now() });
       this.answer(route, body, req, res);
     });
   }
