@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import WebSocket from 'ws';
 import { startGateway, eventually, freePort } from '../scripts/harness/gateway.js';
+import { connect as connectClient, State } from '../lib/client/index.js';
 import { TestClient } from './helpers/client.js';
 import { SseReader } from './helpers/sse.js';
 import { Backend, json } from './helpers/backend.js';
@@ -26,6 +27,7 @@ const SESSIONS = {
   own: () => ({ result: { user: 'own', subscribe: ['chat:{sub}'] } }),
   banned: () => ({ error: { code: 4009, message: 'banned' } }),
   expiring: () => ({ result: { user: 'expiring', ...ALL, expireAt: Date.now() / 1000 + 4 } }),
+  brief: () => ({ result: { user: 'brief', ...ALL, expireAt: Date.now() / 1000 + 2 } }),
   // bad answers
   user42: () => ({ result: { user: 42 } }),
   neither: () => ({ ok: true }),
@@ -76,7 +78,7 @@ function answer(route, body, req, res) {
     return json(res, { result: {} });
   }
   if (route === 'refresh') {
-    const n = backend.routed('refresh').length;
+    const n = backend.routed('refresh').filter((r) => r.body.user === body.user).length;
     return json(res, n === 1 ? { result: { expireAt: Date.now() / 1000 + 4 } } : { result: { expired: true } });
   }
   return json(res, {}, 404);
@@ -204,13 +206,31 @@ describe('hooks', function () {
     const client = await welcomed(gw, 'expiring');
     const closed = await client.closed;
     expect(closed.code).to.equal(4003);
-    const refreshes = backend.routed('refresh');
+    const refreshes = backend.routed('refresh').filter((r) => r.body.user === 'expiring');
     expect(refreshes.map((r) => r.body)).to.deep.equal([
       { client: client.welcome.connectionId, user: 'expiring' },
       { client: client.welcome.connectionId, user: 'expiring' }
     ]);
     // The first refresh extended it past its first expireAt (4 s).
     expect(Date.now() - started).to.be.above(4000);
+  });
+
+  it('the browser client comes back after a 4003 under --auth hook: the connect hook decides again', async () => {
+    class CookieWebSocket extends WebSocket {
+      constructor(address) {
+        super(address, { headers: { cookie: 'session=brief' } });
+      }
+    }
+    const client = connectClient(gw.url, { WebSocket: CookieWebSocket, transport: 'websocket', backoffBase: 50, backoffCap: 400 });
+    const states = [];
+    client.on('state', (state, info) => states.push([state, info?.code]));
+    try {
+      await eventually(() => states.filter(([s]) => s === State.OPEN).length === 2, { what: 'open again after the expiry', timeout: 15000 });
+      expect(states.some(([s, code]) => s === State.RECONNECTING && code === 4003)).to.equal(true);
+      expect(client.welcome.auth).to.equal('hook');
+    } finally {
+      client.close();
+    }
   });
 
   describe('bad answers and faults', () => {

@@ -91,7 +91,8 @@ export interface Welcome {
   connectionId?: string;
   worker?: number;
   pingInterval: number;
-  auth?: 'jwt';
+  /** 'jwt': the client authenticates with a token; 'hook': the application's connect hook admitted it (cookies). */
+  auth?: 'jwt' | 'hook';
   /** 'sse' when receiving over Server-Sent Events. */
   transport?: 'sse';
 }

@@ -383,7 +383,9 @@ export class Client extends Emitter {
   /** The socket closed under us: reconnect, unless its close code says not to. */
   #closed(code, reason) {
     const policy = closePolicy(code);
-    if (!policy.retry || (policy.newToken && !this.#tokens.renewable)) return this.#stop(code, reason, policy.largest);
+    // Under --auth hook the connect hook decides again on every connect: an expiry is no reason to stop.
+    const renewable = this.#tokens.renewable || this.#welcome?.auth === 'hook';
+    if (!policy.retry || (policy.newToken && !renewable)) return this.#stop(code, reason, policy.largest);
     this.#drop(policy.largest);
     const attempt = Math.max(this.#attempt, policy.minAttempt);
     this.#attempt = attempt + 1;
