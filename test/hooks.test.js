@@ -16,6 +16,7 @@ import { SseReader } from './helpers/sse.js';
 import { Backend, json } from './helpers/backend.js';
 
 const HOOK_TIMEOUT = 300;
+const API_KEY = 'hooks-test-key';
 const NAMESPACES = [{ name: 'user' }, { name: 'chat' }, { name: 'sub', subscribeHook: true }, { name: 'pub', publishHook: true }];
 
 const ALL = { subscribe: ['*'], publish: ['*'] };
@@ -113,6 +114,7 @@ describe('hooks', function () {
       '--publish-hook', `${backend.url}/publish`,
       '--refresh-hook', `${backend.url}/refresh`,
       '--hook-timeout', String(HOOK_TIMEOUT),
+      '--api-key', API_KEY,
       '--workers', '1'
     ]);
   });
@@ -140,6 +142,19 @@ describe('hooks', function () {
     expect((await own.subscribe('chat:alice')).code).to.equal('forbidden');
     expect((await own.publish('chat:own', 1)).code).to.equal('forbidden');
     own.close();
+  });
+
+  it('knows hook-admitted users as it knows token users: POST /disconnect closes theirs with 4004', async () => {
+    const [mine, other] = [await welcomed(gw, 'alice'), await welcomed(gw, 'own')];
+    const res = await gw.request('/disconnect', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user: 'alice' })
+    });
+    expect(res.body.disconnected).to.be.at.least(1);
+    expect((await mine.closed).code).to.equal(4004);
+    expect((await other.request({ type: 'ping' })).type).to.equal('pong');
+    other.close();
   });
 
   it("closes with the application's refusal code, 4001 by default", async () => {
