@@ -164,7 +164,9 @@ describe('hooks', function () {
   });
 
   it('opens an SSE stream by its cookie; a refusal is 403, a failing backend 503 with Retry-After', async () => {
-    const stream = await SseReader.open(`${gw.http}/sse?channels=chat:s`, { headers: { cookie: 'session=alice' } });
+    const stream = await SseReader.open(`${gw.http}/sse?channels=chat:s`, { headers: { cookie: 'session=alice', origin: 'https://app.example' } });
+    // The hook admitted this Origin: an EventSource with credentials may read the stream.
+    expect((await stream.response).headers).to.deep.include({ 'access-control-allow-origin': 'https://app.example', 'access-control-allow-credentials': 'true' });
     expect(backend.routed('connect').findLast((r) => r.body.transport === 'sse').body.headers.cookie).to.equal('session=alice');
     const publisher = await welcomed(gw, 'alice');
     await publisher.publish('chat:s', { n: 1 });

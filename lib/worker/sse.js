@@ -177,10 +177,7 @@ export class SseStreams {
     const socket = req.socket;
     // The stream writes to the socket itself: the response object is let go (~1 KB a stream).
     res.detachSocket(socket);
-    const origin = req.headers.origin;
-    // No credentials: the gateway authenticates by token, never by cookie.
-    const cors =
-      origin === undefined ? '' : this.admission.origins ? `Access-Control-Allow-Origin: ${origin}\r\nVary: Origin\r\n` : 'Access-Control-Allow-Origin: *\r\n';
+    const cors = corsHeaders(req.headers.origin, this.admission.hook, this.admission.origins !== undefined);
     socket.setNoDelay(true);
     socket.write(
       'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache, no-transform\r\n' +
@@ -251,4 +248,13 @@ export class SseStreams {
 
 function error(code, message) {
   return Object.assign(new Error(message), { code });
+}
+
+// The stream's CORS headers. Credentials (the page's cookies) only under
+// --auth hook, where the connect hook saw this Origin and admitted it;
+// otherwise the gateway authenticates by token or not at all.
+function corsHeaders(origin, withCredentials, listed) {
+  if (origin === undefined) return '';
+  if (withCredentials) return `Access-Control-Allow-Origin: ${origin}\r\nAccess-Control-Allow-Credentials: true\r\nVary: Origin\r\n`;
+  return listed ? `Access-Control-Allow-Origin: ${origin}\r\nVary: Origin\r\n` : 'Access-Control-Allow-Origin: *\r\n';
 }
