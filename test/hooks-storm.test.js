@@ -54,6 +54,34 @@ describe('hooks: a reconnect storm', function () {
     expect(await gw.metric('gateway_hook_requests_total', '{hook="connect",result="ok"}')).to.equal(CONNECTIONS);
   });
 
+  it('refuses at once past --hook-queue (1013, counted queue_full), and shows the queue and the durations', async () => {
+    const held = [];
+    backend = await Backend.start((route, body, req, res) => held.push(res));
+    gw = await startGateway([
+      '--auth', 'hook', '--connect-hook', `${backend.url}/connect`,
+      '--hook-concurrency', '1', '--hook-queue', '1', '--hook-timeout', '5000', '--workers', '1'
+    ]);
+    const [first, second] = [new TestClient(new WebSocket(gw.url)), new TestClient(new WebSocket(gw.url))];
+    clients.push(first, second);
+    await eventually(() => backend.requests.length === 1, { what: 'the first request in flight' });
+    await eventually(async () => (await gw.metric('gateway_hook_queue')) === 1, { what: 'the second one queued' });
+    const started = Date.now();
+    const third = new TestClient(new WebSocket(gw.url));
+    clients.push(third);
+    expect((await third.closed).code).to.equal(1013);
+    expect(Date.now() - started).to.be.below(1000); // refused at once, not after the timeout
+    expect(await gw.metric('gateway_hook_requests_total', '{hook="connect",result="queue_full"}')).to.equal(1);
+
+    // The backend answers: the queued one goes next, both are admitted, the duration is recorded.
+    held.shift().end('{"result":{"user":"a"}}');
+    await eventually(() => held.length === 1, { what: 'the queued request sent' });
+    held.shift().end('{"result":{"user":"b"}}');
+    await Promise.all([first, second].map((c) => c.next((f) => f.type === 'welcome')));
+    expect(backend.requests).to.have.length(2);
+    expect(await gw.metric('gateway_hook_duration_seconds_count', '{hook="connect"}')).to.equal(2);
+    expect(await gw.metric('gateway_hook_queue')).to.equal(0);
+  });
+
   it('closes with 1013 while the backend is down; the clients back off with jitter and all get in once it is back', async () => {
     const CLIENTS = 200;
     let up = false;
