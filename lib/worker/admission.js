@@ -88,12 +88,13 @@ export class Admission {
    * Under --auth hook: asks the application who the request's client is.
    * @param {string} client its connection id
    * @param {'ws'|'sse'} transport
+   * @param {() => boolean} present whether the client is still there when the request's turn comes
    * @returns {Promise<import('./identity.js').Identity|import('./hooks.js').HookRefusal|import('./hooks.js').HookFailure>}
    */
-  identify(req, client, transport, ip) {
+  identify(req, client, transport, ip, present) {
     const { cookie, authorization, origin } = req.headers;
     const headers = { cookie, authorization, origin, 'user-agent': req.headers['user-agent'] };
-    return this.hooks.connect({ client, transport, ip, headers });
+    return this.hooks.connect({ client, transport, ip, headers }, present);
   }
 
   /** @returns {Refusal|undefined} why the request may not open a connection, if it may not */

@@ -131,7 +131,7 @@ export class Connections {
     if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
     // No auth timeout: the hook's own timeout (and the bounded queue before it) ends the wait.
     ws[kUser] = null;
-    this.admission.identify(req, id, 'ws', ip).then((result) => this.hookAnswered(ws, id, result));
+    this.admission.identify(req, id, 'ws', ip, () => ws.readyState === WebSocket.OPEN).then((result) => this.hookAnswered(ws, id, result));
   }
 
   /** The connect hook's answer for a WebSocket: admitted and welcomed, or closed with the application's code (1013 on a failure). */
@@ -217,7 +217,7 @@ export class Connections {
 
   /** A publish in a namespace with publishHook: published as sent, or as the application rewrote it, or refused. */
   publishHooked(ws, channel, dataJson, data, id) {
-    this.hooks.publish({ client: ws[kClient], user: ws[kUser] ?? null, channel, data }).then((outcome) => {
+    this.hooks.publish({ client: ws[kClient], user: ws[kUser] ?? null, channel, data }, () => ws.readyState === WebSocket.OPEN).then((outcome) => {
       if (ws.readyState !== WebSocket.OPEN || this.hookRefused(ws, outcome, 'publish', channel, id)) return;
       this.relay.publish(channel, outcome.dataJson ?? dataJson, ws, id);
     });
@@ -247,7 +247,7 @@ export class Connections {
       this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} hooked subscribes and publishes per second`, id));
       return;
     }
-    this.hooks.subscribe({ client: ws[kClient], user: ws[kUser] ?? null, channel }).then((outcome) => {
+    this.hooks.subscribe({ client: ws[kClient], user: ws[kUser] ?? null, channel }, () => ws.readyState === WebSocket.OPEN).then((outcome) => {
       if (ws.readyState === WebSocket.OPEN && !this.hookRefused(ws, outcome, 'subscribe', channel, id)) this.subscribeAllowed(ws, channel, id, since, ns);
     });
   }

@@ -38,8 +38,9 @@ export class Expiry {
   passed(conn) {
     const expiresAt = conn[kExpiresAt];
     if (expiresAt === undefined || Date.now() >= expiresAt) return expire(conn);
-    this.hooks.refresh({ client: conn[kClient], user: conn[kUser] }).then((outcome) => {
-      if (!conn[kTransport].isOpen(conn)) return;
+    const transport = conn[kTransport];
+    this.hooks.refresh({ client: conn[kClient], user: conn[kUser] }, () => transport.isOpen(conn)).then((outcome) => {
+      if (!transport.isOpen(conn)) return;
       if (outcome instanceof HookFailure) {
         // The backend could not say: asked again later while there is time, else the end stands.
         const left = expiresAt - Date.now();

@@ -26,8 +26,11 @@ export const HookResult = Object.freeze({
   REFUSED: 'refused',
   SERVER_ERROR: 'server_error', // a 5xx
   INVALID: 'invalid', // not 2xx/5xx, not JSON, or not the answer the hook takes
-  QUEUE_FULL: 'queue_full'
+  QUEUE_FULL: 'queue_full',
+  GONE: 'gone' // the client left while its request waited in the queue: never sent
 });
+
+const GONE = Symbol('gone');
 
 /** The application refused: `code` (4000–4999) closes a WebSocket, a stream gets 403. */
 export class HookRefusal {
@@ -70,35 +73,43 @@ export class Hooks {
   }
 
   /**
+   * Each call takes `present()`, asked when the request's turn comes: a
+   * client that left while it waited costs the backend nothing.
    * @param {{client: string, transport: 'ws'|'sse', ip: string, headers: object}} body
+   * @param {() => boolean} present
    * @returns {Promise<import('./identity.js').Identity|HookRefusal|HookFailure>}
    */
-  connect(body) {
-    return this.call('connect', body, connectResult);
+  connect(body, present) {
+    return this.call('connect', body, present, connectResult);
   }
 
   /** @returns {Promise<true|HookRefusal|HookFailure>} true: allowed */
-  subscribe(body) {
-    return this.call('subscribe', body, allowed);
+  subscribe(body, present) {
+    return this.call('subscribe', body, present, allowed);
   }
 
   /** @returns {Promise<{dataJson?: string}|HookRefusal|HookFailure>} dataJson: the replacement to publish instead */
-  publish(body) {
-    return this.call('publish', body, publishResult);
+  publish(body, present) {
+    return this.call('publish', body, present, publishResult);
   }
 
   /** @returns {Promise<{expiresAt: number}|{expired: true}|HookRefusal|HookFailure>} */
-  refresh(body) {
-    return this.call('refresh', body, refreshResult);
+  refresh(body, present) {
+    return this.call('refresh', body, present, refreshResult);
   }
 
   /**
    * Sends one hook request through the limiter and interprets its answer.
    * @param {(result: object) => *} interpret the `result` object to the caller's value, or a string saying what is wrong
    */
-  async call(hook, body, interpret) {
-    const outcome = await this.limiter.run(() => this.send(hook, body));
-    const value = outcome === QUEUE_FULL ? new HookFailure(HookResult.QUEUE_FULL, 'too many hook requests waiting') : classify(outcome, interpret);
+  async call(hook, body, present, interpret) {
+    const outcome = await this.limiter.run(() => (present() ? this.send(hook, body) : Promise.resolve(GONE)));
+    const value =
+      outcome === QUEUE_FULL
+        ? new HookFailure(HookResult.QUEUE_FULL, 'too many hook requests waiting')
+        : outcome === GONE
+          ? new HookFailure(HookResult.GONE, 'the client left before its turn')
+          : classify(outcome, interpret);
     metrics.hookRequests.inc({ hook, result: value instanceof HookFailure ? value.result : value instanceof HookRefusal ? HookResult.REFUSED : HookResult.OK });
     return value;
   }

@@ -45,7 +45,7 @@ export const metrics = {
   jwksFetches: counter('gateway_jwks_fetches_total', 'Requests to --jwt-jwks-url, by result (ok, failed)', ['result']),
   hookRequests: counter(
     'gateway_hook_requests_total',
-    'Hook calls, by hook (connect, subscribe, publish, refresh) and result (ok, refused, timeout, server_error, unreachable, invalid, too_large, redirect, queue_full)',
+    'Hook calls, by hook (connect, subscribe, publish, refresh) and result (ok, refused, timeout, server_error, unreachable, invalid, too_large, redirect, queue_full, gone)',
     ['hook', 'result']
   ),
   hookDuration: new client.Histogram({

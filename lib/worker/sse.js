@@ -80,7 +80,7 @@ export class SseStreams {
   authenticate(req, res, ip, query) {
     if (this.hooks !== undefined) query.client = this.admission.clientId();
     if (this.admission.hook) {
-      this.admission.identify(req, query.client, 'sse', ip).then((result) => this.verified(req, res, ip, query, result));
+      this.admission.identify(req, query.client, 'sse', ip, () => !req.socket.destroyed).then((result) => this.verified(req, res, ip, query, result));
       return;
     }
     if (!this.admission.jwt) return this.verified(req, res, ip, query, ANONYMOUS);
@@ -135,7 +135,7 @@ export class SseStreams {
       const denied = query.channels.find((channel) => !allows(result.permissions.subscribe, channel, user));
       if (denied !== undefined) return refuse(403, 'forbidden', ErrorCode.FORBIDDEN, `the token does not allow subscribe on ${denied}`);
     }
-    this.subscribeHooks(query, user).then((outcome) => {
+    this.subscribeHooks(query, user, () => !req.socket.destroyed).then((outcome) => {
       if (outcome !== undefined) return this.hookSaidNo(outcome, refuse);
       if (req.socket.destroyed) return this.admission.releaseIp(ip);
       if (result === ANONYMOUS) return this.open(req, res, ip, query);
@@ -165,10 +165,10 @@ export class SseStreams {
    * Asks the subscribe hook for each channel of the stream whose namespace wants it.
    * @returns {Promise<HookRefusal|HookFailure|undefined>} the first no, if any
    */
-  async subscribeHooks({ channels, client }, user) {
+  async subscribeHooks({ channels, client }, user, present) {
     const hooked = channels.filter((channel) => this.namespaces.lookup(channel).subscribeHook);
     if (hooked.length === 0) return undefined;
-    const outcomes = await Promise.all(hooked.map((channel) => this.hooks.subscribe({ client, user, channel })));
+    const outcomes = await Promise.all(hooked.map((channel) => this.hooks.subscribe({ client, user, channel }, present)));
     return outcomes.find((outcome) => outcome !== true);
   }
 
