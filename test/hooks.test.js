@@ -79,6 +79,7 @@ function answer(route, body, req, res) {
     return json(res, { result: {} });
   }
   if (route === 'refresh') {
+    if (body.user === 'brief') return json(res, { result: { expired: true } });
     const n = backend.routed('refresh').filter((r) => r.body.user === body.user).length;
     return json(res, n === 1 ? { result: { expireAt: Date.now() / 1000 + 4 } } : { result: { expired: true } });
   }
@@ -230,6 +231,13 @@ describe('hooks', function () {
     ]);
     // The first refresh extended it past its first expireAt (4 s).
     expect(Date.now() - started).to.be.above(4000);
+  });
+
+  it('refreshes a stream too: the stream ends when the application says expired', async () => {
+    const stream = await SseReader.open(`${gw.http}/sse?channels=chat:r`, { headers: { cookie: 'session=brief' } });
+    const client = backend.routed('connect').findLast((r) => r.body.transport === 'sse').body.client;
+    await stream.closed;
+    expect(backend.routed('refresh').filter((r) => r.body.client === client).map((r) => r.body)).to.deep.equal([{ client, user: 'brief' }]);
   });
 
   it('the browser client comes back after a 4003 under --auth hook: the connect hook decides again', async () => {
