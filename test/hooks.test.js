@@ -295,6 +295,20 @@ describe('hooks', function () {
       client.close();
     });
 
+    it('--max-conns-per-user counts hook users: one more is closed with 1008', async () => {
+      const capped = await startGateway(['--auth', 'hook', '--connect-hook', `${backend.url}/connect`, '--max-conns-per-user', '1', '--workers', '1']);
+      try {
+        const first = connect(capped, 'alice');
+        await first.next((f) => f.type === 'welcome');
+        expect((await connect(capped, 'alice').closed).code).to.equal(1008);
+        // Counted by the primary, which stays up: the first is still served.
+        expect((await first.request({ type: 'ping' })).type).to.equal('pong');
+        first.close();
+      } finally {
+        await capped.stop();
+      }
+    });
+
     it('an unreachable backend: 1013, and 503 for a stream', async () => {
       const port = await freePort();
       const nowhere = await startGateway(['--auth', 'hook', '--connect-hook', `http://127.0.0.1:${port}/connect`, '--workers', '1']);
