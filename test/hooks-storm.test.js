@@ -50,7 +50,7 @@ describe('hooks: a reconnect storm', function () {
     const perWorker = welcomes.filter((w) => w.worker === 1).length;
     const slowest = Math.max(perWorker, CONNECTIONS - perWorker);
     const implied = Math.ceil(slowest / CONCURRENCY) * ANSWER_MS;
-    expect(elapsed).to.be.within(implied * 0.95, implied * 1.5 + 3000);
+    expect(elapsed).to.be.within(implied * 0.95, implied * 2 + 5000); // the lower bound is the point; the upper one leaves room for a loaded machine
     expect(await gw.metric('gateway_hook_requests_total', '{hook="connect",result="ok"}')).to.equal(CONNECTIONS);
   });
 
