@@ -34,7 +34,8 @@ describe('hooks: a reconnect storm', function () {
     backend = await Backend.start((route, body, req, res) => setTimeout(() => json(res, { result: { user: `u${n++}` } }), ANSWER_MS));
     gw = await startGateway([
       '--auth', 'hook', '--connect-hook', `${backend.url}/connect`,
-      '--hook-concurrency', String(CONCURRENCY), '--workers', String(WORKERS), '--balance', 'even'
+      '--hook-concurrency', String(CONCURRENCY), '--workers', String(WORKERS), '--balance', 'even',
+      '--hook-timeout', '5000' // the pacing is under test, not the timeout: room for a loaded machine's event-loop lag
     ]);
     const started = Date.now();
     for (let i = 0; i < CONNECTIONS; i++) clients.push(new TestClient(new WebSocket(gw.url)));

@@ -104,13 +104,8 @@ export class Hooks {
    */
   async call(hook, body, present, interpret) {
     const outcome = await this.limiter.run(() => (present() ? this.send(hook, body) : Promise.resolve(GONE)));
-    const value =
-      outcome === QUEUE_FULL
-        ? new HookFailure(HookResult.QUEUE_FULL, 'too many hook requests waiting')
-        : outcome === GONE
-          ? new HookFailure(HookResult.GONE, 'the client left before its turn')
-          : classify(outcome, interpret);
-    metrics.hookRequests.inc({ hook, result: value instanceof HookFailure ? value.result : value instanceof HookRefusal ? HookResult.REFUSED : HookResult.OK });
+    const value = NOT_SENT.get(outcome) ?? classify(outcome, interpret);
+    metrics.hookRequests.inc({ hook, result: resultLabel(value) });
     return value;
   }
 
@@ -120,6 +115,17 @@ export class Hooks {
     end();
     return outcome;
   }
+}
+
+// What a request that was never sent ends as.
+const NOT_SENT = new Map([
+  [QUEUE_FULL, new HookFailure(HookResult.QUEUE_FULL, 'too many hook requests waiting')],
+  [GONE, new HookFailure(HookResult.GONE, 'the client left before its turn')]
+]);
+
+function resultLabel(value) {
+  if (value instanceof HookFailure) return value.result;
+  return value instanceof HookRefusal ? HookResult.REFUSED : HookResult.OK;
 }
 
 function url(text) {
