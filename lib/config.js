@@ -59,9 +59,11 @@ export const options = {
   'api-key': { type: 'string', describe: 'bearer token that POST /publish requires (unset = HTTP publish disabled)' },
   auth: {
     type: 'string',
-    choices: ['none', 'jwt'],
+    choices: ['none', 'jwt', 'hook'],
     default: 'none',
-    describe: 'none: anyone may connect, subscribe and publish (a warning is logged); jwt: every connection presents a token'
+    describe:
+      'none: anyone may connect, subscribe and publish (a warning is logged); jwt: every connection presents a token; ' +
+      'hook: the application authorises each connection (--connect-hook)'
   },
   'jwt-secret': { type: 'string', check: minLength('jwt-secret', 32), describe: 'HMAC key for HS256/384/512 tokens (at least 32 characters)' },
   'jwt-public-key': { type: 'string', check: readablePublicKey, describe: 'path to a PEM public key for RS*, PS*, ES* or EdDSA tokens' },
@@ -69,7 +71,22 @@ export const options = {
   'jwt-audience': { type: 'string', describe: 'required aud claim (unchecked when unset)' },
   'jwt-issuer': { type: 'string', describe: 'required iss claim (unchecked when unset)' },
   'auth-timeout': { ...ms(100), default: 5000, describe: 'ms a WebSocket may stay open without a valid auth frame (closed with 4001)' },
-  'max-conns-per-user': { ...int(0, 1e9), default: 0, describe: 'connections per token sub across all workers (0 = no cap; needs --auth jwt)' },
+  'max-conns-per-user': { ...int(0, 1e9), default: 0, describe: 'connections per user across all workers (0 = no cap; needs --auth jwt or hook)' },
+  'connect-hook': {
+    type: 'string',
+    check: httpUrl('connect-hook'),
+    describe: "URL POSTed for each new connection under --auth hook (the request's cookie, authorization, origin, user-agent)"
+  },
+  'subscribe-hook': { type: 'string', check: httpUrl('subscribe-hook'), describe: 'URL POSTed for subscribes in namespaces with subscribeHook: true' },
+  'publish-hook': { type: 'string', check: httpUrl('publish-hook'), describe: 'URL POSTed for client publishes in namespaces with publishHook: true' },
+  'refresh-hook': {
+    type: 'string',
+    check: httpUrl('refresh-hook'),
+    describe: "URL POSTed ahead of a hook-authorised connection's expireAt (without it, the connection closes with 4003 then)"
+  },
+  'hook-timeout': { ...ms(1), default: 1000, describe: 'ms per hook request, counted from when it is sent (time in the queue does not count)' },
+  'hook-concurrency': { ...int(1, 100000), default: 64, describe: 'hook requests in flight per worker; more wait in the queue' },
+  'hook-queue': { ...int(0, 1e7), default: 10000, describe: 'hook requests waiting per worker; past it refused (1013, 503, unavailable)' },
   'tls-cert': { type: 'string', check: readableFile('tls-cert'), describe: 'path to a PEM certificate (chain): the workers terminate TLS (wss://, https://)' },
   'tls-key': { type: 'string', check: readableFile('tls-key'), describe: 'path to the PEM private key of --tls-cert' },
   'allowed-origins': {
@@ -179,11 +196,28 @@ function combinationProblem(config) {
   const flags = keys.map((k) => `--${kebab(k)}`).join(', ');
   if (config.auth === 'jwt' && keys.length === 0) return '--auth jwt needs a key: --jwt-secret, --jwt-public-key or --jwt-jwks-url';
   if (keys.length > 1) return `give one JWT key, not ${flags}`;
-  if (config.auth === 'none') {
+  if (config.auth !== 'jwt') {
     const jwtOnly = ['jwtSecret', 'jwtPublicKey', 'jwtJwksUrl', 'jwtAudience', 'jwtIssuer'].filter((k) => config[k] !== undefined);
     if (jwtOnly.length > 0) return `--${kebab(jwtOnly[0])} needs --auth jwt`;
-    if (config.maxConnsPerUser > 0) return '--max-conns-per-user needs --auth jwt';
   }
+  if (config.auth === 'none' && config.maxConnsPerUser > 0) return '--max-conns-per-user needs --auth jwt or hook';
+  return hooksProblem(config) ?? otherProblem(config);
+}
+
+function hooksProblem(config) {
+  if ((config.auth === 'hook') !== (config.connectHook !== undefined)) return '--auth hook and --connect-hook go together';
+  if (config.refreshHook !== undefined && config.auth !== 'hook') return '--refresh-hook needs --auth hook';
+  for (const [key, flag] of [
+    ['subscribeHook', 'subscribe-hook'],
+    ['publishHook', 'publish-hook']
+  ]) {
+    const ns = config.namespaces?.find((n) => n[key] === true);
+    if (ns !== undefined && config[key] === undefined) return `namespace ${ns.name} has ${key}: true: give --${flag}`;
+  }
+  return undefined;
+}
+
+function otherProblem(config) {
   if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) return '--tls-cert and --tls-key go together';
   if (config.redisSentinels !== undefined && config.redisCluster !== undefined) return 'give --redis-sentinels or --redis-cluster, not both';
   if (config.webhookUrl !== undefined && config.webhookSecret === undefined) return '--webhook-url needs --webhook-secret: every webhook body is signed';

@@ -42,6 +42,17 @@ describe('config file', function () {
     });
   });
 
+  it('refuses a namespace that asks for a hook the flags do not name', async () => {
+    for (const [key, flag] of [
+      ['subscribeHook', '--subscribe-hook'],
+      ['publishHook', '--publish-hook']
+    ]) {
+      const { code, stderr } = await refused({ namespaces: [{ name: 'chat', [key]: true }] });
+      expect(code, stderr).to.equal(2);
+      expect(stderr).to.include(`namespace chat has ${key}: true: give ${flag}`);
+    }
+  });
+
   it('takes every flag under its camelCase name, under the flags and GATEWAY_*; SIGHUP reads it again, a bad file keeps the workers', async () => {
     const file = configFile({ historySize: 3, maxPayload: 1000, apiKey: API_KEY, workers: 1 });
     const gw = await startGateway(['--config', file, '--max-payload', '2000'], { env: { GATEWAY_HISTORY_SIZE: '4' } });

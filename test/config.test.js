@@ -30,7 +30,10 @@ describe('options table', () => {
       maxSemiSpaceSize: 2,
       engine: 'memory',
       redisUrl: 'redis://127.0.0.1:6379',
-      logLevel: 'info'
+      logLevel: 'info',
+      hookTimeout: 1000,
+      hookConcurrency: 64,
+      hookQueue: 10000
     });
     expect(config.workers).to.be.at.least(1);
     expect(config.apiKey).to.equal(undefined);
@@ -65,7 +68,12 @@ describe('gateway command line', () => {
     [['--auth', 'jwt', '--jwt-public-key', 'package.json'], 'is not a PEM public key'],
     [['--auth', 'jwt', '--jwt-jwks-url', 'file:///etc/passwd'], '--jwt-jwks-url must be an http:// or https:// URL'],
     [['--jwt-secret', 's'.repeat(32)], '--jwt-secret needs --auth jwt'],
-    [['--max-conns-per-user', '2'], '--max-conns-per-user needs --auth jwt'],
+    [['--max-conns-per-user', '2'], '--max-conns-per-user needs --auth jwt or hook'],
+    [['--auth', 'hook'], '--auth hook and --connect-hook go together'],
+    [['--connect-hook', 'http://127.0.0.1:1/c'], '--auth hook and --connect-hook go together'],
+    [['--auth', 'hook', '--connect-hook', 'ftp://x/c'], '--connect-hook must be an http:// or https:// URL'],
+    [['--auth', 'hook', '--connect-hook', 'http://127.0.0.1:1/c', '--jwt-secret', 's'.repeat(32)], '--jwt-secret needs --auth jwt'],
+    [['--refresh-hook', 'http://127.0.0.1:1/r'], '--refresh-hook needs --auth hook'],
     [['--tls-cert', 'package.json'], '--tls-cert and --tls-key go together'],
     [['--tls-cert', 'no-such.pem', '--tls-key', 'package.json'], '--tls-cert no-such.pem: ENOENT'],
     [['--tls-cert', 'package.json', '--tls-key', 'package.json'], '--tls-cert package.json with --tls-key package.json:'],

@@ -68,7 +68,9 @@ export interface ClientOptions {
   /** WebSocket constructor; browsers and Node 22+ have one (pass the `ws` package's for its options). */
   WebSocket?: new (url: string) => unknown;
   /** EventSource constructor, for SSE; on Node pass the `eventsource` package's. */
-  EventSource?: new (url: string) => unknown;
+  EventSource?: new (url: string, init?: { withCredentials?: boolean }) => unknown;
+  /** SSE on another origin than the page's: send its cookies (a gateway under --auth hook). Default false. */
+  withCredentials?: boolean;
   /** 'auto' (default): WebSocket, receiving over SSE when WebSockets keep failing. */
   transport?: 'auto' | Transport;
   /** The gateway's /sse; by default /sse on the host of the client's URL. */
@@ -91,7 +93,8 @@ export interface Welcome {
   connectionId?: string;
   worker?: number;
   pingInterval: number;
-  auth?: 'jwt';
+  /** 'jwt': the client authenticates with a token; 'hook': the application's connect hook admitted it (cookies). */
+  auth?: 'jwt' | 'hook';
   /** 'sse' when receiving over Server-Sent Events. */
   transport?: 'sse';
 }

@@ -42,6 +42,7 @@ const DEFAULTS = {
   websocketRetry: 60000,
   backoffBase: 1000,
   backoffCap: 30000,
+  withCredentials: false,
   maxQueued: 100,
   connectTimeout: 10000
 };
@@ -102,6 +103,8 @@ export class Client extends Emitter {
    *   `fallbackAfter` WebSockets in a row failed, and trying a WebSocket again `websocketRetry` ms later
    * @param {Function} [options.EventSource=globalThis.EventSource] constructor, for SSE; on Node: the eventsource package
    * @param {string|URL} [options.sseUrl] the gateway's /sse; by default /sse on the host of `url`
+   * @param {boolean} [options.withCredentials=false] SSE on another origin than the page's: send its cookies (for a
+   *   gateway under --auth hook); a WebSocket sends them in any case
    * @param {number} [options.fallbackAfter=3] failed WebSocket attempts in a row before 'auto' falls back to SSE
    * @param {number} [options.websocketRetry=60000] ms on SSE before 'auto' tries a WebSocket again
    */
@@ -210,7 +213,11 @@ export class Client extends Emitter {
       this.#sse = true;
     }
     const socket = this.#sse
-      ? new SseSocket(this.sseUrl, { EventSource: opts.EventSource, token: () => (this.#tokens.configured ? this.#tokens.get() : Promise.resolve()) })
+      ? new SseSocket(this.sseUrl, {
+          EventSource: opts.EventSource,
+          token: () => (this.#tokens.configured ? this.#tokens.get() : Promise.resolve()),
+          withCredentials: opts.withCredentials
+        })
       : new opts.WebSocket(this.url);
     this.#socket = socket;
     socket.onmessage = (event) => this.#receive(event.data);
@@ -383,7 +390,9 @@ export class Client extends Emitter {
   /** The socket closed under us: reconnect, unless its close code says not to. */
   #closed(code, reason) {
     const policy = closePolicy(code);
-    if (!policy.retry || (policy.newToken && !this.#tokens.renewable)) return this.#stop(code, reason, policy.largest);
+    // Under --auth hook the connect hook decides again on every connect: an expiry is no reason to stop.
+    const renewable = this.#tokens.renewable || this.#welcome?.auth === 'hook';
+    if (!policy.retry || (policy.newToken && !renewable)) return this.#stop(code, reason, policy.largest);
     this.#drop(policy.largest);
     const attempt = Math.max(this.#attempt, policy.minAttempt);
     this.#attempt = attempt + 1;

@@ -16,6 +16,7 @@ export class SseSocket {
   onclose = noop;
   onerror = noop;
   #EventSource;
+  #init;
   #url;
   #token;
   #source;
@@ -31,9 +32,11 @@ export class SseSocket {
    * @param {object} options
    * @param {Function} options.EventSource constructor
    * @param {() => Promise<string|undefined>} options.token the token to open streams with, if any
+   * @param {boolean} options.withCredentials send the page's cookies to a gateway on another origin (--auth hook)
    */
-  constructor(url, { EventSource, token }) {
+  constructor(url, { EventSource, token, withCredentials }) {
     this.#EventSource = EventSource;
+    this.#init = { withCredentials };
     this.#url = url;
     token().then(
       (value) => {
@@ -74,7 +77,7 @@ export class SseSocket {
     const cursor = channels.map((c) => format(this.#positions.get(c))).join(',');
     if (cursor.length >= channels.length) url.searchParams.set('lastEventId', cursor);
     if (this.#token !== undefined) url.searchParams.set('token', this.#token);
-    const source = new this.#EventSource(url.href);
+    const source = new this.#EventSource(url.href, this.#init);
     this.#source = source;
     this.#held = [];
     this.#gaps.clear();

@@ -45,7 +45,7 @@ export async function startPrimary(config) {
   });
   const webhooks = startWebhooks({ config, engine, count: (result, events) => metrics.webhookEvents.inc({ result }, events), log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
-  if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
+  if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   attachCalls(relay, engine.calls, config);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).

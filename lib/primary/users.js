@@ -1,4 +1,4 @@
-// The primary's part of user bookkeeping under --auth jwt (the workers' part
+// The primary's part of user bookkeeping under --auth jwt or hook (the workers' part
 // and the operations are in lib/worker/users.js):
 // - --max-conns-per-user is exact across workers because one process, this
 //   one, holds every user's count and answers each admission in turn; with

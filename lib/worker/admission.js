@@ -10,16 +10,21 @@
 //      connection waits for the answer;
 //   3. admitted(conn, ip) once the connection is open, left(conn) once it
 //      closes: the counts behind 1 and 2;
-//   4. the credential, asynchronous: verify(token) (jose, ./auth.js), then
-//      admitUser(user), --max-conns-per-user counted across the cluster by
-//      the primary. A WebSocket presents its token in its first frame, after
-//      the 101; a stream in its URL, before its response starts.
-// Any further step (an application's connect hook) belongs here, last.
+//   4. the credential, asynchronous: verify(token) (jose, ./auth.js) under
+//      --auth jwt, or identify(request) under --auth hook (the application's
+//      connect hook, ./hooks.js: the same identity a token's claims give),
+//      then admitUser(user), --max-conns-per-user counted across the
+//      cluster by the primary. A WebSocket presents its token in its first
+//      frame, after the 101, and is identified by the hook right after the
+//      101, before its welcome; a stream presents its token in its URL and
+//      is identified before its response starts.
+import { randomBytes } from 'node:crypto';
 import { ErrorCode } from '../protocol.js';
 import { Op } from '../ipc.js';
 import { ipCapInPrimary } from '../config.js';
 import { workerCapacity } from '../doctor/limits.js';
 import { AuthError, createVerifier } from './auth.js';
+import { Hooks, hooksConfigured } from './hooks.js';
 import { clientIp } from './client-ip.js';
 import { IpCounts } from './ip-counts.js';
 import { WorkerUsers } from './users.js';
@@ -47,8 +52,10 @@ export class Admission {
    * @param {object} options.config resolved gateway configuration
    * @param {import('./relay.js').WorkerRelay} options.relay the primary counts users
    * @param {() => boolean} options.draining
+   * @param {number} options.worker this worker's number, in the connection ids
+   * @param {import('pino').Logger} options.log
    */
-  constructor({ config, relay, draining }) {
+  constructor({ config, relay, draining, worker, log }) {
     this.config = config;
     this.draining = draining;
     this.capacity = workerCapacity(config);
@@ -58,12 +65,36 @@ export class Admission {
     if (this.ipsInPrimary) relay.answers(Op.IP_OK);
     this.perIp = new IpCounts(this.ipsInPrimary ? 0 : config.maxConnsPerIp);
     this.held = 0; // open connections, every transport
+    // Worker number and a random part, so ids stay unique across restarts.
+    this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
+    this.opened = 0;
     this.jwt = config.auth === 'jwt';
-    if (this.jwt) {
-      this.verify = createVerifier(config);
+    this.hook = config.auth === 'hook';
+    this.identified = this.jwt || this.hook; // every connection has a user
+    if (this.jwt) this.verify = createVerifier(config, log);
+    if (hooksConfigured(config)) this.hooks = new Hooks(config);
+    if (this.identified) {
       const disconnected = (n) => metrics.disconnects.inc({ reason: 'api' }, n);
       this.users = new WorkerUsers({ relay, cap: config.maxConnsPerUser, disconnected });
     }
+  }
+
+  /** @returns {string} a new connection's id, unique in the cluster */
+  clientId() {
+    return `${this.idPrefix}${(this.opened++).toString(36)}`;
+  }
+
+  /**
+   * Under --auth hook: asks the application who the request's client is.
+   * @param {string} client its connection id
+   * @param {'ws'|'sse'} transport
+   * @param {() => boolean} present whether the client is still there when the request's turn comes
+   * @returns {Promise<import('./identity.js').Identity|import('./hooks.js').HookRefusal|import('./hooks.js').HookFailure>}
+   */
+  identify(req, client, transport, ip, present) {
+    const { cookie, authorization, origin } = req.headers;
+    const headers = { cookie, authorization, origin, 'user-agent': req.headers['user-agent'] };
+    return this.hooks.connect({ client, transport, ip, headers }, present);
   }
 
   /** @returns {Refusal|undefined} why the request may not open a connection, if it may not */

@@ -9,7 +9,7 @@
 //   then run in order;
 // - idempotencyKey: 1 to 64 characters; version: a positive safe integer;
 // - subscribe, unsubscribe and disconnect reach users' connections: they
-//   need --auth jwt (no users without it).
+//   need --auth jwt or hook (no users without them).
 import { CloseCode, ErrorCode, ProtocolError, checkChannel, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
@@ -203,7 +203,7 @@ function versionOf(version) {
 }
 
 function userOf(user, users) {
-  if (users === undefined) throw badRequest('there are no users without --auth jwt');
+  if (users === undefined) throw badRequest('there are no users under --auth none');
   if (typeof user !== 'string' || user === '' || user.length > MAX_USER_LENGTH) throw badRequest(`user must be a string of 1 to ${MAX_USER_LENGTH} characters`);
   return user;
 }

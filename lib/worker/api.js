@@ -17,7 +17,7 @@ export class ServerApi {
    * @param {object} options
    * @param {object} options.config resolved gateway configuration
    * @param {import('./relay.js').WorkerRelay} options.relay
-   * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
+   * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt or hook
    */
   constructor({ config, relay, users }) {
     this.context = { relay, users, namespaces: new Namespaces(config) };

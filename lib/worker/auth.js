@@ -9,13 +9,15 @@
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { require } from '../require.js';
-import { ErrorCode, MAX_USER_LENGTH, infoProblem, isValidChannel } from '../protocol.js';
-import { compilePermissions } from './permissions.js';
+import { ErrorCode } from '../protocol.js';
+import { identityFrom } from './identity.js';
+import { boundedJwksFetch } from './jwks-fetch.js';
 
 const MAX_TOKEN_LENGTH = 8192; // longer is refused before any decoding
-const MAX_CHANNELS = 256; // in the `channels` claim
-// An unknown kid refetches the JWKS at most once per cooldown, however many
-// connections present it: a forged kid cannot make the gateway hammer the IdP.
+// The JWKS is fetched at most once per cooldown, however many connections
+// present an unknown kid and whether or not the endpoint answers
+// (./jwks-fetch.js): neither a forged kid nor an outage makes the gateway
+// hammer the IdP.
 const JWKS_COOLDOWN_MS = 5000;
 const JWKS_TIMEOUT_MS = 5000;
 
@@ -35,14 +37,15 @@ export class AuthError extends Error {
 
 /**
  * @param {object} config resolved gateway configuration with auth 'jwt'
- * @returns {(token: *) => Promise<{user: string, expiresAt: number, permissions: object, channels: string[], info?: object}|AuthError>}
- *   `channels`: the claim's, the server-side subscriptions made at authentication;
- *   `info`: the claim's, shown in presence
+ * @param {import('pino').Logger} log
+ * @returns {(token: *) => Promise<import('./identity.js').Identity|AuthError>} the token's claims
+ *   (./identity.js), or why it is refused
  */
-export function createVerifier(config) {
+export function createVerifier(config, log) {
   // Loaded here, under --auth jwt only: jose costs a worker ~9 MB of RSS.
-  const { createRemoteJWKSet, jwtVerify } = require('jose');
-  const { key, algorithms } = verificationKey(config, createRemoteJWKSet);
+  const jose = require('jose');
+  const { key, algorithms } = verificationKey(config, jose, log);
+  const { jwtVerify } = jose;
   const options = {
     algorithms,
     audience: config.jwtAudience,
@@ -60,36 +63,24 @@ export function createVerifier(config) {
       if (err.code === 'ERR_JWT_EXPIRED') return new AuthError(ErrorCode.TOKEN_EXPIRED, 'expired', 'the token has expired');
       return invalid();
     }
-    const { sub, exp } = payload;
-    if (typeof sub !== 'string' || sub === '' || sub.length > MAX_USER_LENGTH) {
-      return invalid(`sub must be a string of 1 to ${MAX_USER_LENGTH} characters`);
-    }
-    if (!Number.isFinite(exp)) return invalid();
-    const permissions = compilePermissions(payload.subscribe, payload.publish);
-    if (typeof permissions === 'string') return invalid(permissions);
-    const channels = payload.channels ?? NO_CHANNELS;
-    if (!Array.isArray(channels) || channels.length > MAX_CHANNELS || !channels.every(isValidChannel)) {
-      return invalid(`channels must be an array of at most ${MAX_CHANNELS} channel names`);
-    }
-    const problem = infoProblem(payload.info);
-    if (problem !== undefined) return invalid(problem);
-    return { user: sub, expiresAt: exp * 1000, permissions, channels, info: payload.info };
+    if (!Number.isFinite(payload.exp)) return invalid();
+    const identity = identityFrom(payload.sub, payload.exp, payload, 'sub');
+    return typeof identity === 'string' ? invalid(identity) : identity;
   };
 }
-
-const NO_CHANNELS = Object.freeze([]);
 
 // One message for every bad token, so a refusal tells a prober nothing.
 function invalid(detail) {
   return new AuthError(ErrorCode.UNAUTHORIZED, 'invalid', detail ? `invalid token: ${detail}` : 'invalid token');
 }
 
-function verificationKey(config, createRemoteJWKSet) {
+function verificationKey(config, { createRemoteJWKSet, customFetch }, log) {
   if (config.jwtSecret !== undefined) return { key: new TextEncoder().encode(config.jwtSecret), algorithms: HMAC };
   if (config.jwtJwksUrl !== undefined) {
     const jwks = createRemoteJWKSet(new URL(config.jwtJwksUrl), {
       cooldownDuration: JWKS_COOLDOWN_MS,
-      timeoutDuration: JWKS_TIMEOUT_MS
+      timeoutDuration: JWKS_TIMEOUT_MS,
+      [customFetch]: boundedJwksFetch({ cooldownMs: JWKS_COOLDOWN_MS, log })
     });
     return { key: jwks, algorithms: ASYMMETRIC };
   }

@@ -1,7 +1,7 @@
 // This worker's part of the calls on the whole cluster (Call in ../ipc.js;
 // the primary runs them: lib/primary/calls.js): POST /disconnect and the
 // server API's subscribe, unsubscribe and channels. A user's connections are
-// reached through the user index (./users.js, under --auth jwt); a
+// reached through the user index (./users.js, under --auth jwt or hook); a
 // transport whose channels are fixed (an SSE stream's are its URL's) is not
 // subscribed or unsubscribed by the server.
 //
@@ -13,7 +13,7 @@ import { kTransport } from './transport.js';
 /**
  * @param {object} options
  * @param {import('./relay.js').WorkerRelay} options.relay
- * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
+ * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt or hook
  * @param {import('./connections.js').Connections} options.connections
  * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
  */

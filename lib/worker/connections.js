@@ -3,7 +3,6 @@
 // permissions, namespaces and rate limits, the subscriptions the server makes
 // (the token's `channels`, the server API's subscribe), and the close. Handlers are created once per worker and read the
 // connection from `this`, so a connection costs no closures of its own.
-import { randomBytes } from 'node:crypto';
 import { require } from '../require.js';
 import {
   CloseCode,
@@ -27,6 +26,9 @@ import { encodeText, wsTransport } from './ws-transport.js';
 import { AuthError } from './auth.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
+import { Expiry } from './expiry.js';
+import { HookFailure, HookRefusal } from './hooks.js';
+import { kClient, kUser } from './identity.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
 import { metrics, transportMetrics } from './metrics.js';
 
@@ -35,11 +37,11 @@ const { WebSocket } = require('ws');
 // Per-connection state, set only when needed: most connections never publish.
 const kTokens = Symbol('publishTokens');
 const kRefilled = Symbol('tokensRefilledAt');
-// Under --auth jwt: the token's sub (null once an auth frame came, before one
-// was admitted), and its compiled permissions (shared between connections with
-// the same claims), set once admitted. With the deadline (./deadlines.js),
-// that is all an idle authenticated connection holds.
-const kUser = Symbol('user');
+// Under --auth jwt or hook: the user (kUser, ./identity.js: null once an auth
+// frame came or the connect hook was asked, before one was admitted), and
+// its compiled permissions (shared between connections with the same
+// claims), set once admitted. With the deadline (./deadlines.js), that is
+// all an idle authenticated connection holds.
 const kPermissions = Symbol('permissions');
 const kAuthTokens = Symbol('authTokens');
 const kAuthRefilled = Symbol('authTokensRefilledAt');
@@ -89,11 +91,14 @@ export class Connections {
     this.log = log;
     this.opened = 0;
     this.count = 0; // open connections
-    // Worker number and a random part, so ids stay unique across restarts.
-    this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
     this.jwt = admission.jwt;
+    this.identified = admission.identified;
+    this.hooks = admission.hooks;
     this.namespaces = new Namespaces(config);
-    if (this.jwt) this.deadlines = new Deadlines((ws) => this.deadlinePassed(ws));
+    if (this.identified) {
+      this.deadlines = new Deadlines((ws) => this.deadlinePassed(ws));
+      this.expiry = new Expiry(this.deadlines, this.hooks);
+    }
     const self = this;
     this.onMessage = function onMessage(data, isBinary) {
       self.message(this, data, isBinary);
@@ -109,7 +114,8 @@ export class Connections {
     };
   }
 
-  accept(ws, ip) {
+  /** A WebSocket just upgraded: welcomed at once, or under --auth hook once the connect hook admitted it. */
+  accept(ws, ip, req) {
     ws.on('message', this.onMessage);
     ws.on('pong', this.onPong);
     ws.on('close', this.onClose);
@@ -118,9 +124,35 @@ export class Connections {
     this.keepalive.add(ws);
     if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
+    this.opened++;
     WS.added();
-    const id = `${this.idPrefix}${(this.opened++).toString(36)}`;
-    ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
+    const id = this.admission.clientId();
+    if (this.hooks !== undefined) ws[kClient] = id;
+    if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
+    // No auth timeout: the hook's own timeout (and the bounded queue before it) ends the wait.
+    ws[kUser] = null;
+    this.admission.identify(req, id, 'ws', ip, () => ws.readyState === WebSocket.OPEN).then((result) => this.hookAnswered(ws, id, result));
+  }
+
+  /** The connect hook's answer for a WebSocket: admitted and welcomed, or closed with the application's code (1013 on a failure). */
+  hookAnswered(ws, id, result) {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (result instanceof HookFailure) {
+      metrics.authFailures.inc({ reason: 'hook_failed' });
+      return ws.close(CloseCode.TRY_AGAIN, 'the application backend is unavailable: retry later');
+    }
+    if (result instanceof HookRefusal) {
+      metrics.authFailures.inc({ reason: 'refused' });
+      return ws.close(result.code, result.message);
+    }
+    this.admit(ws, result, (refused) => {
+      if (refused !== undefined) {
+        metrics.authFailures.inc({ reason: refused.reason });
+        return ws.close(CloseCode.POLICY, refused.message);
+      }
+      ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, 'hook'));
+      this.serverChannels(ws, result.channels);
+    });
   }
 
   message(ws, data, isBinary) {
@@ -138,9 +170,10 @@ export class Connections {
       this.authenticate(ws, frame, id);
       return;
     }
-    if (this.jwt && ws[kPermissions] === undefined) {
+    if (this.identified && ws[kPermissions] === undefined) {
       metrics.authFailures.inc({ reason: 'missing' });
-      this.fail(ws, new ProtocolError(ErrorCode.UNAUTHORIZED, 'send an auth frame with a token first', id));
+      const message = this.jwt ? 'send an auth frame with a token first' : 'wait for the welcome: the application has not admitted this connection yet';
+      this.fail(ws, new ProtocolError(ErrorCode.UNAUTHORIZED, message, id));
       return;
     }
     switch (type) {
@@ -161,7 +194,7 @@ export class Connections {
           this.fail(ws, new ProtocolError(ErrorCode.FORBIDDEN, `only the server publishes in namespace ${ns.name}`, id));
           return;
         }
-        if (this.jwt && !this.permitted(ws, 'publish', channel, id)) return;
+        if (this.identified && !this.permitted(ws, 'publish', channel, id)) return;
         if (this.relay.busy) {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, 'the gateway is busy relaying: retry shortly', id));
           return;
@@ -174,10 +207,49 @@ export class Connections {
           this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} publishes per second`, id));
           return;
         }
-        this.relay.publish(channel, JSON.stringify(frame.data), ws, id);
+        const dataJson = JSON.stringify(frame.data);
+        if (ns.publishHook) this.publishHooked(ws, channel, dataJson, frame.data, id);
+        else this.relay.publish(channel, dataJson, ws, id);
         break;
       }
     }
+  }
+
+  /** A publish in a namespace with publishHook: published as sent, or as the application rewrote it, or refused. */
+  publishHooked(ws, channel, dataJson, data, id) {
+    this.hooks.publish({ client: ws[kClient], user: ws[kUser] ?? null, channel, data }, () => ws.readyState === WebSocket.OPEN).then((outcome) => {
+      if (ws.readyState !== WebSocket.OPEN || this.hookRefused(ws, outcome, 'publish', channel, id)) return;
+      this.relay.publish(channel, outcome.dataJson ?? dataJson, ws, id);
+    });
+  }
+
+  /** @returns {boolean} whether a subscribe or publish hook said no (the client is told: forbidden, or unavailable) */
+  hookRefused(ws, outcome, action, channel, id) {
+    if (outcome instanceof HookFailure) {
+      this.fail(ws, new ProtocolError(ErrorCode.UNAVAILABLE, `the application backend could not decide on this ${action}: retry shortly`, id));
+      return true;
+    }
+    if (!(outcome instanceof HookRefusal)) return false;
+    metrics.authFailures.inc({ reason: 'forbidden' });
+    this.fail(ws, new ProtocolError(ErrorCode.FORBIDDEN, `the application does not allow ${action} on ${channel}: ${outcome.message}`, id));
+    return true;
+  }
+
+  /** A client's subscribe: the permissions, then the namespace's subscribe hook if it has one, then join(). */
+  subscribe(ws, channel, id, since) {
+    const ns = this.namespace(ws, channel, id);
+    if (ns === undefined) return;
+    // A channel the token does not allow is forbidden, with `since` or not: nothing replayed.
+    if (this.identified && !this.permitted(ws, 'subscribe', channel, id)) return;
+    if (!ns.subscribeHook) return this.subscribeAllowed(ws, channel, id, since, ns);
+    // A hook call costs the backend: a client asking in a loop spends its publish tokens.
+    if (!takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {
+      this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} hooked subscribes and publishes per second`, id));
+      return;
+    }
+    this.hooks.subscribe({ client: ws[kClient], user: ws[kUser] ?? null, channel }, () => ws.readyState === WebSocket.OPEN).then((outcome) => {
+      if (ws.readyState === WebSocket.OPEN && !this.hookRefused(ws, outcome, 'subscribe', channel, id)) this.subscribeAllowed(ws, channel, id, since, ns);
+    });
   }
 
   /**
@@ -185,11 +257,7 @@ export class Connections {
    * nothing needs replaying; otherwise asks the primary (./relay.js), and
    * answered() completes it.
    */
-  subscribe(ws, channel, id, since) {
-    const ns = this.namespace(ws, channel, id);
-    if (ns === undefined) return;
-    // A channel the token does not allow is forbidden, with `since` or not: nothing replayed.
-    if (this.jwt && !this.permitted(ws, 'subscribe', channel, id)) return;
+  subscribeAllowed(ws, channel, id, since, ns) {
     const subscriptions = this.subscriptions;
     if (subscriptions.has(ws, channel)) {
       const local = subscriptions.channel(channel);
@@ -285,7 +353,7 @@ export class Connections {
   /** An auth frame: the first authenticates the connection, later ones refresh it (same sub only). */
   authenticate(ws, { token, since }, id) {
     if (!this.jwt) {
-      this.fail(ws, new ProtocolError(ErrorCode.BAD_REQUEST, 'this gateway takes no tokens (--auth none)', id));
+      this.fail(ws, new ProtocolError(ErrorCode.BAD_REQUEST, `this gateway takes no tokens (--auth ${this.config.auth})`, id));
       return;
     }
     if (ws[kUser] === undefined) ws[kUser] = null;
@@ -300,28 +368,38 @@ export class Connections {
     if (ws.readyState !== WebSocket.OPEN) return;
     if (result instanceof AuthError) return this.refuse(ws, result.reason, result.code, result.message, id);
     const { user, expiresAt, permissions } = result;
-    if (ws[kUser] === null) return this.admit(ws, result, id, held);
+    if (ws[kUser] === null) {
+      return this.admit(ws, result, (refused) => {
+        if (refused !== undefined) return this.refuse(ws, refused.reason, refused.code, refused.message, id);
+        ws.send(authAckFrame(id, user, expiresAt));
+        this.serverChannels(ws, result.channels, held);
+      });
+    }
     if (ws[kUser] !== user) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'a refresh must carry the same sub', id);
     if (ws[kPermissions] === undefined) return this.refuse(ws, 'invalid', ErrorCode.UNAUTHORIZED, 'the first auth is still under way', id);
     ws[kPermissions] = permissions; // held subscriptions stay; new frames follow the new claims
-    this.deadlines.set(ws, expiresAt);
+    this.expiry.set(ws, expiresAt);
     ws.send(authAckFrame(id, user, expiresAt));
   }
 
-  admit(ws, { user, expiresAt, permissions, channels }, id, held) {
+  /**
+   * Admits an identity (a token's, the connect hook's) once the primary has
+   * counted its user; `done(refusal)` says no (past --max-conns-per-user),
+   * `done()` that the connection is in.
+   */
+  admit(ws, { user, expiresAt, permissions }, done) {
     ws[kUser] = user;
     const users = this.admission.users;
     this.admission.admitUser(user).then((refused) => {
       if (refused !== undefined) {
         ws[kUser] = null;
-        return this.refuse(ws, refused.reason, refused.code, refused.message, id);
+        return done(refused);
       }
       if (ws.readyState !== WebSocket.OPEN) return users.remove(ws, user); // closed while the primary counted
       users.add(ws, user);
       ws[kPermissions] = permissions;
-      this.deadlines.set(ws, expiresAt);
-      ws.send(authAckFrame(id, user, expiresAt));
-      this.serverChannels(ws, channels, held);
+      this.expiry.set(ws, expiresAt);
+      done();
     });
   }
 
@@ -344,15 +422,11 @@ export class Connections {
     this.fail(ws, new ProtocolError(code, message, id));
   }
 
-  /** The auth timeout of a connection that never authenticated, or its token's exp, passed. */
+  /** The auth timeout of a connection that never authenticated, or its identity's end (or time to refresh it), passed. */
   deadlinePassed(ws) {
-    if (ws[kPermissions] === undefined) {
-      metrics.disconnects.inc({ reason: 'auth_timeout' });
-      ws.close(CloseCode.AUTH_TIMEOUT, 'no valid token in time');
-    } else {
-      metrics.disconnects.inc({ reason: 'token_expired' });
-      ws.close(CloseCode.TOKEN_EXPIRED, 'token expired');
-    }
+    if (ws[kPermissions] !== undefined) return this.expiry.passed(ws);
+    metrics.disconnects.inc({ reason: 'auth_timeout' });
+    ws.close(CloseCode.AUTH_TIMEOUT, 'no valid token in time');
   }
 
   fail(ws, err) {
@@ -363,7 +437,7 @@ export class Connections {
 
   closed(ws, code) {
     this.keepalive.remove(ws);
-    if (this.jwt) {
+    if (this.identified) {
       this.deadlines.remove(ws);
       if (ws[kPermissions] !== undefined) this.admission.users.remove(ws, ws[kUser]);
     }

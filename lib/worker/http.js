@@ -26,7 +26,7 @@ const STATUS_FOR = {
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
  * @param {import('./relay.js').WorkerRelay} options.relay
- * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt
+ * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt or hook
  * @param {import('./sse.js').SseStreams} options.streams GET /sse
  * @param {import('./api.js').ServerApi} options.api POST /api/<method>
  * @param {() => boolean} options.draining
@@ -88,7 +88,7 @@ export function createRequestHandler({ config, relay, users, streams, api, drain
 
   function disconnect(req, res) {
     if (users === undefined) {
-      return reply(res, 400, { error: ErrorCode.BAD_REQUEST, message: 'there are no users to disconnect without --auth jwt' });
+      return reply(res, 400, { error: ErrorCode.BAD_REQUEST, message: 'there are no users to disconnect under --auth none' });
     }
     answer(
       res,

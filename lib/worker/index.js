@@ -52,7 +52,7 @@ export function startWorker(config, worker) {
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
-  const admission = new Admission({ config, relay, draining });
+  const admission = new Admission({ config, relay, draining, worker, log });
   const connections = new Connections({ config, worker, relay, subscriptions, keepalive, admission, log });
   const streams = new SseStreams({ config, relay, subscriptions, keepalive, admission });
   const wss = new WebSocketServer({

@@ -42,6 +42,19 @@ export const metrics = {
   recoveries: counter('gateway_recoveries_total', 'Subscribes with since, by result', ['result']),
   pings: counter('gateway_pings_sent_total', 'Keepalive ping frames sent'),
   terminated: counter('gateway_peers_terminated_total', 'Peers terminated for not answering the previous ping'),
+  jwksFetches: counter('gateway_jwks_fetches_total', 'Requests to --jwt-jwks-url, by result (ok, failed)', ['result']),
+  hookRequests: counter(
+    'gateway_hook_requests_total',
+    'Hook calls, by hook (connect, subscribe, publish, refresh) and result (ok, refused, timeout, server_error, unreachable, invalid, too_large, redirect, queue_full, gone)',
+    ['hook', 'result']
+  ),
+  hookDuration: new client.Histogram({
+    name: 'gateway_hook_duration_seconds',
+    help: 'Hook requests from when they are sent (queue time excluded) to their outcome, by hook',
+    labelNames: ['hook'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+  }),
+  hookQueue: gauge('gateway_hook_queue', 'Hook requests waiting for a free place (at most --hook-concurrency in flight per worker)'),
   gcRuns: counter('gateway_gc_runs_total', 'Manual full garbage collections'),
   gcPause: new client.Histogram({
     name: 'gateway_gc_pause_seconds',

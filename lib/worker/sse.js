@@ -4,11 +4,14 @@
 // a WebSocket's subscribe with `since` (./relay.js), the cursor of
 // Last-Event-ID giving each channel's `since`. From then on the stream is a
 // subscriber like any other (./sse-stream.js).
-import { CloseCode, ErrorCode, Recovery, isValidChannel, parseCursor } from '../protocol.js';
+import { ErrorCode, Recovery, isValidChannel, parseCursor } from '../protocol.js';
 import { Namespaces } from '../namespaces.js';
 import { AuthError } from './auth.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
+import { Expiry } from './expiry.js';
+import { HookFailure, HookRefusal } from './hooks.js';
+import { kClient, kUser } from './identity.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
@@ -17,8 +20,9 @@ import { closeReason } from './connections.js';
 import { metrics, transportMetrics } from './metrics.js';
 
 const SSE = transportMetrics('sse');
-const kUser = Symbol('user');
 const RETRY_MS = 2000; // the browser's reconnect delay, sent as `retry:`
+const RETRY_AFTER_S = 5; // a 503 for a failed hook asks for a random wait of up to this many seconds
+const ANONYMOUS = Symbol('anonymous'); // under --auth none: no identity to check
 
 export class SseStreams {
   /**
@@ -37,11 +41,10 @@ export class SseStreams {
     this.admission = admission;
     this.count = 0; // open streams
     this.namespaces = new Namespaces(config);
-    if (admission.jwt) {
-      this.deadlines = new Deadlines((stream) => {
-        metrics.disconnects.inc({ reason: 'token_expired' });
-        stream.close(CloseCode.TOKEN_EXPIRED);
-      });
+    this.hooks = admission.hooks;
+    if (admission.identified) {
+      this.deadlines = new Deadlines((stream) => this.expiry.passed(stream));
+      this.expiry = new Expiry(this.deadlines, this.hooks);
     }
     const self = this;
     this.onClose = function onClose() {
@@ -75,7 +78,12 @@ export class SseStreams {
 
   /** The credential, if the gateway asks for one, then the stream. Past reserveIp(): a refusal gives the IP's place back. */
   authenticate(req, res, ip, query) {
-    if (!this.admission.jwt) return this.open(req, res, ip, query);
+    if (this.hooks !== undefined) query.client = this.admission.clientId();
+    if (this.admission.hook) {
+      this.admission.identify(req, query.client, 'sse', ip, () => !req.socket.destroyed).then((result) => this.verified(req, res, ip, query, result));
+      return;
+    }
+    if (!this.admission.jwt) return this.verified(req, res, ip, query, ANONYMOUS);
     if (typeof query.token !== 'string' || query.token === '') {
       metrics.authFailures.inc({ reason: 'missing' });
       this.admission.releaseIp(ip);
@@ -108,46 +116,75 @@ export class SseStreams {
     return { channels, since, token: params.get('token') ?? undefined };
   }
 
+  /**
+   * The identity (a token's, the connect hook's, or ANONYMOUS), then the
+   * subscribe hooks of the channels whose namespace has one, then the user's
+   * place in the cluster's count, then the stream.
+   */
   verified(req, res, ip, query, result) {
     if (req.socket.destroyed) return this.admission.releaseIp(ip);
-    const refuse = (status, reason, code, message) => {
+    const refuse = (status, reason, code, message, headers) => {
       metrics.authFailures.inc({ reason });
       this.admission.releaseIp(ip);
-      reply(res, status, { error: code, message });
+      reply(res, status, { error: code, message }, headers);
     };
     if (result instanceof AuthError) return refuse(401, result.reason, result.code, result.message);
-    const { user, expiresAt, permissions } = result;
-    const denied = query.channels.find((channel) => !allows(permissions.subscribe, channel, user));
-    if (denied !== undefined) return refuse(403, 'forbidden', ErrorCode.FORBIDDEN, `the token does not allow subscribe on ${denied}`);
-    const users = this.admission.users;
-    this.admission.admitUser(user).then((refused) => {
-      if (refused !== undefined) return refuse(429, refused.reason, refused.code, refused.message);
-      if (req.socket.destroyed) {
-        this.admission.releaseIp(ip);
-        return users.remove(null, user); // gone while the primary counted
-      }
-      const stream = this.open(req, res, ip, query);
-      stream[kUser] = user;
-      users.add(stream, user);
-      this.deadlines.set(stream, expiresAt);
+    if (result instanceof HookFailure || result instanceof HookRefusal) return this.hookSaidNo(result, refuse);
+    const user = result === ANONYMOUS ? null : result.user;
+    if (result !== ANONYMOUS) {
+      const denied = query.channels.find((channel) => !allows(result.permissions.subscribe, channel, user));
+      if (denied !== undefined) return refuse(403, 'forbidden', ErrorCode.FORBIDDEN, `the token does not allow subscribe on ${denied}`);
+    }
+    this.subscribeHooks(query, user, () => !req.socket.destroyed).then((outcome) => {
+      if (outcome !== undefined) return this.hookSaidNo(outcome, refuse);
+      if (req.socket.destroyed) return this.admission.releaseIp(ip);
+      if (result === ANONYMOUS) return this.open(req, res, ip, query);
+      const users = this.admission.users;
+      this.admission.admitUser(user).then((refused) => {
+        if (refused !== undefined) return refuse(429, refused.reason, refused.code, refused.message);
+        if (req.socket.destroyed) {
+          this.admission.releaseIp(ip);
+          return users.remove(null, user); // gone while the primary counted
+        }
+        const stream = this.open(req, res, ip, query);
+        stream[kUser] = user;
+        users.add(stream, user);
+        this.expiry.set(stream, result.expiresAt);
+      });
     });
   }
 
+  /** A refusal (403) or a failure (503, with a random Retry-After so clients spread out) from a hook. */
+  hookSaidNo(outcome, refuse) {
+    if (outcome instanceof HookRefusal) return refuse(403, 'refused', ErrorCode.FORBIDDEN, outcome.message);
+    const retryAfter = String(1 + Math.floor(Math.random() * RETRY_AFTER_S));
+    refuse(503, 'hook_failed', ErrorCode.UNAVAILABLE, 'the application backend is unavailable: retry later', { 'Retry-After': retryAfter });
+  }
+
+  /**
+   * Asks the subscribe hook for each channel of the stream whose namespace wants it.
+   * @returns {Promise<HookRefusal|HookFailure|undefined>} the first no, if any
+   */
+  async subscribeHooks({ channels, client }, user, present) {
+    const hooked = channels.filter((channel) => this.namespaces.lookup(channel).subscribeHook);
+    if (hooked.length === 0) return undefined;
+    const outcomes = await Promise.all(hooked.map((channel) => this.hooks.subscribe({ client, user, channel }, present)));
+    return outcomes.find((outcome) => outcome !== true);
+  }
+
   /** Starts the stream: the response head, `retry:`, then the subscribes. */
-  open(req, res, ip, { channels, since }) {
+  open(req, res, ip, { channels, since, client }) {
     const socket = req.socket;
     // The stream writes to the socket itself: the response object is let go (~1 KB a stream).
     res.detachSocket(socket);
-    const origin = req.headers.origin;
-    // No credentials: the gateway authenticates by token, never by cookie.
-    const cors =
-      origin === undefined ? '' : this.admission.origins ? `Access-Control-Allow-Origin: ${origin}\r\nVary: Origin\r\n` : 'Access-Control-Allow-Origin: *\r\n';
+    const cors = corsHeaders(req.headers.origin, this.admission.hook, this.admission.origins !== undefined);
     socket.setNoDelay(true);
     socket.write(
       'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache, no-transform\r\n' +
         `X-Accel-Buffering: no\r\nConnection: close\r\n${cors}\r\nretry: ${RETRY_MS}\n\n`
     );
     const stream = new SseStream(socket, channels);
+    if (client !== undefined) stream[kClient] = client;
     socket.on('close', this.onClose);
     this.admission.admitted(stream, ip);
     this.keepalive.add(stream);
@@ -211,4 +248,13 @@ export class SseStreams {
 
 function error(code, message) {
   return Object.assign(new Error(message), { code });
+}
+
+// The stream's CORS headers. Credentials (the page's cookies) only under
+// --auth hook, where the connect hook saw this Origin and admitted it;
+// otherwise the gateway authenticates by token or not at all.
+function corsHeaders(origin, withCredentials, listed) {
+  if (origin === undefined) return '';
+  if (withCredentials) return `Access-Control-Allow-Origin: ${origin}\r\nAccess-Control-Allow-Credentials: true\r\nVary: Origin\r\n`;
+  return listed ? `Access-Control-Allow-Origin: ${origin}\r\nVary: Origin\r\n` : 'Access-Control-Allow-Origin: *\r\n';
 }

@@ -24,7 +24,7 @@ export function createUpgradeHandler({ config, wss, admission, connections, clos
   // held in a closure per connection.
   const upgraded = (ws, req) => {
     closes.watch(ws);
-    connections.accept(ws, clientIp(req, config.trustForwarded));
+    connections.accept(ws, clientIp(req, config.trustForwarded), req);
   };
 
   /** @returns {boolean} whether ws upgraded the connection (it answers a bad handshake itself) */

@@ -1,4 +1,4 @@
-// The worker's user index under --auth jwt: user id -> its connections here,
+// The worker's user index under --auth jwt or hook: user id -> its connections here,
 // for POST /disconnect, the server API's subscribe and unsubscribe by user
 // (./calls.js) and --max-conns-per-user. The cluster-wide part (the count
 // per user) is the primary's (lib/primary/users.js); the IPC operations:

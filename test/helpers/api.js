@@ -10,7 +10,7 @@ export const NAMESPACES = {
   namespaces: [
     { name: 'chat', historySize: 200, historyTtl: 600, presence: true, joinLeave: true },
     { name: 'prices', historySize: 1, latest: true, clientPublish: false },
-    { name: 'inbox', historySize: 50, subscribeHook: true, publishHook: false }
+    { name: 'inbox', historySize: 50, publishHook: false }
   ]
 };
 

@@ -1,0 +1,192 @@
+// The hooks: the gateway asks the application's backend whether a connection
+// may open (connect: its identity, as a JWT's claims would give it), a
+// subscribe or a publish may go ahead (in the namespaces that ask for it),
+// and whether an expiring connection is extended (refresh).
+//
+// Every call goes through one limiter per worker (../backend/limiter.js):
+// at most --hook-concurrency in flight, at most --hook-queue waiting, the
+// rest refused at once; and one pooled client (../backend/http.js) whose
+// --hook-timeout starts when the request leaves the queue. A call never
+// rejects: it ends as the answer, a HookRefusal (the application said no) or
+// a HookFailure (no usable answer: the client is told to come back later).
+// Each outcome is counted under its result label, so the metrics say what
+// the backend did.
+import { BackendClient, BackendError } from '../backend/http.js';
+import { Limiter, QUEUE_FULL } from '../backend/limiter.js';
+import { identityFrom } from './identity.js';
+import { gaugeReads, metrics } from './metrics.js';
+
+const MAX_ANSWER_BYTES = 64 * 1024;
+const DEFAULT_REFUSAL = 4001;
+const MAX_REASON_BYTES = 123; // a WebSocket close reason's limit
+
+/** The result label of gateway_hook_requests_total, besides the BackendFailure codes. */
+export const HookResult = Object.freeze({
+  OK: 'ok',
+  REFUSED: 'refused',
+  SERVER_ERROR: 'server_error', // a 5xx
+  INVALID: 'invalid', // not 2xx/5xx, not JSON, or not the answer the hook takes
+  QUEUE_FULL: 'queue_full',
+  GONE: 'gone' // the client left while its request waited in the queue: never sent
+});
+
+const GONE = Symbol('gone');
+
+/** The application refused: `code` (4000–4999) closes a WebSocket, a stream gets 403. */
+export class HookRefusal {
+  constructor(code, message) {
+    this.code = code;
+    this.message = message;
+  }
+}
+
+/** No usable answer: `result` is the metrics label; the client should retry later. */
+export class HookFailure {
+  constructor(result, message) {
+    this.result = result;
+    this.message = message;
+  }
+}
+
+/** Whether `config` names any hook: only then does a worker load the HTTP client. */
+export function hooksConfigured(config) {
+  return [config.connectHook, config.subscribeHook, config.publishHook, config.refreshHook].some((url) => url !== undefined);
+}
+
+export class Hooks {
+  /** @param {object} config resolved gateway configuration, with at least one hook URL */
+  constructor(config) {
+    this.urls = {
+      connect: url(config.connectHook),
+      subscribe: url(config.subscribeHook),
+      publish: url(config.publishHook),
+      refresh: url(config.refreshHook)
+    };
+    this.limiter = new Limiter(config.hookConcurrency, config.hookQueue);
+    this.client = new BackendClient({ timeoutMs: config.hookTimeout, connections: config.hookConcurrency, maxBytes: MAX_ANSWER_BYTES });
+    gaugeReads(metrics.hookQueue, () => this.limiter.waiting);
+  }
+
+  /** Whether expiring connections are refreshed (--refresh-hook) rather than closed. */
+  get refreshes() {
+    return this.urls.refresh !== undefined;
+  }
+
+  /**
+   * Each call takes `present()`, asked when the request's turn comes: a
+   * client that left while it waited costs the backend nothing.
+   * @param {{client: string, transport: 'ws'|'sse', ip: string, headers: object}} body
+   * @param {() => boolean} present
+   * @returns {Promise<import('./identity.js').Identity|HookRefusal|HookFailure>}
+   */
+  connect(body, present) {
+    return this.call('connect', body, present, connectResult);
+  }
+
+  /** @returns {Promise<true|HookRefusal|HookFailure>} true: allowed */
+  subscribe(body, present) {
+    return this.call('subscribe', body, present, allowed);
+  }
+
+  /** @returns {Promise<{dataJson?: string}|HookRefusal|HookFailure>} dataJson: the replacement to publish instead */
+  publish(body, present) {
+    return this.call('publish', body, present, publishResult);
+  }
+
+  /** @returns {Promise<{expiresAt: number}|{expired: true}|HookRefusal|HookFailure>} */
+  refresh(body, present) {
+    return this.call('refresh', body, present, refreshResult);
+  }
+
+  /**
+   * Sends one hook request through the limiter and interprets its answer.
+   * @param {(result: object) => *} interpret the `result` object to the caller's value, or a string saying what is wrong
+   */
+  async call(hook, body, present, interpret) {
+    const outcome = await this.limiter.run(() => (present() ? this.send(hook, body) : Promise.resolve(GONE)));
+    const value = NOT_SENT.get(outcome) ?? classify(outcome, interpret);
+    metrics.hookRequests.inc({ hook, result: resultLabel(value) });
+    return value;
+  }
+
+  async send(hook, body) {
+    const end = metrics.hookDuration.startTimer({ hook });
+    const outcome = await this.client.post(this.urls[hook], JSON.stringify(body));
+    end();
+    return outcome;
+  }
+}
+
+// What a request that was never sent ends as.
+const NOT_SENT = new Map([
+  [QUEUE_FULL, new HookFailure(HookResult.QUEUE_FULL, 'too many hook requests waiting')],
+  [GONE, new HookFailure(HookResult.GONE, 'the client left before its turn')]
+]);
+
+function resultLabel(value) {
+  if (value instanceof HookFailure) return value.result;
+  return value instanceof HookRefusal ? HookResult.REFUSED : HookResult.OK;
+}
+
+function url(text) {
+  return text === undefined ? undefined : new URL(text);
+}
+
+// The backend's answer, in the order the contract reads it: a status, JSON,
+// then `error` (a refusal) or `result` (for `interpret`).
+function classify(outcome, interpret) {
+  if (outcome instanceof BackendError) return new HookFailure(outcome.code, outcome.message);
+  const { status, text } = outcome;
+  if (status >= 500) return new HookFailure(HookResult.SERVER_ERROR, `answered ${status}`);
+  if (status < 200 || status > 299) return invalid(`answered ${status}`);
+  let answer;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    return invalid('the answer is not JSON');
+  }
+  if (!isObject(answer)) return invalid('the answer is not a JSON object');
+  if (answer.error !== undefined) return refusal(answer.error);
+  if (!isObject(answer.result)) return invalid('the answer has neither result nor error');
+  const value = interpret(answer.result);
+  return typeof value === 'string' ? invalid(value) : value;
+}
+
+function refusal(error) {
+  if (!isObject(error)) return invalid('error must be an object');
+  const { code = DEFAULT_REFUSAL, message = 'refused by the application' } = error;
+  if (!Number.isInteger(code) || code < 4000 || code > 4999) return invalid('error.code must be an integer from 4000 to 4999');
+  if (typeof message !== 'string') return invalid('error.message must be a string');
+  return new HookRefusal(code, truncate(message));
+}
+
+function connectResult(result) {
+  return identityFrom(result.user, result.expireAt, result, 'user');
+}
+
+function allowed() {
+  return true;
+}
+
+function publishResult(result) {
+  return 'data' in result ? { dataJson: JSON.stringify(result.data) } : {};
+}
+
+function refreshResult(result) {
+  if (result.expired === true) return { expired: true };
+  if (!Number.isFinite(result.expireAt)) return 'the refresh answer needs expireAt (seconds) or expired: true';
+  return { expiresAt: result.expireAt * 1000 };
+}
+
+function invalid(message) {
+  return new HookFailure(HookResult.INVALID, message);
+}
+
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function truncate(message) {
+  const bytes = Buffer.from(message);
+  return bytes.length <= MAX_REASON_BYTES ? message : bytes.subarray(0, MAX_REASON_BYTES).toString().replace(/\uFFFD+$/, '');
+}
