@@ -1,12 +1,13 @@
-// POSTs one signed webhook body to --webhook-url. The one place that speaks
-// HTTP for webhooks (kept to one function, so it can move onto the hooks'
-// shared backend client): undici's Agent keeps the connection to the
-// endpoint alive between batches; redirects are not followed.
-import { Agent, request } from 'undici';
+// POSTs one signed webhook body to --webhook-url, through the gateway's one
+// client for the application's backend (../backend/http.js): one kept-alive
+// connection (batches go one at a time, in the events' order), redirects not
+// followed, each attempt bounded in time.
+import { BackendClient, BackendError } from '../backend/http.js';
 import { SIGNATURE_HEADER } from './sign.js';
 
 /** ms for one attempt, connect to the end of the answer: past it the attempt failed and is retried. */
 export const ATTEMPT_TIMEOUT_MS = 5000;
+const MAX_ANSWER_BYTES = 1024 * 1024; // the answer is not used; an endpoint that says more is misbehaving
 
 /**
  * @param {string} url
@@ -14,17 +15,11 @@ export const ATTEMPT_TIMEOUT_MS = 5000;
  *   2xx answer; rejects on anything else (another status, a timeout, a reset)
  */
 export function webhookSender(url) {
-  // Batches go one at a time (their order is the events' order): one connection, kept.
-  const dispatcher = new Agent({ connections: 1, keepAliveTimeout: 30000, connect: { timeout: ATTEMPT_TIMEOUT_MS } });
+  const client = new BackendClient({ timeoutMs: ATTEMPT_TIMEOUT_MS, connections: 1, maxBytes: MAX_ANSWER_BYTES });
+  const target = new URL(url);
   return async (body, signature) => {
-    const answer = await request(url, {
-      method: 'POST',
-      dispatcher,
-      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature },
-      body,
-      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)
-    });
-    await answer.body.dump(); // the answer's body is not read: the status says it all
-    if (answer.statusCode < 200 || answer.statusCode > 299) throw new Error(`the webhook endpoint answered ${answer.statusCode}`);
+    const answer = await client.post(target, body, { [SIGNATURE_HEADER]: signature });
+    if (answer instanceof BackendError) throw answer;
+    if (answer.status < 200 || answer.status > 299) throw new Error(`the webhook endpoint answered ${answer.status}`);
   };
 }
