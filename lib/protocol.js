@@ -93,6 +93,8 @@ export function parseClientFrame(text) {
       return frame.since === undefined ? { type, id, channel } : { type, id, channel, since: checkSince(frame.since, id) };
     }
     case 'unsubscribe':
+    case 'presence':
+    case 'presence_stats':
       return { type, id, channel: checkChannel(frame.channel, id) };
     case 'publish': {
       const channel = checkChannel(frame.channel, id);
@@ -186,6 +188,16 @@ export function unsubscribedFrame(channel) {
 /** The ack of an `auth` frame: who the token says, and when it expires (ms). */
 export function authAckFrame(id, user, expiresAt) {
   return JSON.stringify({ type: 'ack', id, user, expiresAt });
+}
+
+/** A presence answer; `clientsJson` the JSON text of {client: {user, info}}. */
+export function presenceFrame(id, channel, clientsJson) {
+  return `{"type":"presence"${id === undefined ? '' : `,"id":${JSON.stringify(id)}`},"channel":"${channel}","clients":${clientsJson}}`;
+}
+
+/** A presence_stats answer: clients in the channel, and distinct users among them. */
+export function presenceStatsFrame(id, channel, clients, users) {
+  return JSON.stringify({ type: 'presence_stats', id, channel, clients, users });
 }
 
 export function pongFrame(id) {

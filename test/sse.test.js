@@ -220,7 +220,7 @@ describe('SSE: stream, cursor, recovery', function () {
     it('HTTP/1.0 gets the stream, delimited by the close', async () => {
       const got = await rawRequest(gw.port, 'GET /sse?channels=old HTTP/1.0\r\n\r\n', 800);
       expect(got).to.match(/^HTTP\/1\.1 200 OK\r\n[^]*Connection: close\r\n[^]*\r\nretry: 2000\n\n/);
-      expect(got).to.match(/\n\nid: 0\.[0-9a-z]+\nevent: ready\ndata: {}\n\n/);
+      expect(got).to.match(/\n\nid: 0\.[0-9a-z]+\nevent: ready\ndata: {"connectionId":"[0-9a-z-]+"}\n\n/);
     });
 
     it('a request pipelined behind a stream closes that connection only', async () => {

@@ -30,8 +30,10 @@ import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { IdempotencyKeys } from './idempotency.js';
+import { MemoryPresence } from './presence-memory.js';
 
 const SWEEP_MS = 1000;
+const PRESENCE_CHANNELS_SHOWN = 20; // the largest, on the status page
 
 class ChannelState {
   constructor(ns) {
@@ -60,6 +62,12 @@ export class MemoryEngine {
     this.historyBytes = 0;
     this.keys = new IdempotencyKeys();
     this.configure(config);
+    this.present = new MemoryPresence({
+      maxClients: config.presenceMaxClients,
+      rate: config.joinLeaveRate,
+      routesOf: (channel) => this.channels.get(channel),
+      namespaceOf: (channel) => this.namespaces.of(channel)
+    });
     this.sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -144,18 +152,52 @@ export class MemoryEngine {
     this.unroute(channel, state, route);
   }
 
-  /** A route that is gone (its worker died): off every channel. */
+  /** A route that is gone (its worker died): off every channel, its clients out of presence. */
   detach(route) {
     for (const [channel, state] of this.channels) {
       if (hasRoute(state, route)) {
         this.unroute(channel, state, route);
       }
     }
+    this.present.detach(route);
   }
 
-  /** Channels with state, the bytes their history holds, the idempotency keys held and let go early. */
+  /** A client of `route` entered a presence or joinLeave channel. */
+  join(channel, route, client, user, fields) {
+    this.present.join(channel, route, client, user, fields);
+  }
+
+  leave(channel, client) {
+    this.present.leave(channel, client);
+  }
+
+  presence(channel, answer) {
+    this.present.presence(channel, answer);
+  }
+
+  presenceStats(channel, answer) {
+    this.present.presenceStats(channel, answer);
+  }
+
+  onMember(listener) {
+    this.present.members.push(listener);
+  }
+
+  instrument(instruments) {
+    this.present.sender.instruments = instruments;
+  }
+
+  /** Channels with state, the bytes their history holds, the idempotency keys held and let go early, the presence entries. */
   figures() {
-    return { channels: this.channels.size, historyBytes: this.historyBytes, idempotencyKeys: this.keys.keys.size, idempotencyDropped: this.keys.dropped };
+    const { channels, historyBytes, keys, present } = this;
+    return {
+      channels: channels.size,
+      historyBytes,
+      idempotencyKeys: keys.keys.size,
+      idempotencyDropped: keys.dropped,
+      presenceClients: present.table.size,
+      presenceChannels: present.table.largest(PRESENCE_CHANNELS_SHOWN)
+    };
   }
 
   stop() {

@@ -34,6 +34,10 @@
 // that lacked the tail) starts the channel's sequence over in a new epoch
 // (./redis/read.lua): reported to the subscribers, never a silent gap.
 //
+// Presence (./redis/presence.js and .lua): keys `gw:{c}:presence`,
+// `gw:{c}:presence:exp` and `gw:{c}:presence:users`; its join and leave frames
+// are PUBLISHed on `gw:{c}` too, as JSON text (a `{` where a seq would be).
+//
 // Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and
 // ./redis/subscriber.js) and the batched publishes with WAIT
 // (./redis/publisher.js) are kept apart from the rules here.
@@ -46,6 +50,7 @@ import { Namespaces } from '../namespaces.js';
 import { ErrorCode } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
+import { RedisPresence } from './redis/presence.js';
 import { checkClusterSeeds, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
@@ -54,6 +59,7 @@ import { RedisPublisher } from './redis/publisher.js';
 const BUSY_PUBLISHES = 5000;
 const RETRY_MS = 500;
 const PREFIX = 'gw:{';
+const PRESENCE_CHANNELS_SHOWN = 20; // this node's largest, on the status page
 
 class ChannelState {
   constructor() {
@@ -126,6 +132,16 @@ export class RedisEngine {
     this.cycling = false;
     this.downSince = 0; // when an outage was first logged (0: up)
     this.configure(options);
+    this.present = new RedisPresence({
+      redis,
+      publish: cluster ? 'spublish' : 'publish',
+      tagOf,
+      ttl: options.presenceTtl,
+      maxClients: options.presenceMaxClients,
+      rate: options.joinLeaveRate,
+      routesOf: (channel) => this.channels.get(channel),
+      namespaceOf: (channel) => this.namespaces.of(channel)
+    });
   }
 
   /** The namespaces (at start, and again after SIGHUP). */
@@ -141,6 +157,7 @@ export class RedisEngine {
   /** @param {{published: (seconds: number, count: number) => void, failedOver: () => void}} instruments */
   instrument(instruments) {
     this.instruments = instruments;
+    this.present.sender.instruments = instruments;
   }
 
   /** Publishes go out on the command connection; the subscriber's outages are caught up. */
@@ -187,6 +204,7 @@ export class RedisEngine {
   }
 
   detach(route) {
+    this.present.detach(route);
     for (const [channel, state] of this.channels) {
       if (hasRoute(state, route)) removeRoute(state, route);
       state.waiting = state.waiting.filter((request) => request.route !== route);
@@ -206,13 +224,43 @@ export class RedisEngine {
     );
   }
 
-  /** Channels held on this node (the history is in Redis), the idempotency keys dropped early. */
+  /** A client of `route` entered a presence or joinLeave channel (./redis/presence.js). */
+  join(channel, route, client, user, fields) {
+    this.present.join(channel, route, client, user, fields);
+  }
+
+  leave(channel, client) {
+    this.present.leave(channel, client);
+  }
+
+  presence(channel, answer) {
+    this.present.presence(channel, answer);
+  }
+
+  presenceStats(channel, answer) {
+    this.present.presenceStats(channel, answer);
+  }
+
+  onMember(listener) {
+    this.present.members.push(listener);
+  }
+
+  /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
   figures() {
-    return { channels: this.channels.size, historyBytes: 0, idempotencyKeys: 0, idempotencyDropped: this.publisher.idempotencyDropped };
+    const table = this.present.table;
+    return {
+      channels: this.channels.size,
+      historyBytes: 0,
+      idempotencyKeys: 0,
+      idempotencyDropped: this.publisher.idempotencyDropped,
+      presenceClients: table.size,
+      presenceChannels: table.largest(PRESENCE_CHANNELS_SHOWN)
+    };
   }
 
   stop() {
     clearInterval(this.keeper);
+    this.present.stop();
     this.users?.stop();
     for (const connection of this.connections) connection.disconnect();
   }
@@ -230,6 +278,7 @@ export class RedisEngine {
     const channel = name.slice(PREFIX.length, -1);
     const state = this.channels.get(channel);
     if (state === undefined) return;
+    if (message.charCodeAt(0) === 123) return this.present.received(channel, message); // `{`: a join or leave frame
     const space = message.indexOf(' ');
     const seq = Number(message.slice(0, space));
     const dataStart = message.indexOf(' ', space + 1) + 1;

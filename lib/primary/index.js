@@ -10,6 +10,7 @@ import { createEngine } from '../engines/index.js';
 import { attachUsers } from './users.js';
 import { attachCalls } from './calls.js';
 import { attachIpCounts } from './ip-counts.js';
+import { attachPresence } from './presence.js';
 import { ipCapInPrimary } from '../config.js';
 import { Op } from '../ipc.js';
 import { startClusterStats } from './cluster-stats.js';
@@ -40,11 +41,18 @@ export async function startPrimary(config) {
     published: (seconds, count) => {
       for (let i = 0; i < count; i++) metrics.publishLatency.observe(seconds);
     },
-    failedOver: () => metrics.failovers.inc()
+    failedOver: () => metrics.failovers.inc(),
+    joinLeaveDropped: (count) => metrics.joinLeaveDropped.inc(count)
+  });
+  // The per-user view of presence (the webhooks' seam): counted here, once per arrival and departure cluster-wide.
+  engine.onMember((channel, user, present) => {
+    metrics.memberChanges.inc({ change: present ? 'arrived' : 'departed' });
+    log.debug({ channel, user, present }, 'presence member');
   });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth === 'jwt') attachUsers(relay, config.maxConnsPerUser, engine);
   attachCalls(relay, engine.calls, config);
+  attachPresence(relay, engine);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).
   relay.handle(Op.REFUSED, (link, [, reason]) => metrics.refused.inc({ reason }));

@@ -3,7 +3,6 @@
 // permissions, namespaces and rate limits, the subscriptions the server makes
 // (the token's `channels`, the server API's subscribe), and the close. Handlers are created once per worker and read the
 // connection from `this`, so a connection costs no closures of its own.
-import { randomBytes } from 'node:crypto';
 import { require } from '../require.js';
 import {
   CloseCode,
@@ -15,6 +14,8 @@ import {
   messageFrame,
   parseClientFrame,
   pongFrame,
+  presenceFrame,
+  presenceStatsFrame,
   Recovery,
   subscribeAckFrame,
   subscribedFrame,
@@ -25,6 +26,8 @@ import { Namespaces } from '../namespaces.js';
 import { Keepalive } from './keepalive.js';
 import { encodeText, wsTransport } from './ws-transport.js';
 import { AuthError } from './auth.js';
+import { presenceProblem } from './presence.js';
+import { identify, kClient } from './transport.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
@@ -77,20 +80,21 @@ export class Connections {
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('./keepalive.js').Keepalive} options.keepalive
    * @param {import('./admission.js').Admission} options.admission counts, verifies, admits users
+   * @param {import('./presence.js').WorkerPresence} options.presence
+   * @param {() => string} options.clientId a new connection's id (./transport.js)
    * @param {import('pino').Logger} options.log
    */
-  constructor({ config, worker, relay, subscriptions, keepalive, admission, log }) {
+  constructor({ config, worker, relay, subscriptions, keepalive, admission, presence, clientId, log }) {
     this.config = config;
+    this.presence = presence;
     this.admission = admission;
     this.worker = worker;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.keepalive = keepalive;
     this.log = log;
-    this.opened = 0;
     this.count = 0; // open connections
-    // Worker number and a random part, so ids stay unique across restarts.
-    this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
+    this.clientId = clientId;
     this.jwt = admission.jwt;
     this.namespaces = new Namespaces(config);
     if (this.jwt) this.deadlines = new Deadlines((ws) => this.deadlinePassed(ws));
@@ -119,7 +123,7 @@ export class Connections {
     if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
     WS.added();
-    const id = `${this.idPrefix}${(this.opened++).toString(36)}`;
+    const id = (ws[kClient] = this.clientId());
     ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
   }
 
@@ -153,6 +157,10 @@ export class Connections {
       case 'unsubscribe':
         this.subscriptions.remove(ws, channel);
         ws.send(ackFrame(id));
+        break;
+      case 'presence':
+      case 'presence_stats':
+        this.readPresence(ws, channel, id, type === 'presence_stats');
         break;
       case 'publish': {
         const ns = this.namespace(ws, channel, id);
@@ -210,6 +218,31 @@ export class Connections {
       return;
     }
     this.join(ws, channel, id, since, upToDate, CLIENT);
+  }
+
+  /**
+   * A presence or presence_stats frame: in a presence namespace, with the
+   * subscribe permission; a read costs the engine a look-up (10,000 entries
+   * for a big room), so it spends a publish token.
+   */
+  readPresence(ws, channel, id, stats) {
+    const ns = this.namespace(ws, channel, id);
+    if (ns === undefined) return;
+    const problem = presenceProblem(ns, channel, id);
+    if (problem !== undefined) return this.fail(ws, problem);
+    if (this.jwt && !this.permitted(ws, 'subscribe', channel, id)) return;
+    if (!takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {
+      return this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} presence reads and publishes per second`, id));
+    }
+    this.presence.read(channel, stats).then(
+      (answer) => {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        ws.send(stats ? presenceStatsFrame(id, channel, answer.clients, answer.users) : presenceFrame(id, channel, answer.clients));
+      },
+      (err) => {
+        if (ws.readyState === WebSocket.OPEN) this.fail(ws, Object.assign(err, { id }));
+      }
+    );
   }
 
   /**
@@ -308,7 +341,8 @@ export class Connections {
     ws.send(authAckFrame(id, user, expiresAt));
   }
 
-  admit(ws, { user, expiresAt, permissions, channels }, id, held) {
+  admit(ws, identity, id, held) {
+    const { user, expiresAt, permissions, channels } = identity;
     ws[kUser] = user;
     const users = this.admission.users;
     this.admission.admitUser(user).then((refused) => {
@@ -318,6 +352,7 @@ export class Connections {
       }
       if (ws.readyState !== WebSocket.OPEN) return users.remove(ws, user); // closed while the primary counted
       users.add(ws, user);
+      identify(ws, identity);
       ws[kPermissions] = permissions;
       this.deadlines.set(ws, expiresAt);
       ws.send(authAckFrame(id, user, expiresAt));

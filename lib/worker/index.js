@@ -11,11 +11,13 @@ import { createLogger } from '../logger.js';
 import { Message, Op } from '../ipc.js';
 import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
+import { WorkerPresence } from './presence.js';
+import { Namespaces } from '../namespaces.js';
 import { Connections } from './connections.js';
 import { SseStreams } from './sse.js';
 import { Admission } from './admission.js';
 import { GatewaySocket } from './ws-transport.js';
-import { carriedBy } from './transport.js';
+import { carriedBy, clientIds } from './transport.js';
 import { closeAll } from './drain.js';
 import { Keepalive } from './keepalive.js';
 import { ClosePacer } from './close-pacer.js';
@@ -50,11 +52,13 @@ export function startWorker(config, worker) {
   const draining = () => state === DRAINING;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
+  const presence = new WorkerPresence({ relay, subscriptions, namespaces: new Namespaces(config), maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const admission = new Admission({ config, relay, draining });
-  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, admission, log });
-  const streams = new SseStreams({ config, relay, subscriptions, keepalive, admission });
+  const clientId = clientIds(worker);
+  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, admission, presence, clientId, log });
+  const streams = new SseStreams({ config, relay, subscriptions, keepalive, admission, clientId });
   const wss = new WebSocketServer({
     noServer: true,
     WebSocket: GatewaySocket, // ws's class, with the transport on its prototype
@@ -63,7 +67,7 @@ export function startWorker(config, worker) {
     maxPayload: config.maxPayload
   });
   attachCalls({ relay, users: admission.users, connections, subscriptions });
-  const api = new ServerApi({ config, relay, users: admission.users });
+  const api = new ServerApi({ config, relay, users: admission.users, presence });
   const handleRequest = createRequestHandler({ config, relay, users: admission.users, streams, api, draining });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.

@@ -12,7 +12,7 @@ import { Deadlines } from './deadlines.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
-import { carriedBy } from './transport.js';
+import { carriedBy, identify, kClient } from './transport.js';
 import { closeReason } from './connections.js';
 import { metrics, transportMetrics } from './metrics.js';
 
@@ -28,9 +28,11 @@ export class SseStreams {
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('./keepalive.js').Keepalive} options.keepalive
    * @param {import('./admission.js').Admission} options.admission shared with the WebSockets
+   * @param {() => string} options.clientId a new stream's id (./transport.js), told in its ready event
    */
-  constructor({ config, relay, subscriptions, keepalive, admission }) {
+  constructor({ config, relay, subscriptions, keepalive, admission, clientId }) {
     this.config = config;
+    this.clientId = clientId;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.keepalive = keepalive;
@@ -126,7 +128,7 @@ export class SseStreams {
         this.admission.releaseIp(ip);
         return users.remove(null, user); // gone while the primary counted
       }
-      const stream = this.open(req, res, ip, query);
+      const stream = this.open(req, res, ip, query, result);
       stream[kUser] = user;
       users.add(stream, user);
       this.deadlines.set(stream, expiresAt);
@@ -134,7 +136,7 @@ export class SseStreams {
   }
 
   /** Starts the stream: the response head, `retry:`, then the subscribes. */
-  open(req, res, ip, { channels, since }) {
+  open(req, res, ip, { channels, since }, identity) {
     const socket = req.socket;
     // The stream writes to the socket itself: the response object is let go (~1 KB a stream).
     res.detachSocket(socket);
@@ -148,6 +150,8 @@ export class SseStreams {
         `X-Accel-Buffering: no\r\nConnection: close\r\n${cors}\r\nretry: ${RETRY_MS}\n\n`
     );
     const stream = new SseStream(socket, channels);
+    stream[kClient] = this.clientId();
+    if (identity !== undefined) identify(stream, identity); // before its subscriptions go live and join presence
     socket.on('close', this.onClose);
     this.admission.admitted(stream, ip);
     this.keepalive.add(stream);
@@ -192,7 +196,7 @@ export class SseStreams {
   activate(stream, i, local) {
     this.subscriptions.activate(stream, local);
     stream.positions[i] = local;
-    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream), this.config.maxBuffered);
+    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream, stream[kClient]), this.config.maxBuffered);
   }
 
   closed(stream) {

@@ -16,6 +16,7 @@
 //   that has not answered the previous ping is dead (the keepalive wheel
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
+import { randomBytes } from 'node:crypto';
 import { CloseCode } from '../protocol.js';
 import { metrics } from './metrics.js';
 
@@ -32,6 +33,9 @@ export const kTransport = Symbol('transport');
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker
  * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
+ * @property {(kind: 'join'|'leave', frame: string) => Buffer} encodeEvent a
+ *   join or leave frame (lib/engines/join-leave.js), for every connection of
+ *   this transport on the worker: not a message (no seq, no cursor)
  * @property {(conn: object, bytes: Buffer|string, maxBuffered: number) => boolean} write
  *   pre-encoded bytes; false when the connection is no longer open
  * @property {(conn: object) => number} buffered bytes waiting to be written
@@ -68,6 +72,40 @@ export function writeBytes(conn, socket, bytes, maxBuffered) {
     conn[kTransport].close(conn, CloseCode.TRY_AGAIN, 'slow consumer');
   }
   return true;
+}
+
+// Who a connection is, whatever its transport: its client id (the welcome
+// frame's connectionId; an SSE stream's ready event) and, once the admission
+// gate admitted it, the identity it produced (the token's sub and info claim,
+// or the connect hook's): what presence, join/leave and hooks show.
+export const kClient = Symbol('client');
+
+/**
+ * @param {number} worker this worker's number
+ * @returns {() => string} a new client id at each call: the worker's number and a random part, so ids stay unique across restarts
+ */
+export function clientIds(worker) {
+  const prefix = `${worker}-${randomBytes(4).toString('hex')}-`;
+  let opened = 0;
+  return () => `${prefix}${(opened++).toString(36)}`;
+}
+const kIdentity = Symbol('identity');
+
+/** @param {{user?: string, info?: object}} identity as the admission gate produced it */
+export function identify(conn, { user, info }) {
+  let fields = user === undefined ? '' : `,"user":${JSON.stringify(user)}`;
+  if (info !== undefined) fields += `,"info":${JSON.stringify(info)}`;
+  conn[kIdentity] = { user: user ?? null, fields };
+}
+
+const ANONYMOUS = Object.freeze({ user: null, fields: '' });
+
+/**
+ * @returns {{user: string|null, fields: string}} the user (null: none) and
+ *   the presence entry's JSON members (lib/engines/join-leave.js)
+ */
+export function identityOf(conn) {
+  return conn[kIdentity] ?? ANONYMOUS;
 }
 
 // A socket a connection has taken over (an SSE stream writes its events to
