@@ -6,7 +6,7 @@ import { configFile, api, result } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 import { SseReader } from './helpers/sse.js';
-import { PRESENCE_NAMESPACES, addressesByWorker, member, presenceOf } from './helpers/presence.js';
+import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
 
 describe('presence and join/leave (memory engine, two workers)', function () {
   let gw;
@@ -26,16 +26,9 @@ describe('presence and join/leave (memory engine, two workers)', function () {
   after(() => gw?.stop());
 
   it('lists the clients subscribed on every worker, with user and info; counts users once however many tabs', async () => {
-    const ann1 = track(await member(gw.url, 'ann', { info: { name: 'Ann' }, localAddress: on[1] }));
-    const ann2 = track(await member(gw.url, 'ann', { info: { name: 'Ann' }, localAddress: on[2] }));
-    const bob = track(await member(gw.url, 'bob', { localAddress: on[2] }));
     const before = (await gw.metric('gateway_presence_member_changes_total', '{change="arrived"}')) ?? 0;
-    for (const c of [ann1, ann2, bob]) expect(await c.subscribe('room:list')).to.include({ type: 'ack' });
-    const expected = {
-      [ann1.welcome.connectionId]: { user: 'ann', info: { name: 'Ann' } },
-      [ann2.welcome.connectionId]: { user: 'ann', info: { name: 'Ann' } },
-      [bob.welcome.connectionId]: { user: 'bob' }
-    };
+    const { ann1, ann2, bob, expected } = await twoTabsAndBob('room:list', [gw.url, on[1]], [gw.url, on[2]], [gw.url, on[2]]);
+    clients.push(ann1, ann2, bob);
     // A join reaches the primary before a read from its own worker, not before one from the other: polled.
     await eventually(async () => Object.keys(await presenceOf(bob, 'room:list')).length === 3, { what: 'presence lists all three' });
     expect(await presenceOf(bob, 'room:list')).to.deep.equal(expected);
@@ -61,18 +54,11 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     await watcher.subscribe('room:order');
     const mover = track(await member(gw.url, 'mover', { info: { n: 1 }, localAddress: on[2] }));
     const id = mover.welcome.connectionId;
-    await mover.subscribe('room:order');
-    await mover.request({ type: 'unsubscribe', channel: 'room:order' });
-    await mover.subscribe('room:order');
-    mover.close();
-    const about = (f) => (f.type === 'join' || f.type === 'leave') && f.client === id;
-    await eventually(() => watcher.frames.filter(about).length === 4, { what: 'four join/leave frames' });
-    expect(watcher.frames.filter(about)).to.deep.equal(
+    // A frame is no message: no seq.
+    expect(await comeAndGo(watcher, mover, 'room:order')).to.deep.equal(
       ['join', 'leave', 'join', 'leave'].map((type) => ({ type, channel: 'room:order', client: id, user: 'mover', info: { n: 1 } }))
     );
     expect(watcher.frames.filter((f) => f.type === 'join' && f.client === watcher.welcome.connectionId)).to.have.length(0);
-    // A frame is no message: no seq.
-    expect(watcher.frames.filter(about).every((f) => f.seq === undefined)).to.equal(true);
     // presence without joinLeave: no frames.
     const quiet = track(await member(gw.url, 'q', { localAddress: on[1] }));
     await watcher.subscribe('quiet:x');
@@ -137,7 +123,8 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     const joins = () => watcher.frames.filter((f) => f.type === 'join' && f.channel === 'room:storm').length;
     // Every join either reached the watcher or was counted dropped.
     await eventually(async () => joins() + (await gw.metric('gateway_join_leave_dropped_total')) - dropped === 40, { what: 'joins sent or dropped' });
-    expect(joins()).to.be.at.least(10).and.at.most(10 * seconds);
+    // The watcher's own join may have taken one of its second's 10 (sent to the others: none).
+    expect(joins()).to.be.at.least(9).and.at.most(10 * seconds);
     expect(await gw.metric('gateway_join_leave_sent_total')).to.be.at.least(joins());
   });
 

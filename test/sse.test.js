@@ -62,7 +62,8 @@ describe('SSE: stream, cursor, recovery', function () {
     await eventually(() => reader.events.length >= 2, { what: 'retry and cursor' });
     expect(reader.events[0]).to.deep.equal({ retry: '2000' });
     // The subscribes answered: `ready` gives the client its cursor before any message.
-    expect(reader.events[1]).to.include({ event: 'ready', data: '{}' });
+    expect(reader.events[1]).to.include({ event: 'ready' });
+    expect(JSON.parse(reader.events[1].data)).to.have.all.keys('connectionId'); // the stream's id in presence and join/leave
     expect(reader.events[1].id).to.match(/^0\.[0-9a-z]+,0\.[0-9a-z]+$/);
     const [epochFmt, epochOther] = reader.events[1].id.split(',').map((e) => e.split('.')[1]);
 

@@ -93,25 +93,34 @@
  * @property {() => void} stop
  * @property {Calls} [calls] the cluster-wide part, below
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
- *
- * Presence (like centrifuge's PresenceManager beside its Broker), for the
- * channels of `presence` or `joinLeave` namespaces: the workers say who
- * entered and left (lib/worker/presence.js), the engine keeps the entries
- * (memory: ./presence-memory.js; redis: ./redis/presence.js) and sends the
- * channel's routes [Op.JOIN_LEAVE, channel, client, frame] in `joinLeave`
- * namespaces, at most --join-leave-rate per channel per second (the rest
- * dropped and counted through Instruments.joinLeaveDropped). An entry is
- * `fields` (./join-leave.js). Exact across workers; a dead route's clients
- * leave at detach; under Redis a node's entries expire --presence-ttl after
- * its last refresh, and an expired entry is never answered.
+ * @property {Presence} presence who is in which channel, below
+ */
+
+/**
+ * Presence, beside the engine as centrifuge's PresenceManager is beside its
+ * Broker, for the channels of `presence` or `joinLeave` namespaces: the
+ * workers say who entered and left (lib/worker/presence.js, through
+ * lib/primary/presence.js), the presence keeps the entries (memory:
+ * ./presence-memory.js; redis: ./redis/presence.js) and sends the channel's
+ * routes [Op.JOIN_LEAVE, channel, client, frame] in `joinLeave` namespaces,
+ * at most --join-leave-rate per channel per second (the rest dropped and
+ * counted through Instruments.joinLeaveDropped). An entry is `fields`
+ * (./join-leave.js). Exact across workers; the engine's detach(route) takes
+ * the route's clients out, with leave frames; under Redis a node's entries
+ * expire --presence-ttl after its last refresh, and an expired entry is never
+ * answered.
+ * @typedef {object} Presence
  * @property {(channel: string, route: Route, client: string, user: string|null, fields: string) => void} join
  *   a client of `route` entered the channel (its subscription is live); a second join of the same client is ignored
  * @property {(channel: string, client: string) => void} leave it unsubscribed or closed
- * @property {(channel: string, answer: (answer: {clients: string} | {error: string, message: string}) => void) => void} presence
- *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients error too_many
- * @property {(channel: string, answer: (answer: {clients: number, users: number} | {error: string, message: string}) => void) => void} presenceStats
+ * @property {(channel: string, answer: (answer: {clients: string} | {error: string, message: string}) => void) => void} list
+ *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
+ * @property {(channel: string, answer: (answer: {clients: number, users: number} | {error: string, message: string}) => void) => void} stats
  *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users)
  * @property {(listener: MemberListener) => void} onMember
+ * @property {PresenceTable} table the entries this process holds (./presence-table.js): figures
+ *
+ * @typedef {import('./presence-table.js').PresenceTable} PresenceTable
  *
  * @callback MemberListener the per-user view (Pusher's member_added and
  *   member_removed; the webhooks): called in the primary, once for the whole

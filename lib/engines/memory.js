@@ -62,7 +62,7 @@ export class MemoryEngine {
     this.historyBytes = 0;
     this.keys = new IdempotencyKeys();
     this.configure(config);
-    this.present = new MemoryPresence({
+    this.presence = new MemoryPresence({
       maxClients: config.presenceMaxClients,
       rate: config.joinLeaveRate,
       routesOf: (channel) => this.channels.get(channel),
@@ -159,44 +159,23 @@ export class MemoryEngine {
         this.unroute(channel, state, route);
       }
     }
-    this.present.detach(route);
-  }
-
-  /** A client of `route` entered a presence or joinLeave channel. */
-  join(channel, route, client, user, fields) {
-    this.present.join(channel, route, client, user, fields);
-  }
-
-  leave(channel, client) {
-    this.present.leave(channel, client);
-  }
-
-  presence(channel, answer) {
-    this.present.presence(channel, answer);
-  }
-
-  presenceStats(channel, answer) {
-    this.present.presenceStats(channel, answer);
-  }
-
-  onMember(listener) {
-    this.present.members.push(listener);
+    this.presence.detach(route);
   }
 
   instrument(instruments) {
-    this.present.sender.instruments = instruments;
+    this.presence.sender.instruments = instruments;
   }
 
   /** Channels with state, the bytes their history holds, the idempotency keys held and let go early, the presence entries. */
   figures() {
-    const { channels, historyBytes, keys, present } = this;
+    const { channels, historyBytes, keys, presence } = this;
     return {
       channels: channels.size,
       historyBytes,
       idempotencyKeys: keys.keys.size,
       idempotencyDropped: keys.dropped,
-      presenceClients: present.table.size,
-      presenceChannels: present.table.largest(PRESENCE_CHANNELS_SHOWN)
+      presenceClients: presence.table.size,
+      presenceChannels: presence.table.largest(PRESENCE_CHANNELS_SHOWN)
     };
   }
 

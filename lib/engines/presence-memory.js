@@ -41,7 +41,7 @@ export class MemoryPresence {
     for (const [channel, client] of this.table.ofRoute(route)) this.leave(channel, client);
   }
 
-  presence(channel, answer) {
+  list(channel, answer) {
     const room = this.table.room(channel);
     if (room !== undefined && room.clients.size > this.maxClients) return answer(tooMany(this.maxClients));
     let json = '{';
@@ -49,9 +49,13 @@ export class MemoryPresence {
     answer({ clients: `${json}}` });
   }
 
-  presenceStats(channel, answer) {
+  stats(channel, answer) {
     const room = this.table.room(channel);
     answer({ clients: room?.clients.size ?? 0, users: room?.users.size ?? 0 });
+  }
+
+  onMember(listener) {
+    this.members.push(listener);
   }
 
   member(channel, user, present) {

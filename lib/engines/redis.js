@@ -132,7 +132,7 @@ export class RedisEngine {
     this.cycling = false;
     this.downSince = 0; // when an outage was first logged (0: up)
     this.configure(options);
-    this.present = new RedisPresence({
+    this.presence = new RedisPresence({
       redis,
       publish: cluster ? 'spublish' : 'publish',
       tagOf,
@@ -157,7 +157,7 @@ export class RedisEngine {
   /** @param {{published: (seconds: number, count: number) => void, failedOver: () => void}} instruments */
   instrument(instruments) {
     this.instruments = instruments;
-    this.present.sender.instruments = instruments;
+    this.presence.sender.instruments = instruments;
   }
 
   /** Publishes go out on the command connection; the subscriber's outages are caught up. */
@@ -204,7 +204,7 @@ export class RedisEngine {
   }
 
   detach(route) {
-    this.present.detach(route);
+    this.presence.detach(route);
     for (const [channel, state] of this.channels) {
       if (hasRoute(state, route)) removeRoute(state, route);
       state.waiting = state.waiting.filter((request) => request.route !== route);
@@ -224,30 +224,9 @@ export class RedisEngine {
     );
   }
 
-  /** A client of `route` entered a presence or joinLeave channel (./redis/presence.js). */
-  join(channel, route, client, user, fields) {
-    this.present.join(channel, route, client, user, fields);
-  }
-
-  leave(channel, client) {
-    this.present.leave(channel, client);
-  }
-
-  presence(channel, answer) {
-    this.present.presence(channel, answer);
-  }
-
-  presenceStats(channel, answer) {
-    this.present.presenceStats(channel, answer);
-  }
-
-  onMember(listener) {
-    this.present.members.push(listener);
-  }
-
   /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
   figures() {
-    const table = this.present.table;
+    const table = this.presence.table;
     return {
       channels: this.channels.size,
       historyBytes: 0,
@@ -260,7 +239,7 @@ export class RedisEngine {
 
   stop() {
     clearInterval(this.keeper);
-    this.present.stop();
+    this.presence.stop();
     this.users?.stop();
     for (const connection of this.connections) connection.disconnect();
   }
@@ -278,7 +257,7 @@ export class RedisEngine {
     const channel = name.slice(PREFIX.length, -1);
     const state = this.channels.get(channel);
     if (state === undefined) return;
-    if (message.charCodeAt(0) === 123) return this.present.received(channel, message); // `{`: a join or leave frame
+    if (message.charCodeAt(0) === 123) return this.presence.received(channel, message); // `{`: a join or leave frame
     const space = message.indexOf(' ');
     const seq = Number(message.slice(0, space));
     const dataStart = message.indexOf(' ', space + 1) + 1;

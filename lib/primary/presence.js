@@ -8,12 +8,12 @@ import { Op } from '../ipc.js';
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {import('../engines/index.js').Engine} engine
  */
-export function attachPresence(relay, engine) {
-  relay.handle(Op.PRESENCE_JOIN, (link, [, channel, client, user, fields]) => engine.join(channel, link.batch, client, user, fields));
-  relay.handle(Op.PRESENCE_LEAVE, (link, [, channel, client]) => engine.leave(channel, client));
+export function attachPresence(relay, { presence }) {
+  relay.handle(Op.PRESENCE_JOIN, (link, [, channel, client, user, fields]) => presence.join(channel, link.batch, client, user, fields));
+  relay.handle(Op.PRESENCE_LEAVE, (link, [, channel, client]) => presence.leave(channel, client));
   relay.handle(Op.PRESENCE, (link, [, channel, stats, token]) => {
     const answer = (value) => link.batch.push([Op.PRESENCE_DONE, token, value]);
-    if (stats) engine.presenceStats(channel, answer);
-    else engine.presence(channel, answer);
+    if (stats) presence.stats(channel, answer);
+    else presence.list(channel, answer);
   });
 }

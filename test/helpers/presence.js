@@ -1,6 +1,7 @@
 // Presence tests' shared parts: clients pinned to a worker (--balance ip
 // spreads source addresses), a token per user, and a presence read.
 import { TestClient } from './client.js';
+import { eventually } from '../../scripts/harness/gateway.js';
 import { joseHs256 } from './tokens.js';
 
 /** The namespaces of the presence tests: presence with join/leave, presence alone, neither. */
@@ -35,4 +36,36 @@ export async function member(url, user, { info, localAddress = '127.0.0.1', subs
 export async function presenceOf(client, channel) {
   const answer = await client.request({ type: 'presence', channel });
   return answer.type === 'presence' ? answer.clients : answer;
+}
+
+/**
+ * Two tabs of user ann (info {name: 'Ann'}) and one of bob, each [url, localAddress?], subscribed to `channel`.
+ * @returns {Promise<{ann1, ann2, bob, expected: object}>} the clients, and the presence they make
+ */
+export async function twoTabsAndBob(channel, [url1, at1], [url2, at2], [url3, at3]) {
+  const ann1 = await member(url1, 'ann', { info: { name: 'Ann' }, localAddress: at1 });
+  const ann2 = await member(url2, 'ann', { info: { name: 'Ann' }, localAddress: at2 });
+  const bob = await member(url3, 'bob', { localAddress: at3 });
+  for (const c of [ann1, ann2, bob]) await c.subscribe(channel);
+  const expected = {
+    [ann1.welcome.connectionId]: { user: 'ann', info: { name: 'Ann' } },
+    [ann2.welcome.connectionId]: { user: 'ann', info: { name: 'Ann' } },
+    [bob.welcome.connectionId]: { user: 'bob' }
+  };
+  return { ann1, ann2, bob, expected };
+}
+
+/**
+ * `mover` subscribes, unsubscribes, subscribes again and closes; `watcher`, subscribed already, must see it.
+ * @returns {Promise<object[]>} the join/leave frames about the mover that reached the watcher, once all four did
+ */
+export async function comeAndGo(watcher, mover, channel) {
+  const id = mover.welcome.connectionId;
+  await mover.subscribe(channel);
+  await mover.request({ type: 'unsubscribe', channel });
+  await mover.subscribe(channel);
+  mover.close();
+  const about = () => watcher.frames.filter((f) => (f.type === 'join' || f.type === 'leave') && f.client === id);
+  await eventually(() => about().length === 4, { what: 'four join/leave frames' });
+  return about();
 }

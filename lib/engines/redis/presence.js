@@ -65,7 +65,7 @@ export class RedisPresence {
     for (const [channel, client] of this.table.ofRoute(route)) this.leave(channel, client);
   }
 
-  presence(channel, answer) {
+  list(channel, answer) {
     this.run(channel, 'read', [String(this.maxClients)]).then(([, entries]) => {
       if (!Array.isArray(entries)) return answer(tooMany(this.maxClients));
       let json = '{';
@@ -74,7 +74,7 @@ export class RedisPresence {
     }, () => answer(UNAVAILABLE));
   }
 
-  presenceStats(channel, answer) {
+  stats(channel, answer) {
     this.run(channel, 'stats', []).then(
       ([, clients, users]) => answer({ clients, users }),
       () => answer(UNAVAILABLE)
@@ -110,6 +110,10 @@ export class RedisPresence {
     const answer = await this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, op, this.ttlMs, channel, publish, tag, ...args);
     for (const user of answer[0]) this.member(channel, user, false);
     return answer;
+  }
+
+  onMember(listener) {
+    this.members.push(listener);
   }
 
   member(channel, user, present) {

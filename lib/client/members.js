@@ -1,0 +1,93 @@
+// A live member list of one channel: what every chat UI writes by hand. It
+// reads presence once subscribed, then follows join and leave. Join/leave
+// frames are at most once and rate-limited (a reconnect storm in a big room
+// drops most of them), so the list checks itself: once the frames have been
+// quiet for a moment it asks presence_stats, and reads presence again when
+// the count differs; it reads presence again after every reconnect too.
+import { Emitter } from '../client/emitter.js';
+
+const CHECK_MS = 1000; // quiet time after the last join/leave (or read) before the count is checked
+
+/**
+ * Events: 'change' (members: Map<client, {user?, info?}>) after every change;
+ * 'error' (Error) when a read failed (too_many: the room is larger than the
+ * gateway lists; the list then follows join/leave only).
+ */
+export class Members extends Emitter {
+  #client;
+  #timer;
+  #stops = [];
+  #stale = false; // reconnected: this client's id changed, and frames were missed while away
+
+  /**
+   * @param {import('./index.js').Client} client
+   * @param {string} channel a channel of a presence namespace (joinLeave too, for live changes)
+   */
+  constructor(client, channel) {
+    super();
+    this.#client = client;
+    this.channel = channel;
+    /** @type {Map<string, {user?: string, info?: object}>} by client id */
+    this.members = new Map();
+    const follow = (frame) => this.#frame(frame);
+    this.#stops.push(client.on('join', follow), client.on('leave', follow));
+    this.#stops.push(
+      client.on('state', (state) => {
+        if (state !== 'open') return;
+        this.#stale = true;
+        this.#schedule(); // once the resubscribe is live and the storm has passed
+      })
+    );
+    this.ready = client.subscribe(channel, noop).then(() => this.#read());
+  }
+
+  /** Stops following, and unsubscribes. */
+  close() {
+    clearTimeout(this.#timer);
+    for (const stop of this.#stops.splice(0)) stop();
+    return this.#client.unsubscribe(this.channel, noop);
+  }
+
+  #frame({ type, channel, client, user, info }) {
+    if (channel !== this.channel) return;
+    if (type === 'join') this.members.set(client, entry(user, info));
+    else this.members.delete(client);
+    this.emit('change', this.members);
+    this.#schedule();
+  }
+
+  /** A check after the frames have been quiet for CHECK_MS (each frame pushes it back). */
+  #schedule() {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#check(), CHECK_MS);
+  }
+
+  async #check() {
+    try {
+      if (this.#stale || (await this.#client.presenceStats(this.channel)).clients !== this.members.size) await this.#read();
+    } catch {
+      this.#schedule(); // disconnected meanwhile: the reconnect schedules anew
+    }
+  }
+
+  async #read() {
+    try {
+      const clients = await this.#client.presence(this.channel);
+      this.#stale = false;
+      this.members = new Map(Object.entries(clients));
+      this.emit('change', this.members);
+    } catch (err) {
+      this.emit('error', err);
+    }
+    this.#schedule(); // frames may have crossed the answer: checked once quiet
+  }
+}
+
+function entry(user, info) {
+  const out = {};
+  if (user !== undefined) out.user = user;
+  if (info !== undefined) out.info = info;
+  return out;
+}
+
+function noop() {}
