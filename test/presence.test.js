@@ -37,6 +37,10 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     expect(await result(gw, 'presence', { channel: 'room:list' })).to.deep.equal({ channel: 'room:list', clients: expected });
     expect(await result(gw, 'presence_stats', { channel: 'room:list' })).to.deep.equal({ channel: 'room:list', clients: 3, users: 2 });
     expect(await gw.metric('gateway_presence_clients')).to.equal(3);
+    // The status page's figures (GET /stats on the metrics port): the channel and its sizes.
+    const shown = async () => (await (await fetch(`http://127.0.0.1:${gw.metricsPort}/stats`)).json()).primary.presenceChannels;
+    await eventually(async () => (await shown()).some((c) => c.channel === 'room:list'), { what: 'room:list on the status page' });
+    expect((await shown()).find((c) => c.channel === 'room:list')).to.deep.equal({ channel: 'room:list', clients: 3, users: 2 });
     // Two users arrived (ann's second tab is no arrival); ann departs only when her last tab leaves.
     expect(await gw.metric('gateway_presence_member_changes_total', '{change="arrived"}')).to.equal(before + 2);
     const departed = (await gw.metric('gateway_presence_member_changes_total', '{change="departed"}')) ?? 0;
