@@ -466,7 +466,9 @@ export class Client extends Emitter {
     // Nothing to undo for an unsubscribe (it is not resubscribed); a
     // subscribe is sent again with every reconnect.
     for (const request of pending) if (request.frame.type === 'unsubscribe') request.resolve();
-    for (const request of pending) if (request.frame.type === 'auth') request.reject(new ClientError(ClientErrorCode.DISCONNECTED, 'connection lost'));
+    for (const request of pending) {
+      if (request.frame.type === 'auth' || request.frame.type.startsWith('presence')) request.reject(new ClientError(ClientErrorCode.DISCONNECTED, 'connection lost'));
+    }
   }
 
   /** Closes for good on the gateway's word, and reports why. */

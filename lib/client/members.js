@@ -4,20 +4,24 @@
 // drops most of them), so the list checks itself: once the frames have been
 // quiet for a moment it asks presence_stats, and reads presence again when
 // the count differs; it reads presence again after every reconnect too.
+import { ErrorCode } from '../protocol.js';
 import { Emitter } from '../client/emitter.js';
+import { ClientErrorCode } from '../client/errors.js';
 
 const CHECK_MS = 1000; // quiet time after the last join/leave (or read) before the count is checked
 
 /**
  * Events: 'change' (members: Map<client, {user?, info?}>) after every change;
- * 'error' (Error) when a read failed (too_many: the room is larger than the
- * gateway lists; the list then follows join/leave only).
+ * 'error' (Error) when a read failed. Past too_many (the room is larger than
+ * the gateway lists) or over SSE (receive_only) the list follows join/leave
+ * only, and reads no more.
  */
 export class Members extends Emitter {
   #client;
   #timer;
   #stops = [];
   #stale = false; // reconnected: this client's id changed, and frames were missed while away
+  #readable = true; // false once a read can never succeed (too_many, receive_only)
 
   /**
    * @param {import('./index.js').Client} client
@@ -63,10 +67,11 @@ export class Members extends Emitter {
   }
 
   async #check() {
+    if (!this.#readable) return;
     try {
       if (this.#stale || (await this.#client.presenceStats(this.channel)).clients !== this.members.size) await this.#read();
-    } catch {
-      this.#schedule(); // disconnected meanwhile: the reconnect schedules anew
+    } catch (err) {
+      this.#failed(err);
     }
   }
 
@@ -77,9 +82,16 @@ export class Members extends Emitter {
       this.members = new Map(Object.entries(clients));
       this.emit('change', this.members);
     } catch (err) {
-      this.emit('error', err);
+      return this.#failed(err);
     }
     this.#schedule(); // frames may have crossed the answer: checked once quiet
+  }
+
+  #failed(err) {
+    if (err.code === ClientErrorCode.DISCONNECTED) return; // the reconnect schedules anew
+    if (err.code === ErrorCode.TOO_MANY || err.code === ClientErrorCode.RECEIVE_ONLY) this.#readable = false;
+    else this.#schedule();
+    this.emit('error', err);
   }
 }
 

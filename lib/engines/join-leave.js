@@ -41,7 +41,6 @@ export class JoinLeaveSender {
     this.routesOf = routesOf;
     this.second = 0;
     this.sent = new Map(); // channel -> frames sent in this second
-    this.dropped = 0;
     this.instruments = undefined;
   }
 
@@ -56,8 +55,7 @@ export class JoinLeaveSender {
     }
     const sent = this.sent.get(channel) ?? 0;
     if (sent >= this.rate) {
-      this.dropped++;
-      this.instruments?.joinLeaveDropped?.(1);
+      this.instruments?.joinLeaveDropped(1);
       return;
     }
     this.sent.set(channel, sent + 1);
