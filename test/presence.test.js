@@ -6,6 +6,7 @@ import { configFile, api, result } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 import { SseReader } from './helpers/sse.js';
+import { TestClient } from './helpers/client.js';
 import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
 
 describe('presence and join/leave (memory engine, two workers)', function () {
@@ -109,8 +110,11 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     expect(await api(gw, 'presence', { channel: 'room:big' })).to.deep.include({ status: 400 }).and.have.nested.property('body.error.code', 'too_many');
     // An info claim over 1 KB is refused at auth, with the reason.
     const big = track(await member(gw.url, 'ok'));
-    const refused = await big.request({ type: 'auth', token: await joseHs256({ sub: 'ok', info: { pad: 'x'.repeat(1100) } }) });
-    expect(refused).to.include({ type: 'error', code: 'unauthorized' });
+    const refused = await big.request({ type: 'auth', token: await joseHs256({ sub: 'ok', info: { pad: 'x'.repeat(2048) } }) });
+    expect(refused).to.include({ type: 'error', code: 'unauthorized' }).and.have.property('message').that.match(/info must be at most 1024 bytes/);
+    const wrongType = track(await TestClient.connect(gw.url));
+    const typed = await wrongType.request({ type: 'auth', token: await joseHs256({ sub: 'ok', info: 'Ann' }) });
+    expect(typed).to.include({ type: 'error', code: 'unauthorized' }).and.have.property('message').that.match(/info must be a JSON object/);
     // The worker is still fine.
     expect(await big.request({ type: 'presence_stats', channel: 'room:big' })).to.include({ clients: 6 });
   });
@@ -130,6 +134,8 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     // The watcher's own join may have taken one of its second's 10 (sent to the others: none).
     expect(joins()).to.be.at.least(9).and.at.most(10 * seconds);
     expect(await gw.metric('gateway_join_leave_sent_total')).to.be.at.least(joins());
+    // Frames held and written together per turn: still none about the client itself.
+    expect(crowd.filter((c) => c.frames.some((f) => f.type === 'join' && f.client === c.welcome.connectionId))).to.have.length(0);
   });
 
   it("takes a killed worker's clients out of presence within 2 s, with leave frames", async () => {

@@ -34,7 +34,9 @@ export class WorkerPresence {
     this.subscriptions = subscriptions;
     this.namespaces = namespaces;
     this.maxBuffered = maxBuffered;
-    this.encoded = new Array(TRANSPORTS.length);
+    this.encoded = new Array(TRANSPORTS.length); // per transport, the held frames' encodings
+    this.held = new Map(); // channel -> [client, frame, ...] to write at the end of the turn
+    this.flush = this.flush.bind(this);
     subscriptions.watch(this);
     relay.answers(Op.PRESENCE_DONE);
     relay.handle(Op.JOIN_LEAVE, ([, channel, client, frame]) => this.deliver(channel, client, frame));
@@ -57,18 +59,40 @@ export class WorkerPresence {
     this.relay.batch.push([Op.PRESENCE_LEAVE, channel, conn[kClient]]);
   }
 
-  /** A join or leave frame: to every live subscriber here but the client it is about. */
+  /**
+   * A join or leave frame: held to the end of the turn, so a burst (a
+   * reconnect storm's hundred frames in one batch from the primary) costs
+   * each subscriber one write, not one per frame.
+   */
   deliver(channel, client, frame) {
+    let held = this.held.get(channel);
+    if (held === undefined) {
+      if (this.held.size === 0) setImmediate(this.flush);
+      this.held.set(channel, (held = []));
+    }
+    held.push(client, frame);
+  }
+
+  flush() {
+    for (const [channel, held] of this.held) this.write(channel, held);
+    this.held.clear();
+  }
+
+  /** Every live subscriber here gets the channel's held frames in one write, less those about itself. */
+  write(channel, held) {
     const subscribers = this.subscriptions.subscribers(channel);
     if (subscribers === undefined) return;
-    const kind = kindOf(frame);
+    const about = new Set();
+    for (let i = 0; i < held.length; i += 2) about.add(held[i]);
     const { encoded, maxBuffered } = this;
     encoded.fill(undefined);
     let sent = 0;
     for (const conn of subscribers) {
-      if (conn[kClient] === client) continue;
       const transport = conn[kTransport];
-      if (transport.write(conn, (encoded[transport.index] ??= transport.encodeEvent(kind, frame)), maxBuffered)) sent++;
+      const batch = (encoded[transport.index] ??= encodeEach(transport, held));
+      const own = about.has(conn[kClient]);
+      const bytes = own ? Buffer.concat(batch.frames.filter((f, i) => held[2 * i] !== conn[kClient])) : batch.all;
+      if (bytes.length > 0 && transport.write(conn, bytes, maxBuffered)) sent += own ? countOthers(held, conn[kClient]) : batch.frames.length;
     }
     if (sent > 0) metrics.joinLeaveSent.inc(sent);
   }
@@ -94,4 +118,17 @@ export function presenceProblem(ns, channel, id) {
   if (ns.presence) return undefined;
   const where = ns.name === '' ? 'channels outside namespaces' : `namespace ${ns.name}`;
   return new ProtocolError(ErrorCode.BAD_REQUEST, `no presence on ${channel}: ${where} lack presence: true`, id);
+}
+
+/** @returns {{frames: Buffer[], all: Buffer}} each held frame as the transport writes it, and all of them in one buffer */
+function encodeEach(transport, held) {
+  const frames = [];
+  for (let i = 0; i < held.length; i += 2) frames.push(transport.encodeEvent(kindOf(held[i + 1]), held[i + 1]));
+  return { frames, all: Buffer.concat(frames) };
+}
+
+function countOthers(held, client) {
+  let n = 0;
+  for (let i = 0; i < held.length; i += 2) if (held[i] !== client) n++;
+  return n;
 }
