@@ -1,9 +1,10 @@
 // Presence and join/leave under --engine redis: two gateway nodes of two
 // workers each over one real redis-server, a third node that crashes, and
-// Redis restarted empty. --presence-ttl 2 keeps the expiry cases short.
+// Redis restarted empty; and one node on Redis Cluster. --presence-ttl 2 keeps the expiry cases short.
 import { expect } from 'chai';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { startRedisNodes } from './helpers/redis-nodes.js';
+import { RedisClusterGroup } from '../scripts/harness/redis-topologies.js';
 import { configFile, result } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET } from './helpers/tokens.js';
@@ -102,5 +103,29 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
     await redis.start();
     await eventually(async () => (await result(b, 'presence_stats', { channel: 'room:again' })).clients === 2, { what: 're-announced', timeout: TTL_S * 1000 + 5000 });
     expect(await result(a, 'presence_stats', { channel: 'room:again' })).to.include({ users: 2 });
+  });
+});
+
+describe('presence on Redis Cluster (sharded pub/sub)', function () {
+  this.timeout(90000);
+  let group;
+  let gw;
+  const clients = [];
+  after(async () => {
+    for (const client of clients) client.close();
+    await gw?.stop();
+    await group?.remove();
+  });
+
+  it('lists a channel’s clients and sends its join frames from the script, on the channel’s own shard', async () => {
+    group = await RedisClusterGroup.start();
+    gw = await startGateway(['--config', configFile(PRESENCE_NAMESPACES), '--engine', 'redis', '--redis-cluster', group.addresses, '--auth', 'jwt', '--jwt-secret', SECRET]);
+    await eventually(async () => (await gw.metric('gateway_engine_up')) === 1, { what: 'the engine up' });
+    const watcher = await member(gw.url, 'w');
+    const mover = await member(gw.url, 'm', { localAddress: '127.0.0.2' });
+    clients.push(watcher, mover);
+    await watcher.subscribe('room:cluster');
+    expect((await comeAndGo(watcher, mover, 'room:cluster')).map((f) => f.type)).to.deep.equal(['join', 'leave', 'join', 'leave']);
+    expect(await presenceOf(watcher, 'room:cluster')).to.deep.equal({ [watcher.welcome.connectionId]: { user: 'w' } });
   });
 });
