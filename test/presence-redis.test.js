@@ -8,7 +8,7 @@ import { RedisClusterGroup } from '../scripts/harness/redis-topologies.js';
 import { configFile, result } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET } from './helpers/tokens.js';
-import { PRESENCE_NAMESPACES, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
+import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
 
 const TTL_S = 2;
 
@@ -63,6 +63,22 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
     const mover = track(await member(b.url, 'mover'));
     expect((await comeAndGo(watcher, mover, 'room:order')).map((f) => f.type)).to.deep.equal(['join', 'leave', 'join', 'leave']);
     expect(watcher.frames.filter((f) => f.type === 'join' && f.client === watcher.welcome.connectionId)).to.have.length(0);
+  });
+
+  it("takes a killed worker's clients out within 2 s, with leave frames on the other node", async () => {
+    const on = await addressesByWorker(b.url);
+    const watcher = track(await member(a.url, 'wk'));
+    await watcher.subscribe('room:kill');
+    const doomed = track(await member(b.url, 'doomed', { localAddress: on[2] }));
+    const kept = track(await member(b.url, 'kept', { localAddress: on[1] }));
+    for (const c of [doomed, kept]) await c.subscribe('room:kill');
+    await eventually(async () => Object.keys(await presenceOf(watcher, 'room:kill')).length === 3, { what: 'three listed' });
+    const killedAt = Date.now();
+    process.kill(b.workerPid(2), 'SIGKILL');
+    await eventually(() => watcher.frames.some((f) => f.type === 'leave' && f.client === doomed.welcome.connectionId), { what: 'the leave frame', timeout: 2000, interval: 20 });
+    expect(Date.now() - killedAt).to.be.below(2000);
+    expect(Object.keys(await presenceOf(watcher, 'room:kill')).sort()).to.deep.equal([watcher.welcome.connectionId, kept.welcome.connectionId].sort());
+    await eventually(async () => (await b.metric('gateway_workers')) === 2, { what: 'the worker restarted', timeout: 15000 });
   });
 
   it("drops a crashed node's clients after --presence-ttl, with leave frames, and never lists them after", async () => {
