@@ -109,6 +109,26 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
     }
   });
 
+  it('takes a node’s clients out when it stops gracefully (SIGTERM), long before --presence-ttl', async () => {
+    const own = args.map((arg, i) => (args[i - 1] === '--presence-ttl' ? '60' : arg));
+    const c = await startGateway([...own, '--drain-timeout', '200']);
+    try {
+      const watcher = track(await member(a.url, 'w3'));
+      await watcher.subscribe('room:stop');
+      const leaving = await member(c.url, 'leaving');
+      await leaving.subscribe('room:stop');
+      await eventually(async () => Object.keys(await presenceOf(watcher, 'room:stop')).length === 2, { what: 'two listed' });
+      const stoppedAt = Date.now();
+      c.signal('SIGTERM');
+      expect(await c.exited).to.include({ code: 0 });
+      await eventually(async () => Object.keys(await presenceOf(watcher, 'room:stop')).length === 1, { what: 'gone from presence', timeout: 5000 });
+      expect(Date.now() - stoppedAt).to.be.below(10000); // the TTL is 60 s: it left, it did not expire
+      await eventually(() => watcher.frames.some((f) => f.type === 'leave' && f.client === leaving.welcome.connectionId), { what: 'its leave frame' });
+    } finally {
+      await c.stop();
+    }
+  });
+
   it('announces every node’s clients again within one refresh after Redis restarted empty', async () => {
     const one = track(await member(a.url, 'one'));
     const two = track(await member(b.url, 'two'));

@@ -118,6 +118,9 @@
  * @property {(channel: string, answer: (answer: {clients: number, users: number} | {error: string, message: string}) => void) => void} stats
  *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users)
  * @property {(listener: MemberListener) => void} onMember
+ * @property {() => Promise<void>} settled resolves once what was asked of the
+ *   store so far is done (redis: its script calls answered), so a node that
+ *   stops takes its clients out instead of leaving them to expire
  * @property {PresenceTable} table the entries this process holds (./presence-table.js): figures
  *
  * @typedef {import('./presence-table.js').PresenceTable} PresenceTable

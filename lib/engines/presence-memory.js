@@ -54,6 +54,9 @@ export class MemoryPresence {
     answer({ clients: room?.clients.size ?? 0, users: room?.users.size ?? 0 });
   }
 
+  /** Nothing is asked elsewhere: settled at once. */
+  async settled() {}
+
   onMember(listener) {
     this.members.push(listener);
   }

@@ -23,6 +23,8 @@ import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 
+const SETTLE_MS = 2000;
+
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
   const log = createLogger(config.logLevel, { role: 'primary' });
@@ -108,6 +110,8 @@ export async function startPrimary(config) {
     log.info({ signal, drainTimeout: config.drainTimeout }, 'draining');
     close(); // no new connections; the load balancer sees the port closed
     await supervisor.drain();
+    // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
+    await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
     clusterStats.stop();
     metricsServer?.close();
     log.info('stopped');

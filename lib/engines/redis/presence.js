@@ -40,6 +40,7 @@ export class RedisPresence {
     this.table = new PresenceTable(); // this node's clients
     this.sender = new JoinLeaveSender(rate, routesOf);
     this.members = []; // onMember listeners
+    this.calls = new Set(); // script calls not answered yet
     redis.defineCommand('gw_presence', { numberOfKeys: 3, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
     this.refresher = setInterval(() => this.refresh(), (ttl * 1000) / 3);
     this.refresher.unref();
@@ -103,13 +104,24 @@ export class RedisPresence {
     }
   }
 
+  /** Resolves once every script call made so far is answered (or failed): a node stopping lets its last leaves reach Redis. */
+  settled() {
+    return Promise.allSettled([...this.calls]);
+  }
+
   /** Calls the script; its sweep's departures are told here, whoever asked. */
   async run(channel, op, args) {
     const tag = this.tagOf(channel);
     const publish = this.namespaceOf(channel).joinLeave ? this.publish : '';
-    const answer = await this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, op, this.ttlMs, channel, publish, tag, ...args);
-    for (const user of answer[0]) this.member(channel, user, false);
-    return answer;
+    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, op, this.ttlMs, channel, publish, tag, ...args);
+    this.calls.add(call);
+    try {
+      const answer = await call;
+      for (const user of answer[0]) this.member(channel, user, false);
+      return answer;
+    } finally {
+      this.calls.delete(call);
+    }
   }
 
   onMember(listener) {
