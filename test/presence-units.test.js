@@ -24,6 +24,12 @@ describe('presence units', function () {
       { channel: 'c', clients: 1, users: 0 },
       { channel: 'd', clients: 1, users: 1 }
     ]);
+    for (let i = 0; i < 5; i++) table.add('e', `e${i}`, r1, null, '');
+    for (let i = 0; i < 3; i++) table.add('f', `f${i}`, r1, null, '');
+    expect(table.largest(2).map((c) => [c.channel, c.clients])).to.deep.equal([
+      ['e', 5],
+      ['f', 3]
+    ]);
     table.remove('c', 'x');
     expect(table.room('c')).to.equal(undefined); // an empty channel is forgotten
   });
