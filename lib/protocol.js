@@ -195,9 +195,36 @@ export function presenceFrame(id, channel, clientsJson) {
   return `{"type":"presence"${id === undefined ? '' : `,"id":${JSON.stringify(id)}`},"channel":"${channel}","clients":${clientsJson}}`;
 }
 
-/** A presence_stats answer: clients in the channel, and distinct users among them. */
-export function presenceStatsFrame(id, channel, clients, users) {
-  return JSON.stringify({ type: 'presence_stats', id, channel, clients, users });
+/**
+ * A presence_stats answer: clients in the channel, distinct users among them,
+ * and the digest of the client ids (presenceDigest), so a client keeping a
+ * member list from join/leave frames learns in O(1) whether it missed some.
+ */
+export function presenceStatsFrame(id, channel, clients, users, digest) {
+  return JSON.stringify({ type: 'presence_stats', id, channel, clients, users, digest });
+}
+
+/**
+ * A client id's 32-bit FNV-1a hash; a channel's presence digest is the XOR of
+ * its clients' hashes, kept as they come and go by both engines (Redis: in
+ * lib/engines/redis/presence.lua, the same arithmetic) and recomputed by the
+ * client library from its list. Ids are ASCII. The multiplication by the FNV
+ * prime (2^24 + 403) is split so no product exceeds 2^53 (Lua's numbers too).
+ */
+export function clientHash(id) {
+  let h = 2166136261;
+  for (let i = 0; i < id.length; i++) {
+    h = (h ^ id.charCodeAt(i)) >>> 0;
+    h = ((h % 256) * 16777216 + h * 403) % 4294967296;
+  }
+  return h;
+}
+
+/** The digest of a list of client ids: the XOR of their hashes (0 for none). */
+export function presenceDigest(ids) {
+  let digest = 0;
+  for (const id of ids) digest = (digest ^ clientHash(id)) >>> 0;
+  return digest;
 }
 
 export function pongFrame(id) {

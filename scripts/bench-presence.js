@@ -27,7 +27,7 @@ import { configFile } from '../test/helpers/api.js';
 const MAX_CLIENTS = 20000;
 const KEY = 'bench-key';
 let nextId = 1; // of the probe's frames
-const NAMESPACES = { namespaces: [{ name: 'big', presence: true }, { name: 'room', presence: true, joinLeave: true }] };
+const NAMESPACES = { namespaces: [{ name: 'big', presence: true }, { name: 'room', presence: true, joinLeave: true }, { name: 'plain' }] };
 
 const { values } = parseArgs({
   options: {
@@ -43,8 +43,9 @@ if (!(Number.isInteger(clients) && clients > 0 && clients <= MAX_CLIENTS)) throw
 if (!(Number.isInteger(agents) && agents > 0 && clients / agents <= 10000)) throw new Error('--agents: at most 10,000 clients each');
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc (npm run bench:presence does)');
 
-const results = { clients, agents, at: new Date().toISOString(), embeddedEntryBytes: tableEntryBytes(clients) };
+const results = { clients, agents, at: new Date().toISOString(), embeddedEntryBytes: tableEntryBytes(clients), workerBytesPerSubscription: await workerCost() };
 console.log(`memory per presence entry, embedded engine's table: ${results.embeddedEntryBytes} bytes`);
+console.log(`worker heap per subscription: ${results.workerBytesPerSubscription.plain} bytes without presence, ${results.workerBytesPerSubscription.presence} with`);
 for (const engine of values.engines.split(',')) results[engine] = await runEngine(engine);
 writeFileSync(values.json, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`written to ${values.json}`);
@@ -64,6 +65,37 @@ async function runEngine(engine) {
   } finally {
     await gw.stop();
     await redis?.remove();
+  }
+}
+
+/**
+ * A worker's heap per subscribed connection, the channel in a namespace
+ * without presence and in one with it: the floor of its heap (a full GC every
+ * 250 ms) with the clients held, less the floor before they came.
+ */
+async function workerCost() {
+  const gw = await startGateway(['--workers', '1', '--config', configFile(NAMESPACES), '--gc-interval', '250']);
+  const floor = async () => {
+    let least = Infinity;
+    for (let i = 0; i < 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const stats = await (await fetch(`http://127.0.0.1:${gw.metricsPort}/stats`)).json().catch(() => undefined);
+      least = Math.min(least, stats?.workers[0]?.heapUsedBytes ?? Infinity);
+    }
+    return least;
+  };
+  const perClient = async (channel) => {
+    const before = await floor();
+    const group = await openAgents(gw.url, channel);
+    const held = await floor();
+    group.stop();
+    await eventually(async () => (await gw.metric('gateway_connections')) === 0, { what: 'the clients gone', timeout: 60000 });
+    return Math.round((held - before) / clients);
+  };
+  try {
+    return { plain: await perClient('plain:1'), presence: await perClient('big:1') };
+  } finally {
+    await gw.stop();
   }
 }
 

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { PresenceTable } from '../lib/engines/presence-table.js';
 import { JoinLeaveSender, entryJson, joinLeaveFrame, kindOf } from '../lib/engines/join-leave.js';
 import { Op } from '../lib/ipc.js';
+import { clientHash, presenceDigest } from '../lib/protocol.js';
 
 describe('presence units', function () {
   it('tells a user’s first client and last one apart, per channel; a client added twice counts once', () => {
@@ -32,6 +33,18 @@ describe('presence units', function () {
     ]);
     table.remove('c', 'x');
     expect(table.room('c')).to.equal(undefined); // an empty channel is forgotten
+  });
+
+  it('hashes client ids with 32-bit FNV-1a; a digest is their XOR, whatever the order, and the table keeps it', () => {
+    expect(clientHash('')).to.equal(0x811c9dc5);
+    expect(clientHash('a')).to.equal(0xe40c292c);
+    expect(clientHash('foobar')).to.equal(0xbf9cf968);
+    expect(presenceDigest(['x', 'y', 'z'])).to.equal(presenceDigest(['z', 'x', 'y']));
+    expect(presenceDigest([])).to.equal(0);
+    const table = new PresenceTable();
+    for (const id of ['1-ab-0', '1-ab-1', '2-cd-0']) table.add('c', id, {}, null, '');
+    table.remove('c', '1-ab-1');
+    expect(table.room('c').digest).to.equal(presenceDigest(['2-cd-0', '1-ab-0']));
   });
 
   it('builds entries and frames as JSON from the worker’s fields', () => {

@@ -7,6 +7,7 @@ import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 import { SseReader } from './helpers/sse.js';
 import { TestClient } from './helpers/client.js';
+import { presenceDigest } from '../lib/protocol.js';
 import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
 
 describe('presence and join/leave (memory engine, two workers)', function () {
@@ -36,7 +37,7 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     expect(await presenceOf(ann1, 'room:list')).to.deep.equal(expected);
     expect(await ann1.request({ type: 'presence_stats', channel: 'room:list' })).to.include({ type: 'presence_stats', channel: 'room:list', clients: 3, users: 2 });
     expect(await result(gw, 'presence', { channel: 'room:list' })).to.deep.equal({ channel: 'room:list', clients: expected });
-    expect(await result(gw, 'presence_stats', { channel: 'room:list' })).to.deep.equal({ channel: 'room:list', clients: 3, users: 2 });
+    expect(await result(gw, 'presence_stats', { channel: 'room:list' })).to.deep.equal({ channel: 'room:list', clients: 3, users: 2, digest: presenceDigest(Object.keys(expected)) });
     expect(await gw.metric('gateway_presence_clients')).to.equal(3);
     // The status page's figures (GET /stats on the metrics port): the channel and its sizes.
     const shown = async () => (await (await fetch(`http://127.0.0.1:${gw.metricsPort}/stats`)).json()).primary.presenceChannels;

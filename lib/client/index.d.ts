@@ -146,7 +146,12 @@ export interface PresenceStats {
   clients: number;
   /** Distinct users among the clients. */
   users: number;
+  /** The XOR of the client ids' hashes: equal to presenceDigest() of an exact list's ids. */
+  digest: number;
 }
+
+/** The digest of a list of client ids, as presence_stats reports it. */
+export declare function presenceDigest(ids: Iterable<string>): number;
 
 export interface MembersEvents {
   change: (members: Map<string, PresenceEntry>) => void;

@@ -19,7 +19,7 @@ import { Subscription } from '../client/subscription.js';
 import { TokenSource } from '../client/token.js';
 import { Members } from '../client/members.js';
 
-export { ErrorCode, CloseCode, ProtocolError } from '../protocol.js';
+export { ErrorCode, CloseCode, ProtocolError, presenceDigest } from '../protocol.js';
 export { ClientError, ClientErrorCode } from '../client/errors.js';
 
 export const State = Object.freeze({
@@ -212,9 +212,12 @@ export class Client extends Emitter {
     return this.#read({ type: 'presence', channel }).then((answer) => answer.clients);
   }
 
-  /** @returns {Promise<{clients: number, users: number}>} how many clients, and distinct users among them */
+  /**
+   * @returns {Promise<{clients: number, users: number, digest: number}>} how many clients, distinct users
+   *   among them, and the digest of their ids (presenceDigest: compare with a list's)
+   */
   presenceStats(channel) {
-    return this.#read({ type: 'presence_stats', channel }).then(({ clients, users }) => ({ clients, users }));
+    return this.#read({ type: 'presence_stats', channel }).then(({ clients, users, digest }) => ({ clients, users, digest }));
   }
 
   /**

@@ -2,9 +2,10 @@
 // reads presence once subscribed, then follows join and leave. Join/leave
 // frames are at most once and rate-limited (a reconnect storm in a big room
 // drops most of them), so the list checks itself: once the frames have been
-// quiet for a moment it asks presence_stats, and reads presence again when
-// the count differs; it reads presence again after every reconnect too.
-import { ErrorCode } from '../protocol.js';
+// quiet for a moment it asks presence_stats (O(1) for the gateway), and reads
+// presence again when the count or the digest of the ids differs from its
+// own; it reads presence again after every reconnect too.
+import { ErrorCode, presenceDigest } from '../protocol.js';
 import { Emitter } from '../client/emitter.js';
 import { ClientErrorCode } from '../client/errors.js';
 
@@ -69,7 +70,7 @@ export class Members extends Emitter {
   async #check() {
     if (!this.#readable) return;
     try {
-      if (this.#stale || (await this.#client.presenceStats(this.channel)).clients !== this.members.size) await this.#read();
+      if (this.#stale || !this.#matches(await this.#client.presenceStats(this.channel))) await this.#read();
     } catch (err) {
       this.#failed(err);
     }
@@ -85,6 +86,10 @@ export class Members extends Emitter {
       return this.#failed(err);
     }
     this.#schedule(); // frames may have crossed the answer: checked once quiet
+  }
+
+  #matches({ clients, digest }) {
+    return clients === this.members.size && digest === presenceDigest(this.members.keys());
   }
 
   #failed(err) {

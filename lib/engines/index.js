@@ -115,8 +115,9 @@
  * @property {(channel: string, client: string) => void} leave it unsubscribed or closed
  * @property {(channel: string, answer: (answer: {clients: string} | {error: string, message: string}) => void) => void} list
  *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
- * @property {(channel: string, answer: (answer: {clients: number, users: number} | {error: string, message: string}) => void) => void} stats
- *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users)
+ * @property {(channel: string, answer: (answer: {clients: number, users: number, digest: number} | {error: string, message: string}) => void) => void} stats
+ *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users);
+ *   `digest`: the XOR of the clients' hashes (presenceDigest in lib/protocol.js)
  * @property {(listener: MemberListener) => void} onMember
  * @property {() => Promise<void>} settled resolves once what was asked of the
  *   store so far is done (redis: its script calls answered), so a node that

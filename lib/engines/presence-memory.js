@@ -51,7 +51,7 @@ export class MemoryPresence {
 
   stats(channel, answer) {
     const room = this.table.room(channel);
-    answer({ clients: room?.clients.size ?? 0, users: room?.users.size ?? 0 });
+    answer({ clients: room?.clients.size ?? 0, users: room?.users.size ?? 0, digest: room?.digest ?? 0 });
   }
 
   /** Nothing is asked elsewhere: settled at once. */

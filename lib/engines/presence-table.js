@@ -2,7 +2,9 @@
 // under the memory engine (./presence-memory.js), this node's own under Redis
 // (./redis/presence.js, which refreshes them there and takes them out when a
 // worker dies). Per channel, its clients and how many each user has, so a
-// user's first client and last one are told apart in O(1).
+// user's first client and last one are told apart in O(1), and the digest
+// of its client ids kept.
+import { clientHash } from '../protocol.js';
 
 class Entry {
   constructor(route, user, fields) {
@@ -16,6 +18,7 @@ class Room {
   constructor() {
     this.clients = new Map(); // client -> Entry
     this.users = new Map(); // user -> clients in the room
+    this.digest = 0; // XOR of the clients' hashes (clientHash in lib/protocol.js)
   }
 }
 
@@ -38,6 +41,7 @@ export class PresenceTable {
     if (room === undefined) this.rooms.set(channel, (room = new Room()));
     if (room.clients.has(client)) return 0;
     room.clients.set(client, new Entry(route, user, fields));
+    room.digest = (room.digest ^ clientHash(client)) >>> 0;
     this.size++;
     if (user === null) return 1;
     const count = room.users.get(user) ?? 0;
@@ -53,6 +57,7 @@ export class PresenceTable {
     const entry = room?.clients.get(client);
     if (entry === undefined) return undefined;
     room.clients.delete(client);
+    room.digest = (room.digest ^ clientHash(client)) >>> 0;
     this.size--;
     let departed = false;
     if (entry.user !== null) {

@@ -35,7 +35,7 @@
 // (./redis/read.lua): reported to the subscribers, never a silent gap.
 //
 // Presence (./redis/presence.js and .lua): keys `gw:{c}:presence`,
-// `gw:{c}:presence:exp` and `gw:{c}:presence:users`; its join and leave frames
+// `gw:{c}:presence:exp`, `gw:{c}:presence:users` and `gw:{c}:presence:digest`; its join and leave frames
 // are PUBLISHed on `gw:{c}` too, as JSON text (a `{` where a seq would be).
 //
 // Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and

@@ -97,8 +97,8 @@ export const METHODS = {
     keys: ['channel'],
     async run(params, context) {
       const channel = presenceChannel(params.channel, context);
-      const { clients, users } = await context.presence.read(channel, true);
-      return { channel, clients, users };
+      const { clients, users, digest } = await context.presence.read(channel, true);
+      return { channel, clients, users, digest };
     }
   },
   history: {

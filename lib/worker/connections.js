@@ -237,7 +237,7 @@ export class Connections {
     this.presence.read(channel, stats).then(
       (answer) => {
         if (ws.readyState !== WebSocket.OPEN) return;
-        ws.send(stats ? presenceStatsFrame(id, channel, answer.clients, answer.users) : presenceFrame(id, channel, answer.clients));
+        ws.send(stats ? presenceStatsFrame(id, channel, answer.clients, answer.users, answer.digest) : presenceFrame(id, channel, answer.clients));
       },
       (err) => {
         if (ws.readyState === WebSocket.OPEN) this.fail(ws, Object.assign(err, { id }));

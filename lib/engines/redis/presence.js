@@ -41,7 +41,7 @@ export class RedisPresence {
     this.sender = new JoinLeaveSender(rate, routesOf);
     this.members = []; // onMember listeners
     this.calls = new Set(); // script calls not answered yet
-    redis.defineCommand('gw_presence', { numberOfKeys: 3, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
+    redis.defineCommand('gw_presence', { numberOfKeys: 4, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
     this.refresher = setInterval(() => this.refresh(), (ttl * 1000) / 3);
     this.refresher.unref();
   }
@@ -77,7 +77,7 @@ export class RedisPresence {
 
   stats(channel, answer) {
     this.run(channel, 'stats', []).then(
-      ([, clients, users]) => answer({ clients, users }),
+      ([, clients, users, digest]) => answer({ clients, users, digest }),
       () => answer(UNAVAILABLE)
     );
   }
@@ -113,7 +113,7 @@ export class RedisPresence {
   async run(channel, op, args) {
     const tag = this.tagOf(channel);
     const publish = this.namespaceOf(channel).joinLeave ? this.publish : '';
-    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, op, this.ttlMs, channel, publish, tag, ...args);
+    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, `${tag}:presence:digest`, op, this.ttlMs, channel, publish, tag, ...args);
     this.calls.add(call);
     try {
       const answer = await call;
