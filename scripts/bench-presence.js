@@ -147,12 +147,8 @@ async function storm(gw) {
   const listed = Object.keys((await apiCall(gw, 'presence', { channel: 'room:storm' })).clients);
   const exact = listed.length === truth.size && listed.every((id) => truth.has(id));
   const started = Date.now();
-  await eventually(() => watchers.every((w) => w.list.members.size === truth.size && [...w.list.members.keys()].every((id) => truth.has(id))), {
-    what: 'the member lists converged',
-    timeout: 60000,
-    interval: 100
-  }).catch(() => undefined);
-  const converged = watchers.every((w) => w.list.members.size === truth.size);
+  const right = () => watchers.every((w) => w.list.members.size === truth.size && [...w.list.members.keys()].every((id) => truth.has(id)));
+  const converged = await eventually(right, { what: 'the member lists converged', timeout: 60000, interval: 100 }).catch(() => false);
   const out = {
     stormSeconds: round(seconds),
     framesPerClient: round((frames.join + frames.leave) / clients),
