@@ -94,6 +94,8 @@
  * @property {Calls} [calls] the cluster-wide part, below
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
  * @property {Presence} presence who is in which channel, below
+ * @property {(listener: MemberListener) => void} onMember the webhooks' seam:
+ *   presence.onMember, on the engine itself
  */
 
 /**

@@ -166,6 +166,11 @@ export class MemoryEngine {
     this.presence.sender.instruments = instruments;
   }
 
+  /** The per-user view of presence (MemberListener in ./index.js). */
+  onMember(listener) {
+    this.presence.onMember(listener);
+  }
+
   /** Channels with state, the bytes their history holds, the idempotency keys held and let go early, the presence entries. */
   figures() {
     const { channels, historyBytes, keys, presence } = this;

@@ -224,6 +224,11 @@ export class RedisEngine {
     );
   }
 
+  /** The per-user view of presence (MemberListener in ./index.js). */
+  onMember(listener) {
+    this.presence.onMember(listener);
+  }
+
   /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
   figures() {
     const table = this.presence.table;

@@ -47,7 +47,7 @@ export async function startPrimary(config) {
     joinLeaveDropped: (count) => metrics.joinLeaveDropped.inc(count)
   });
   // The per-user view of presence (the webhooks' seam): counted here, once per arrival and departure cluster-wide.
-  engine.presence.onMember((channel, user, present) => {
+  engine.onMember((channel, user, present) => {
     metrics.memberChanges.inc({ change: present ? 'arrived' : 'departed' });
     log.debug({ channel, user, present }, 'presence member');
   });
