@@ -1,5 +1,5 @@
 // What the engines share of presence: the shape of an entry, the join and
-// leave frames, and the per-channel rate that keeps a reconnect storm in a big
+// leave frames, the too_many answer, and the per-channel rate that keeps a reconnect storm in a big
 // room from multiplying into N² frames.
 //
 // A client's entry travels and is stored as `fields`: its JSON members after
@@ -8,6 +8,7 @@
 // (lib/worker/presence.js). Both a presence answer's entry and a join/leave
 // frame are that text with braces around it: nothing is parsed again.
 import { Op } from '../ipc.js';
+import { ErrorCode } from '../protocol.js';
 import { pushAll } from './routes.js';
 
 /** A presence answer's value for one client: `{"user":…,"info":…}`. */
@@ -18,6 +19,11 @@ export function entryJson(fields) {
 /** `{"type":"join"|"leave","channel":…,"client":…,"user":…,"info":…}` (channel names and client ids need no escaping). */
 export function joinLeaveFrame(kind, channel, client, fields) {
   return `{"type":"${kind}","channel":"${channel}","client":"${client}"${fields}}`;
+}
+
+/** The error of a presence answer past --presence-max-clients. */
+export function tooMany(max) {
+  return { error: ErrorCode.TOO_MANY, message: `more than ${max} clients (--presence-max-clients): ask presence_stats` };
 }
 
 /** The kind of a frame joinLeaveFrame() built. */

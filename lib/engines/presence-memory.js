@@ -2,9 +2,8 @@
 // one table, so an answer is exact across workers the moment a worker's
 // join or leave arrives. A dead worker's clients leave at once (detach),
 // with leave frames and member departures like any other leave.
-import { ErrorCode } from '../protocol.js';
 import { PresenceTable } from './presence-table.js';
-import { JoinLeaveSender, entryJson, joinLeaveFrame } from './join-leave.js';
+import { JoinLeaveSender, entryJson, joinLeaveFrame, tooMany } from './join-leave.js';
 
 export class MemoryPresence {
   /**
@@ -64,9 +63,4 @@ export class MemoryPresence {
   member(channel, user, present) {
     for (const listener of this.members) listener(channel, user, present);
   }
-}
-
-/** The error of a presence answer past --presence-max-clients. */
-export function tooMany(max) {
-  return { error: ErrorCode.TOO_MANY, message: `more than ${max} clients (--presence-max-clients): ask presence_stats` };
 }

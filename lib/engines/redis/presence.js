@@ -12,8 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../../protocol.js';
 import { PresenceTable } from '../presence-table.js';
-import { JoinLeaveSender, entryJson } from '../join-leave.js';
-import { tooMany } from '../presence-memory.js';
+import { JoinLeaveSender, entryJson, tooMany } from '../join-leave.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
 const UNAVAILABLE = { error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' };
