@@ -105,6 +105,13 @@ export const options = {
     default: 256,
     describe: "MiB for all history on the machine; past it, the channels idle longest lose theirs first (--engine memory; under redis, Redis' maxmemory)"
   },
+  'presence-ttl': {
+    ...int(2, 24 * 3600),
+    default: 60,
+    describe: "seconds a node's presence entries live in Redis without a refresh: a crashed node's clients vanish after it (--engine redis)"
+  },
+  'presence-max-clients': { ...int(1, 1e6), default: 1000, describe: 'clients one presence answer may list; past it, too_many (ask presence_stats)' },
+  'join-leave-rate': { ...int(1, 1e6), default: 100, describe: 'join/leave frames per second per channel; the rest are dropped and counted' },
   engine: {
     type: 'string',
     choices: Object.keys(engines),

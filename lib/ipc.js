@@ -4,8 +4,8 @@
 // IPC channel, not in the relay).
 //
 // An operation is a small array whose first item is one of `Op`; their
-// arguments are listed in lib/worker/relay.js, lib/worker/users.js and
-// lib/worker/calls.js.
+// arguments are listed in lib/worker/relay.js, lib/worker/users.js,
+// lib/worker/calls.js and lib/worker/presence.js.
 
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
@@ -35,6 +35,9 @@ export const Op = Object.freeze({
   HISTORY: 'hist', // the server API's history read
   CALL: 'call', // a Call on the whole cluster (lib/primary/calls.js)
   RAN: 'ran', // this worker's part of a Call
+  PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/worker/presence.js)
+  PRESENCE_LEAVE: 'pleave',
+  PRESENCE: 'pres', // a presence or presence_stats read
   // primary -> worker
   MSG: 'msg',
   SEQ: 'seq',
@@ -46,7 +49,9 @@ export const Op = Object.freeze({
   IP_OK: 'ipok',
   HISTORY_DONE: 'histd',
   RUN: 'run', // run a Call's part here
-  CALL_DONE: 'calld'
+  CALL_DONE: 'calld',
+  PRESENCE_DONE: 'presd', // the answer to a presence read
+  JOIN_LEAVE: 'jl' // a join or leave frame for the channel's subscribers
 });
 
 /**

@@ -93,6 +93,8 @@ export function parseClientFrame(text) {
       return frame.since === undefined ? { type, id, channel } : { type, id, channel, since: checkSince(frame.since, id) };
     }
     case 'unsubscribe':
+    case 'presence':
+    case 'presence_stats':
       return { type, id, channel: checkChannel(frame.channel, id) };
     case 'publish': {
       const channel = checkChannel(frame.channel, id);
@@ -186,6 +188,43 @@ export function unsubscribedFrame(channel) {
 /** The ack of an `auth` frame: who the token says, and when it expires (ms). */
 export function authAckFrame(id, user, expiresAt) {
   return JSON.stringify({ type: 'ack', id, user, expiresAt });
+}
+
+/** A presence answer; `clientsJson` the JSON text of {client: {user, info}}. */
+export function presenceFrame(id, channel, clientsJson) {
+  return `{"type":"presence"${id === undefined ? '' : `,"id":${JSON.stringify(id)}`},"channel":"${channel}","clients":${clientsJson}}`;
+}
+
+/**
+ * A presence_stats answer: clients in the channel, distinct users among them,
+ * and the digest of the client ids (presenceDigest), so a client keeping a
+ * member list from join/leave frames learns in O(1) whether it missed some.
+ */
+export function presenceStatsFrame(id, channel, clients, users, digest) {
+  return JSON.stringify({ type: 'presence_stats', id, channel, clients, users, digest });
+}
+
+/**
+ * A client id's 32-bit FNV-1a hash; a channel's presence digest is the XOR of
+ * its clients' hashes, kept as they come and go by both engines (Redis: in
+ * lib/engines/redis/presence.lua, the same arithmetic) and recomputed by the
+ * client library from its list. Ids are ASCII. The multiplication by the FNV
+ * prime (2^24 + 403) is split so no product exceeds 2^53 (Lua's numbers too).
+ */
+export function clientHash(id) {
+  let h = 2166136261;
+  for (let i = 0; i < id.length; i++) {
+    h = (h ^ id.charCodeAt(i)) >>> 0;
+    h = ((h % 256) * 16777216 + h * 403) % 4294967296;
+  }
+  return h;
+}
+
+/** The digest of a list of client ids: the XOR of their hashes (0 for none). */
+export function presenceDigest(ids) {
+  let digest = 0;
+  for (const id of ids) digest = (digest ^ clientHash(id)) >>> 0;
+  return digest;
 }
 
 export function pongFrame(id) {

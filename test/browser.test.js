@@ -22,7 +22,7 @@ const DESIGN_METRICS = [
   'gateway_connections', 'gateway_connections_opened_total', 'gateway_connections_closed_total', 'gateway_subscriptions',
   'gateway_messages_published_total', 'gateway_messages_delivered_total', 'gateway_messages_dropped_total',
   'gateway_pings_sent_total', 'gateway_peers_terminated_total', 'gateway_gc_runs_total', 'gateway_gc_pause_seconds',
-  'gateway_workers', 'gateway_worker_restarts_total'
+  'gateway_workers', 'gateway_worker_restarts_total', 'gateway_presence_clients', 'gateway_join_leave_sent_total'
 ];
 
 describe('browser: client and status page in Chromium, Grafana dashboard', function () {

@@ -7,7 +7,7 @@ import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { NAMESPACES, api, configFile, result } from './helpers/api.js';
-import { RedisServer } from '../scripts/harness/redis.js';
+import { startRedisNodes } from './helpers/redis-nodes.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 
 describe('namespaces and the server API (redis engine, two nodes)', function () {
@@ -17,10 +17,7 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
   const clients = [];
 
   before(async () => {
-    redis = await RedisServer.start();
-    const args = ['--config', configFile(NAMESPACES), '--engine', 'redis', '--redis-url', redis.url, '--api-key', API_KEY, '--auth', 'jwt', '--jwt-secret', SECRET];
-    [a, b] = await Promise.all([startGateway(args), startGateway(args)]);
-    await eventually(async () => (await a.metric('gateway_engine_up')) === 1 && (await b.metric('gateway_engine_up')) === 1, { what: 'both engines up' });
+    ({ redis, nodes: [a, b] } = await startRedisNodes(['--config', configFile(NAMESPACES), '--api-key', API_KEY, '--auth', 'jwt', '--jwt-secret', SECRET]));
   });
   afterEach(() => {
     for (const client of clients.splice(0)) client.close();

@@ -127,8 +127,9 @@ describe('namespaces and the server API (memory engine)', function () {
       ['history', { channel: 'chat:bad', limit: 201 }, 400, 'bad_request'],
       ['history', { channel: 'chat:bad', since: { seq: 0, epoch: 'zzzz' } }, 400, 'epoch_changed'],
       ['disconnect', { user: 'x', code: 1000 }, 400, 'bad_request'],
-      ['presence', { channel: 'chat:bad' }, 501, 'unavailable'],
-      ['presence_stats', { channel: 'chat:bad' }, 501, 'unavailable'],
+      ['presence', { channel: 'prices:bad' }, 400, 'bad_request'], // no presence in that namespace
+      ['presence_stats', { channel: 'prices:bad' }, 400, 'bad_request'],
+      ['presence', { channel: 'chat:bad', user: 'x' }, 400, 'bad_request'],
       ['nope', {}, 404, 'not_found']
     ];
     for (const [method, params, status, code] of cases) {

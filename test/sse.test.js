@@ -62,7 +62,8 @@ describe('SSE: stream, cursor, recovery', function () {
     await eventually(() => reader.events.length >= 2, { what: 'retry and cursor' });
     expect(reader.events[0]).to.deep.equal({ retry: '2000' });
     // The subscribes answered: `ready` gives the client its cursor before any message.
-    expect(reader.events[1]).to.include({ event: 'ready', data: '{}' });
+    expect(reader.events[1]).to.include({ event: 'ready' });
+    expect(JSON.parse(reader.events[1].data)).to.have.all.keys('connectionId'); // the stream's id in presence and join/leave
     expect(reader.events[1].id).to.match(/^0\.[0-9a-z]+,0\.[0-9a-z]+$/);
     const [epochFmt, epochOther] = reader.events[1].id.split(',').map((e) => e.split('.')[1]);
 
@@ -220,7 +221,7 @@ describe('SSE: stream, cursor, recovery', function () {
     it('HTTP/1.0 gets the stream, delimited by the close', async () => {
       const got = await rawRequest(gw.port, 'GET /sse?channels=old HTTP/1.0\r\n\r\n', 800);
       expect(got).to.match(/^HTTP\/1\.1 200 OK\r\n[^]*Connection: close\r\n[^]*\r\nretry: 2000\n\n/);
-      expect(got).to.match(/\n\nid: 0\.[0-9a-z]+\nevent: ready\ndata: {}\n\n/);
+      expect(got).to.match(/\n\nid: 0\.[0-9a-z]+\nevent: ready\ndata: {"connectionId":"[0-9a-z-]+"}\n\n/);
     });
 
     it('a request pipelined behind a stream closes that connection only', async () => {

@@ -131,6 +131,49 @@ export interface PublishAck extends Ack {
   epoch: string;
 }
 
+/** One client in a presence channel: its token's sub (absent under --auth none) and info claim. */
+export interface PresenceEntry {
+  user?: string;
+  info?: Record<string, unknown>;
+}
+
+/** Another client entered (`join`) or left (`leave`) a channel of a joinLeave namespace. Never replayed, never one's own. */
+export interface JoinLeave extends PresenceEntry {
+  type: 'join' | 'leave';
+  channel: string;
+  /** That client's connectionId. */
+  client: string;
+}
+
+export interface PresenceStats {
+  clients: number;
+  /** Distinct users among the clients. */
+  users: number;
+  /** The XOR of the client ids' hashes: equal to presenceDigest() of an exact list's ids. */
+  digest: number;
+}
+
+/** The digest of a list of client ids, as presence_stats reports it. */
+export declare function presenceDigest(ids: Iterable<string>): number;
+
+export interface MembersEvents {
+  change: (members: Map<string, PresenceEntry>) => void;
+  /** A presence read failed (`too_many` past the gateway's --presence-max-clients). */
+  error: (error: ProtocolError | ClientError | Error) => void;
+}
+
+/** A live member list of one channel, from presence and join/leave, re-read after a reconnect or when frames were dropped. */
+export declare class Members {
+  readonly channel: string;
+  /** By client id (connectionId). */
+  readonly members: Map<string, PresenceEntry>;
+  /** Resolved once subscribed and first read. */
+  readonly ready: Promise<void>;
+  close(): Promise<unknown>;
+  on<E extends keyof MembersEvents>(event: E, listener: MembersEvents[E]): () => void;
+  off<E extends keyof MembersEvents>(event: E, listener: MembersEvents[E]): void;
+}
+
 export interface ClientEvents {
   state: (state: State, detail?: unknown) => void;
   recovered: (info: { channel: string; from: number; to: number }) => void;
@@ -142,6 +185,10 @@ export interface ClientEvents {
   unsubscribed: (info: { channel: string }) => void;
   /** A message on a channel the server subscribed the client to. */
   message: (data: unknown, message: MessageInfo) => void;
+  /** Another client subscribed to a channel of a joinLeave namespace (at most --join-leave-rate a second per channel). */
+  join: (frame: JoinLeave) => void;
+  /** Another client unsubscribed or disconnected. */
+  leave: (frame: JoinLeave) => void;
 }
 
 export declare class Client {
@@ -160,6 +207,11 @@ export declare class Client {
    * may have been published), and with `receive_only` over SSE.
    */
   publish(channel: string, data: unknown): Promise<PublishAck>;
+  /** Who is subscribed, by connectionId; rejected with `too_many` past --presence-max-clients, `receive_only` over SSE. */
+  presence(channel: string): Promise<Record<string, PresenceEntry>>;
+  presenceStats(channel: string): Promise<PresenceStats>;
+  /** Subscribes and keeps a live member list of the channel. */
+  members(channel: string): Members;
   close(): void;
   on<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): () => void;
   off<E extends keyof ClientEvents>(event: E, listener: ClientEvents[E]): void;

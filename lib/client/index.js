@@ -17,8 +17,9 @@ import { PublishQueue } from '../client/queue.js';
 import { SseSocket } from '../client/sse-socket.js';
 import { Subscription } from '../client/subscription.js';
 import { TokenSource } from '../client/token.js';
+import { Members } from '../client/members.js';
 
-export { ErrorCode, CloseCode, ProtocolError } from '../protocol.js';
+export { ErrorCode, CloseCode, ProtocolError, presenceDigest } from '../protocol.js';
 export { ClientError, ClientErrorCode } from '../client/errors.js';
 
 export const State = Object.freeze({
@@ -67,6 +68,11 @@ export function connect(url, options) {
  * {channel, seq}). After a reconnect the client tells the gateway where it
  * stands in each (the auth frame's `since`), so they are recovered like its
  * own.
+ *
+ * Presence: 'join' and 'leave' ({type, channel, client, user, info}) for the
+ * channels of joinLeave namespaces, another client's only (never its own),
+ * at most --join-leave-rate per channel per second: members() keeps an exact
+ * list from them.
  */
 export class Client extends Emitter {
   #state = State.CONNECTING;
@@ -200,6 +206,39 @@ export class Client extends Emitter {
     return this.#state === State.OPEN ? this.#request(frame) : this.#queue.add(frame);
   }
 
+  /**
+   * Who is subscribed to `channel` (a presence namespace's), on every worker and node.
+   * @returns {Promise<Object<string, {user?: string, info?: object}>>} by client id (a welcome's connectionId);
+   *   rejected with too_many past the gateway's --presence-max-clients (ask presenceStats)
+   */
+  presence(channel) {
+    return this.#read({ type: 'presence', channel }).then((answer) => answer.clients);
+  }
+
+  /**
+   * @returns {Promise<{clients: number, users: number, digest: number}>} how many clients, distinct users
+   *   among them, and the digest of their ids (presenceDigest: compare with a list's)
+   */
+  presenceStats(channel) {
+    return this.#read({ type: 'presence_stats', channel }).then(({ clients, users, digest }) => ({ clients, users, digest }));
+  }
+
+  /**
+   * A live member list of `channel` (a presence and joinLeave namespace's):
+   * see ./members.js. Subscribes to the channel.
+   * @returns {Members}
+   */
+  members(channel) {
+    return new Members(this, channel);
+  }
+
+  #read(frame) {
+    if (!isValidChannel(frame.channel)) return Promise.reject(invalidChannel(frame.channel));
+    if (this.#state !== State.OPEN) return Promise.reject(new ClientError(ClientErrorCode.DISCONNECTED, 'not connected: ask again once open'));
+    if (this.#sse) return Promise.reject(receiveOnly());
+    return this.#request(frame);
+  }
+
   /** Closes for good: no reconnect; queued publishes are rejected with `closed`. */
   close() {
     if (this.#state === State.CLOSED) return;
@@ -241,6 +280,12 @@ export class Client extends Emitter {
         return this.#settle(frame.id, undefined, frame);
       case 'error':
         return this.#settle(frame.id, new ProtocolError(frame.code, frame.message, frame.id));
+      case 'presence':
+      case 'presence_stats':
+        return this.#settle(frame.id, undefined, frame);
+      case 'join':
+      case 'leave':
+        return this.emit(frame.type, frame);
       case 'pong':
         return this.#heartbeat.pong();
       case 'subscribed':
@@ -433,7 +478,9 @@ export class Client extends Emitter {
     // Nothing to undo for an unsubscribe (it is not resubscribed); a
     // subscribe is sent again with every reconnect.
     for (const request of pending) if (request.frame.type === 'unsubscribe') request.resolve();
-    for (const request of pending) if (request.frame.type === 'auth') request.reject(new ClientError(ClientErrorCode.DISCONNECTED, 'connection lost'));
+    for (const request of pending) {
+      if (request.frame.type === 'auth' || request.frame.type.startsWith('presence')) request.reject(new ClientError(ClientErrorCode.DISCONNECTED, 'connection lost'));
+    }
   }
 
   /** Closes for good on the gateway's word, and reports why. */
@@ -459,7 +506,7 @@ function invalidChannel(channel) {
 }
 
 function receiveOnly() {
-  return new ClientError(ClientErrorCode.RECEIVE_ONLY, 'over SSE the client only receives: publish through your server and POST /publish');
+  return new ClientError(ClientErrorCode.RECEIVE_ONLY, 'over SSE the client only receives: publish (or read presence) through your server and the server API');
 }
 
 function closedError() {

@@ -46,6 +46,7 @@
  * @property {(seconds: number, count: number) => void} published `count`
  *   publishes were stored, `seconds` after they left for the store
  * @property {() => void} failedOver the engine now publishes to another master
+ * @property {(count: number) => void} joinLeaveDropped join/leave frames dropped past --join-leave-rate
  */
 
 /**
@@ -86,8 +87,9 @@
  *   that would outlive the history TTL
  * @property {(config: object) => void} configure takes the namespaces of a
  *   configuration read again (SIGHUP)
- * @property {() => {channels: number, historyBytes: number, idempotencyKeys: number, idempotencyDropped: number}} figures
- *   for GET /stats and the metrics
+ * @property {() => {channels: number, historyBytes: number, idempotencyKeys: number, idempotencyDropped: number, presenceClients: number, presenceChannels: object[]}} figures
+ *   for GET /stats and the metrics (presence: the entries this process
+ *   holds, and its largest presence channels {channel, clients, users})
  * @property {() => void} stop
  * @property {(listener: (channel: string, occupied: boolean) => void) => void} onOccupancy
  *   under --webhook-url (lib/webhooks/): calls `listener` when a channel
@@ -100,6 +102,53 @@
  *   alone on its machine leaves it out (lib/webhooks/departures.js)
  * @property {Calls} [calls] the cluster-wide part, below
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
+ * @property {Presence} presence who is in which channel, below
+ * @property {(listener: MemberListener) => void} onMember the webhooks' seam:
+ *   presence.onMember, on the engine itself
+ */
+
+/**
+ * Presence, beside the engine as centrifuge's PresenceManager is beside its
+ * Broker, for the channels of `presence` or `joinLeave` namespaces: the
+ * workers say who entered and left (lib/worker/presence.js, through
+ * lib/primary/presence.js), the presence keeps the entries (memory:
+ * ./presence-memory.js; redis: ./redis/presence.js) and sends the channel's
+ * routes [Op.JOIN_LEAVE, channel, client, frame] in `joinLeave` namespaces,
+ * at most --join-leave-rate per channel per second (the rest dropped and
+ * counted through Instruments.joinLeaveDropped). An entry is `fields`
+ * (./join-leave.js). Exact across workers; the engine's detach(route) takes
+ * the route's clients out, with leave frames; under Redis a node's entries
+ * expire --presence-ttl after its last refresh, and an expired entry is never
+ * answered.
+ * @typedef {object} Presence
+ * @property {(channel: string, route: Route, client: string, user: string|null, fields: string) => void} join
+ *   a client of `route` entered the channel (its subscription is live); a second join of the same client is ignored
+ * @property {(channel: string, client: string) => void} leave it unsubscribed or closed
+ * @property {(channel: string, answer: (answer: {clients: string} | {error: string, message: string}) => void) => void} list
+ *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
+ * @property {(channel: string, answer: (answer: {clients: number, users: number, digest: number} | {error: string, message: string}) => void) => void} stats
+ *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users);
+ *   `digest`: the XOR of the clients' hashes (presenceDigest in lib/protocol.js)
+ * @property {(listener: MemberListener) => void} onMember
+ * @property {() => Promise<void>} settled resolves once what was asked of the
+ *   store so far is done (redis: its script calls answered), so a node that
+ *   stops takes its clients out instead of leaving them to expire
+ * @property {PresenceTable} table the entries this process holds (./presence-table.js): figures
+ *
+ * @typedef {import('./presence-table.js').PresenceTable} PresenceTable
+ *
+ * @callback MemberListener the per-user view (Pusher's member_added and
+ *   member_removed; the webhooks): called in the primary, once for the whole
+ *   cluster, when a user's first client enters a channel (present true) and
+ *   when its last one leaves (present false), a dead worker's and, under
+ *   Redis, a crashed node's expired clients included. Memory: the primary's
+ *   one table makes each transition once. Redis: ./redis/presence.lua counts
+ *   a user's entries atomically and the node whose call made the 0 -> 1 or
+ *   1 -> 0 change (or whose sweep removed the expired last entry) calls its
+ *   listeners; a quiet refresh after Redis lost its data calls none.
+ * @param {string} channel
+ * @param {string} user
+ * @param {boolean} present
  */
 
 /**

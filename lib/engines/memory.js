@@ -30,8 +30,10 @@ import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { IdempotencyKeys } from './idempotency.js';
+import { MemoryPresence } from './presence-memory.js';
 
 const SWEEP_MS = 1000;
+const PRESENCE_CHANNELS_SHOWN = 20; // the largest, on the status page
 
 class ChannelState {
   constructor(ns) {
@@ -61,6 +63,12 @@ export class MemoryEngine {
     this.keys = new IdempotencyKeys();
     this.occupancy = undefined; // (channel, occupied) => void, under --webhook-url
     this.configure(config);
+    this.presence = new MemoryPresence({
+      maxClients: config.presenceMaxClients,
+      rate: config.joinLeaveRate,
+      routesOf: (channel) => this.channels.get(channel),
+      namespaceOf: (channel) => this.namespaces.of(channel)
+    });
     this.sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -145,13 +153,14 @@ export class MemoryEngine {
     this.unroute(channel, state, route);
   }
 
-  /** A route that is gone (its worker died): off every channel. */
+  /** A route that is gone (its worker died): off every channel, its clients out of presence. */
   detach(route) {
     for (const [channel, state] of this.channels) {
       if (hasRoute(state, route)) {
         this.unroute(channel, state, route);
       }
     }
+    this.presence.detach(route);
   }
 
   /** The primary routes every subscriber of the machine: a channel's first route and its last are its occupancy. */
@@ -159,9 +168,26 @@ export class MemoryEngine {
     this.occupancy = listener;
   }
 
-  /** Channels with state, the bytes their history holds, the idempotency keys held and let go early. */
+  instrument(instruments) {
+    this.presence.sender.instruments = instruments;
+  }
+
+  /** The per-user view of presence (MemberListener in ./index.js). */
+  onMember(listener) {
+    this.presence.onMember(listener);
+  }
+
+  /** Channels with state, the bytes their history holds, the idempotency keys held and let go early, the presence entries. */
   figures() {
-    return { channels: this.channels.size, historyBytes: this.historyBytes, idempotencyKeys: this.keys.keys.size, idempotencyDropped: this.keys.dropped };
+    const { channels, historyBytes, keys, presence } = this;
+    return {
+      channels: channels.size,
+      historyBytes,
+      idempotencyKeys: keys.keys.size,
+      idempotencyDropped: keys.dropped,
+      presenceClients: presence.table.size,
+      presenceChannels: presence.table.largest(PRESENCE_CHANNELS_SHOWN)
+    };
   }
 
   stop() {

@@ -40,6 +40,10 @@
 // nodes' confirmations race): one ahead of the next seq waits a moment for
 // its predecessors, then they are read from the history.
 //
+// Presence (./redis/presence.js and .lua): keys `gw:{c}:presence`,
+// `gw:{c}:presence:exp`, `gw:{c}:presence:users` and `gw:{c}:presence:digest`; its join and leave frames
+// are PUBLISHed on `gw:{c}` too, as JSON text (a `{` where a seq would be).
+//
 // Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and
 // ./redis/subscriber.js) and the batched publishes with WAIT
 // (./redis/publisher.js) are kept apart from the rules here.
@@ -52,6 +56,7 @@ import { Namespaces } from '../namespaces.js';
 import { ErrorCode } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
+import { RedisPresence } from './redis/presence.js';
 import { checkClusterSeeds, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
@@ -63,6 +68,7 @@ const BUSY_PUBLISHES = 5000;
 const RETRY_MS = 500;
 const GAP_WAIT_MS = 50; // a message ahead of the next seq waits this long for its predecessors, then they are read
 const PREFIX = 'gw:{';
+const PRESENCE_CHANNELS_SHOWN = 20; // this node's largest, on the status page
 
 class ChannelState {
   constructor() {
@@ -141,6 +147,16 @@ export class RedisEngine {
     this.cycling = false;
     this.downSince = 0; // when an outage was first logged (0: up)
     this.configure(options);
+    this.presence = new RedisPresence({
+      redis,
+      publish: cluster ? 'spublish' : 'publish',
+      tagOf,
+      ttl: options.presenceTtl,
+      maxClients: options.presenceMaxClients,
+      rate: options.joinLeaveRate,
+      routesOf: (channel) => this.channels.get(channel),
+      namespaceOf: (channel) => this.namespaces.of(channel)
+    });
   }
 
   /** The namespaces (at start, and again after SIGHUP). */
@@ -156,6 +172,7 @@ export class RedisEngine {
   /** @param {{published: (seconds: number, count: number) => void, failedOver: () => void}} instruments */
   instrument(instruments) {
     this.instruments = instruments;
+    this.presence.sender.instruments = instruments;
   }
 
   /** Publishes go out on the command connection; the subscriber's outages are caught up. */
@@ -202,6 +219,7 @@ export class RedisEngine {
   }
 
   detach(route) {
+    this.presence.detach(route);
     for (const [channel, state] of this.channels) {
       if (removeRoute(state, route)) this.occupancy?.changed(channel, false);
       state.waiting = state.waiting.filter((request) => request.route !== route);
@@ -231,13 +249,27 @@ export class RedisEngine {
     this.occupancy = new RemoteOccupancy(this.redis, routed, listener, this.log);
   }
 
-  /** Channels held on this node (the history is in Redis), the idempotency keys dropped early. */
+  /** The per-user view of presence (MemberListener in ./index.js). */
+  onMember(listener) {
+    this.presence.onMember(listener);
+  }
+
+  /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
   figures() {
-    return { channels: this.channels.size, historyBytes: 0, idempotencyKeys: 0, idempotencyDropped: this.publisher.idempotencyDropped };
+    const table = this.presence.table;
+    return {
+      channels: this.channels.size,
+      historyBytes: 0,
+      idempotencyKeys: 0,
+      idempotencyDropped: this.publisher.idempotencyDropped,
+      presenceClients: table.size,
+      presenceChannels: table.largest(PRESENCE_CHANNELS_SHOWN)
+    };
   }
 
   stop() {
     clearInterval(this.keeper);
+    this.presence.stop();
     this.users?.stop();
     this.occupancy?.stop();
     for (const connection of this.connections) connection.disconnect();
@@ -257,6 +289,7 @@ export class RedisEngine {
     const channel = name.slice(PREFIX.length, -1);
     const state = this.channels.get(channel);
     if (state === undefined) return;
+    if (message.charCodeAt(0) === 123) return this.presence.received(channel, message); // `{`: a join or leave frame
     const space = message.indexOf(' ');
     const seq = Number(message.slice(0, space));
     const dataStart = message.indexOf(' ', space + 1) + 1;

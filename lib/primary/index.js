@@ -10,6 +10,7 @@ import { createEngine } from '../engines/index.js';
 import { attachUsers } from './users.js';
 import { attachCalls } from './calls.js';
 import { attachIpCounts } from './ip-counts.js';
+import { attachPresence } from './presence.js';
 import { ipCapInPrimary } from '../config.js';
 import { Op } from '../ipc.js';
 import { startClusterStats } from './cluster-stats.js';
@@ -22,6 +23,8 @@ import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
+
+const SETTLE_MS = 2000;
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
@@ -41,12 +44,19 @@ export async function startPrimary(config) {
     published: (seconds, count) => {
       for (let i = 0; i < count; i++) metrics.publishLatency.observe(seconds);
     },
-    failedOver: () => metrics.failovers.inc()
+    failedOver: () => metrics.failovers.inc(),
+    joinLeaveDropped: (count) => metrics.joinLeaveDropped.inc(count)
+  });
+  // The per-user view of presence (the webhooks' seam): counted here, once per arrival and departure cluster-wide.
+  engine.onMember((channel, user, present) => {
+    metrics.memberChanges.inc({ change: present ? 'arrived' : 'departed' });
+    log.debug({ channel, user, present }, 'presence member');
   });
   const webhooks = startWebhooks({ config, engine, count: (result, events) => metrics.webhookEvents.inc({ result }, events), log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   attachCalls(relay, engine.calls, config);
+  attachPresence(relay, engine);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).
   relay.handle(Op.REFUSED, (link, [, reason]) => metrics.refused.inc({ reason }));
@@ -102,6 +112,8 @@ export async function startPrimary(config) {
     log.info({ signal, drainTimeout: config.drainTimeout }, 'draining');
     close(); // no new connections; the load balancer sees the port closed
     await supervisor.drain();
+    // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
+    await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
     clusterStats.stop();
     await webhooks?.close();
     metricsServer?.close();

@@ -40,6 +40,22 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
         this.set(engine.figures().historyBytes);
       }
     }),
+    presenceClients: make(client.Gauge, {
+      name: 'gateway_presence_clients',
+      help: "Presence entries this node holds (memory: the whole machine's; redis: this node's clients)",
+      collect() {
+        this.set(engine.figures().presenceClients);
+      }
+    }),
+    joinLeaveDropped: make(client.Counter, {
+      name: 'gateway_join_leave_dropped_total',
+      help: 'Join/leave frames dropped past --join-leave-rate (per channel per second)'
+    }),
+    memberChanges: make(client.Counter, {
+      name: 'gateway_presence_member_changes_total',
+      help: "A user's first client entering a presence channel (arrived) or its last leaving (departed), once cluster-wide",
+      labelNames: ['change']
+    }),
     engineUp: make(client.Gauge, {
       name: 'gateway_engine_up',
       help: 'Whether the engine can publish: 0 while Redis is unreachable (always 1 for --engine memory)',

@@ -13,6 +13,7 @@
 import { CloseCode, ErrorCode, ProtocolError, checkChannel, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
+import { presenceProblem } from './presence.js';
 import { metrics } from './metrics.js';
 
 const MAX_BROADCAST = 1000;
@@ -87,15 +88,17 @@ export const METHODS = {
   presence: {
     keys: ['channel'],
     async run(params, context) {
-      knownChannel(params.channel, context);
-      throw notYet('presence');
+      const channel = presenceChannel(params.channel, context);
+      const { clients } = await context.presence.read(channel, false);
+      return { channel, clients: JSON.parse(clients) };
     }
   },
   presence_stats: {
     keys: ['channel'],
     async run(params, context) {
-      knownChannel(params.channel, context);
-      throw notYet('presence_stats');
+      const channel = presenceChannel(params.channel, context);
+      const { clients, users, digest } = await context.presence.read(channel, true);
+      return { channel, clients, users, digest };
     }
   },
   history: {
@@ -184,6 +187,13 @@ function knownChannel(channel, { namespaces }) {
   return channel;
 }
 
+/** A channel of a presence namespace. */
+function presenceChannel(channel, context) {
+  const problem = presenceProblem(context.namespaces.lookup(knownChannel(channel, context)), channel);
+  if (problem !== undefined) throw problem;
+  return channel;
+}
+
 function dataOf(params) {
   if (!('data' in params)) throw badRequest('data is missing');
   checkDepth(params.data);
@@ -221,10 +231,4 @@ function errorOf(err) {
 
 function badRequest(message) {
   return new ProtocolError(ErrorCode.BAD_REQUEST, message);
-}
-
-function notYet(method) {
-  const err = new ProtocolError(ErrorCode.UNAVAILABLE, `${method} is not available yet: presence comes in a later release`);
-  err.status = 501;
-  return err;
 }

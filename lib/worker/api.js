@@ -18,9 +18,10 @@ export class ServerApi {
    * @param {object} options.config resolved gateway configuration
    * @param {import('./relay.js').WorkerRelay} options.relay
    * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt or hook
+   * @param {import('./presence.js').WorkerPresence} options.presence
    */
-  constructor({ config, relay, users }) {
-    this.context = { relay, users, namespaces: new Namespaces(config) };
+  constructor({ config, relay, users, presence }) {
+    this.context = { relay, users, presence, namespaces: new Namespaces(config) };
     this.keyProblem = keyCheck(config.apiKey);
     this.maxPayload = config.maxPayload;
   }
@@ -56,7 +57,7 @@ export class ServerApi {
 
 /** The HTTP status of a refused call. */
 export function statusOf(err) {
-  return err.status ?? STATUS[err.code] ?? 400;
+  return STATUS[err.code] ?? 400;
 }
 
 const STATUS = {

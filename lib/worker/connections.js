@@ -14,6 +14,8 @@ import {
   messageFrame,
   parseClientFrame,
   pongFrame,
+  presenceFrame,
+  presenceStatsFrame,
   Recovery,
   subscribeAckFrame,
   subscribedFrame,
@@ -24,11 +26,12 @@ import { Namespaces } from '../namespaces.js';
 import { Keepalive } from './keepalive.js';
 import { encodeText, wsTransport } from './ws-transport.js';
 import { AuthError } from './auth.js';
+import { presenceProblem } from './presence.js';
 import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';
 import { HookFailure, HookRefusal } from './hooks.js';
-import { kClient, kUser } from './identity.js';
+import { identify, kClient, kUser } from './identity.js';
 import { UNAVAILABLE_MESSAGE } from './relay.js';
 import { metrics, transportMetrics } from './metrics.js';
 
@@ -79,17 +82,18 @@ export class Connections {
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('./keepalive.js').Keepalive} options.keepalive
    * @param {import('./admission.js').Admission} options.admission counts, verifies, admits users
+   * @param {import('./presence.js').WorkerPresence} options.presence
    * @param {import('pino').Logger} options.log
    */
-  constructor({ config, worker, relay, subscriptions, keepalive, admission, log }) {
+  constructor({ config, worker, relay, subscriptions, keepalive, admission, presence, log }) {
     this.config = config;
+    this.presence = presence;
     this.admission = admission;
     this.worker = worker;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.keepalive = keepalive;
     this.log = log;
-    this.opened = 0;
     this.count = 0; // open connections
     this.jwt = admission.jwt;
     this.identified = admission.identified;
@@ -124,10 +128,8 @@ export class Connections {
     this.keepalive.add(ws);
     if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
-    this.opened++;
     WS.added();
-    const id = this.admission.clientId();
-    if (this.hooks !== undefined) ws[kClient] = id;
+    const id = (ws[kClient] = this.admission.clientId());
     if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
     // No auth timeout: the hook's own timeout (and the bounded queue before it) ends the wait.
     ws[kUser] = null;
@@ -186,6 +188,10 @@ export class Connections {
       case 'unsubscribe':
         this.subscriptions.remove(ws, channel);
         ws.send(ackFrame(id));
+        break;
+      case 'presence':
+      case 'presence_stats':
+        this.readPresence(ws, channel, id, type === 'presence_stats');
         break;
       case 'publish': {
         const ns = this.namespace(ws, channel, id);
@@ -278,6 +284,31 @@ export class Connections {
       return;
     }
     this.join(ws, channel, id, since, upToDate, CLIENT);
+  }
+
+  /**
+   * A presence or presence_stats frame: in a presence namespace, with the
+   * subscribe permission; a read costs the engine a look-up (10,000 entries
+   * for a big room), so it spends a publish token.
+   */
+  readPresence(ws, channel, id, stats) {
+    const ns = this.namespace(ws, channel, id);
+    if (ns === undefined) return;
+    const problem = presenceProblem(ns, channel, id);
+    if (problem !== undefined) return this.fail(ws, problem);
+    if (this.jwt && !this.permitted(ws, 'subscribe', channel, id)) return;
+    if (!takeToken(ws, this.config.maxPublishRate, kTokens, kRefilled)) {
+      return this.fail(ws, new ProtocolError(ErrorCode.RATE_LIMITED, `over ${this.config.maxPublishRate} presence reads and publishes per second`, id));
+    }
+    this.presence.read(channel, stats).then(
+      (answer) => {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        ws.send(stats ? presenceStatsFrame(id, channel, answer.clients, answer.users, answer.digest) : presenceFrame(id, channel, answer.clients));
+      },
+      (err) => {
+        if (ws.readyState === WebSocket.OPEN) this.fail(ws, Object.assign(err, { id }));
+      }
+    );
   }
 
   /**
@@ -387,7 +418,8 @@ export class Connections {
    * counted its user; `done(refusal)` says no (past --max-conns-per-user),
    * `done()` that the connection is in.
    */
-  admit(ws, { user, expiresAt, permissions }, done) {
+  admit(ws, identity, done) {
+    const { user, expiresAt, permissions } = identity;
     ws[kUser] = user;
     const users = this.admission.users;
     this.admission.admitUser(user).then((refused) => {
@@ -397,6 +429,7 @@ export class Connections {
       }
       if (ws.readyState !== WebSocket.OPEN) return users.remove(ws, user); // closed while the primary counted
       users.add(ws, user);
+      identify(ws, identity);
       ws[kPermissions] = permissions;
       this.expiry.set(ws, expiresAt);
       done();

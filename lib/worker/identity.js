@@ -43,8 +43,27 @@ export function identityFrom(user, exp, claims, userClaim) {
   return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions, channels, info: claims.info };
 }
 
-// Where a connection of either transport keeps its identity once admitted:
-// the user (null while its first authentication is under way), and its id
-// when a hook may need it (the hooks' `client`).
+// Who a connection of either transport is: its id (Admission.clientId: the
+// welcome frame's connectionId, an SSE stream's ready event, the hooks'
+// `client`, presence's `client`), its user (null while its first
+// authentication is under way) and, once admitted, the identity's part that
+// presence and join/leave show (identify).
 export const kUser = Symbol('user');
-export const kClient = Symbol('clientId');
+export const kClient = Symbol('client');
+const kShown = Symbol('shown');
+const ANONYMOUS = Object.freeze({ user: null, fields: '' });
+
+/** @param {{user?: string, info?: object}} identity as the admission gate produced it */
+export function identify(conn, { user, info }) {
+  let fields = user === undefined ? '' : `,"user":${JSON.stringify(user)}`;
+  if (info !== undefined) fields += `,"info":${JSON.stringify(info)}`;
+  conn[kShown] = { user: user ?? null, fields };
+}
+
+/**
+ * @returns {{user: string|null, fields: string}} the user (null: none) and
+ *   the presence entry's JSON members (lib/engines/join-leave.js)
+ */
+export function identityOf(conn) {
+  return conn[kShown] ?? ANONYMOUS;
+}

@@ -11,6 +11,8 @@ import { createLogger } from '../logger.js';
 import { Message, Op } from '../ipc.js';
 import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
+import { WorkerPresence } from './presence.js';
+import { Namespaces } from '../namespaces.js';
 import { Connections } from './connections.js';
 import { SseStreams } from './sse.js';
 import { Admission } from './admission.js';
@@ -50,10 +52,11 @@ export function startWorker(config, worker) {
   const draining = () => state === DRAINING;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
+  const presence = new WorkerPresence({ relay, subscriptions, namespaces: new Namespaces(config), maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const admission = new Admission({ config, relay, draining, worker, log });
-  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, admission, log });
+  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, admission, presence, log });
   const streams = new SseStreams({ config, relay, subscriptions, keepalive, admission });
   const wss = new WebSocketServer({
     noServer: true,
@@ -63,7 +66,7 @@ export function startWorker(config, worker) {
     maxPayload: config.maxPayload
   });
   attachCalls({ relay, users: admission.users, connections, subscriptions });
-  const api = new ServerApi({ config, relay, users: admission.users });
+  const api = new ServerApi({ config, relay, users: admission.users, presence });
   const handleRequest = createRequestHandler({ config, relay, users: admission.users, streams, api, draining });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.

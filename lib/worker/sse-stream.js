@@ -65,6 +65,8 @@ export const sseTransport = defineTransport(SseStream, {
       stream.channels.length === 1 ? (message.single ??= Buffer.from(`id: ${message.id}\n${message.data}`)) : withCursor(stream, message.data);
     return write(stream, event, maxBuffered);
   },
+  // No `id:` line: a join or leave moves no cursor and is never replayed.
+  encodeEvent: (kind, frame) => Buffer.from(`event: ${kind}\ndata: ${frame}\n\n`),
   write,
   buffered: (stream) => stream.socket.writableLength,
   isOpen: (stream) => stream.state === OPEN,
@@ -87,10 +89,11 @@ export function withCursor(stream, rest) {
 /**
  * `event: ready`, once every channel of the stream is live: its id is the
  * full cursor, so a reconnect from here on loses nothing even before the
- * first message, and a client learns where each channel stands.
+ * first message, and a client learns where each channel stands; its data
+ * the stream's connectionId (the client id presence and join/leave show).
  */
-export function readyEvent(stream) {
-  return withCursor(stream, 'event: ready\ndata: {}\n\n');
+export function readyEvent(stream, client) {
+  return withCursor(stream, `event: ready\ndata: {"connectionId":"${client}"}\n\n`);
 }
 
 /** `event: gap`: the channel's missed messages cannot be replayed; the application refetches. */

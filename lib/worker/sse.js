@@ -11,7 +11,7 @@ import { allows } from './permissions.js';
 import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';
 import { HookFailure, HookRefusal } from './hooks.js';
-import { kClient, kUser } from './identity.js';
+import { identify, kClient, kUser } from './identity.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
@@ -78,7 +78,7 @@ export class SseStreams {
 
   /** The credential, if the gateway asks for one, then the stream. Past reserveIp(): a refusal gives the IP's place back. */
   authenticate(req, res, ip, query) {
-    if (this.hooks !== undefined) query.client = this.admission.clientId();
+    query.client = this.admission.clientId();
     if (this.admission.hook) {
       this.admission.identify(req, query.client, 'sse', ip, () => !req.socket.destroyed).then((result) => this.verified(req, res, ip, query, result));
       return;
@@ -146,7 +146,7 @@ export class SseStreams {
           this.admission.releaseIp(ip);
           return users.remove(null, user); // gone while the primary counted
         }
-        const stream = this.open(req, res, ip, query);
+        const stream = this.open(req, res, ip, query, result);
         stream[kUser] = user;
         users.add(stream, user);
         this.expiry.set(stream, result.expiresAt);
@@ -173,7 +173,7 @@ export class SseStreams {
   }
 
   /** Starts the stream: the response head, `retry:`, then the subscribes. */
-  open(req, res, ip, { channels, since, client }) {
+  open(req, res, ip, { channels, since, client }, identity) {
     const socket = req.socket;
     // The stream writes to the socket itself: the response object is let go (~1 KB a stream).
     res.detachSocket(socket);
@@ -184,7 +184,8 @@ export class SseStreams {
         `X-Accel-Buffering: no\r\nConnection: close\r\n${cors}\r\nretry: ${RETRY_MS}\n\n`
     );
     const stream = new SseStream(socket, channels);
-    if (client !== undefined) stream[kClient] = client;
+    stream[kClient] = client;
+    if (identity !== undefined) identify(stream, identity); // before its subscriptions go live and join presence
     socket.on('close', this.onClose);
     this.admission.admitted(stream, ip);
     this.keepalive.add(stream);
@@ -229,7 +230,7 @@ export class SseStreams {
   activate(stream, i, local) {
     this.subscriptions.activate(stream, local);
     stream.positions[i] = local;
-    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream), this.config.maxBuffered);
+    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream, stream[kClient]), this.config.maxBuffered);
   }
 
   closed(stream) {

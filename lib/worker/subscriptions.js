@@ -14,6 +14,9 @@ import { gaugeReads, metrics } from './metrics.js';
 // connections hold one channel, and a Set for one name costs ~150 bytes.
 const kChannels = Symbol('channels');
 
+// Until watch(): no channel is watched (a relay alone, in tests and baselines).
+const UNWATCHED = Object.freeze({ watched: () => false });
+
 /**
  * One channel on this worker: a Set of its live subscribers, of every
  * transport (a subclass, so a channel costs one object), the number of
@@ -21,8 +24,10 @@ const kChannels = Symbol('channels');
  * once `routed`.
  */
 export class LocalChannel extends Set {
-  constructor() {
+  constructor(name, watched) {
     super();
+    this.name = name;
+    this.watched = watched; // its subscribers enter and leave presence (./presence.js)
     this.pending = 0;
     this.routed = false; // the primary has answered a subscribe for this record
     this.seq = 0;
@@ -38,8 +43,17 @@ export class Subscriptions {
   constructor({ last }) {
     this.channels = new Map(); // name -> LocalChannel
     this.last = last;
+    this.presence = UNWATCHED;
     this.held = 0; // subscriptions held by connections, live or pending
     gaugeReads(metrics.subscriptions, () => this.held);
+  }
+
+  /**
+   * @param {import('./presence.js').WorkerPresence} presence told when a
+   *   watched channel's subscription goes live (joined) and ends (left)
+   */
+  watch(presence) {
+    this.presence = presence;
   }
 
   /** Channels held by one connection, live or pending. */
@@ -95,7 +109,7 @@ export class Subscriptions {
     else if (typeof mine === 'string') ws[kChannels] = new Set([mine, channel]);
     else mine.add(channel);
     let local = this.channels.get(channel);
-    if (local === undefined) this.channels.set(channel, (local = new LocalChannel()));
+    if (local === undefined) this.channels.set(channel, (local = new LocalChannel(channel, this.presence.watched(channel))));
     local.pending++;
     this.held++;
     return local;
@@ -105,6 +119,7 @@ export class Subscriptions {
   activate(ws, local) {
     local.pending--;
     local.add(ws);
+    if (local.watched) this.presence.joined(ws, local.name);
   }
 
   remove(ws, channel) {
@@ -131,6 +146,7 @@ export class Subscriptions {
   detach(ws, channel) {
     const local = this.channels.get(channel);
     if (!local.delete(ws)) local.pending--;
+    else if (local.watched) this.presence.left(ws, channel);
     this.held--;
     if (local.size === 0 && local.pending === 0) {
       this.channels.delete(channel);

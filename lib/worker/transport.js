@@ -32,6 +32,9 @@ export const kTransport = Symbol('transport');
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker
  * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
+ * @property {(kind: 'join'|'leave', frame: string) => Buffer} encodeEvent a
+ *   join or leave frame (lib/engines/join-leave.js), for every connection of
+ *   this transport on the worker: not a message (no seq, no cursor)
  * @property {(conn: object, bytes: Buffer|string, maxBuffered: number) => boolean} write
  *   pre-encoded bytes; false when the connection is no longer open
  * @property {(conn: object) => number} buffered bytes waiting to be written

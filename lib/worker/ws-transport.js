@@ -36,6 +36,7 @@ export const wsTransport = defineTransport(GatewaySocket, {
   ping: Buffer.concat(Sender.frame(Buffer.alloc(0), PING)),
   encode: (channel, seq, epoch, dataJson) => encodeText(messageFrame(channel, seq, dataJson)),
   writeMessage: write,
+  encodeEvent: (kind, frame) => encodeText(frame),
   write,
   buffered: (ws) => ws.bufferedAmount,
   isOpen: (ws) => ws.readyState === WebSocket.OPEN,

@@ -1,0 +1,66 @@
+// Presence under the memory engine: every worker's clients in the primary's
+// one table, so an answer is exact across workers the moment a worker's
+// join or leave arrives. A dead worker's clients leave at once (detach),
+// with leave frames and member departures like any other leave.
+import { PresenceTable } from './presence-table.js';
+import { JoinLeaveSender, entryJson, joinLeaveFrame, tooMany } from './join-leave.js';
+
+export class MemoryPresence {
+  /**
+   * @param {object} options
+   * @param {number} options.maxClients --presence-max-clients
+   * @param {number} options.rate --join-leave-rate
+   * @param {(channel: string) => object|undefined} options.routesOf the channel's routed state
+   * @param {(channel: string) => import('../namespaces.js').Namespace} options.namespaceOf
+   */
+  constructor({ maxClients, rate, routesOf, namespaceOf }) {
+    this.table = new PresenceTable();
+    this.sender = new JoinLeaveSender(rate, routesOf);
+    this.maxClients = maxClients;
+    this.namespaceOf = namespaceOf;
+    this.members = []; // onMember listeners
+  }
+
+  join(channel, route, client, user, fields) {
+    const added = this.table.add(channel, client, route, user, fields);
+    if (added === 0) return;
+    if (added === 2) this.member(channel, user, true);
+    if (this.namespaceOf(channel).joinLeave) this.sender.send(channel, client, joinLeaveFrame('join', channel, client, fields));
+  }
+
+  leave(channel, client) {
+    const left = this.table.remove(channel, client);
+    if (left === undefined) return;
+    if (left.departed) this.member(channel, left.entry.user, false);
+    if (this.namespaceOf(channel).joinLeave) this.sender.send(channel, client, joinLeaveFrame('leave', channel, client, left.entry.fields));
+  }
+
+  /** A worker died: its clients leave every channel. */
+  detach(route) {
+    for (const [channel, client] of this.table.ofRoute(route)) this.leave(channel, client);
+  }
+
+  list(channel, answer) {
+    const room = this.table.room(channel);
+    if (room !== undefined && room.clients.size > this.maxClients) return answer(tooMany(this.maxClients));
+    let json = '{';
+    for (const [client, entry] of room?.clients ?? []) json += `${json.length > 1 ? ',' : ''}"${client}":${entryJson(entry.fields)}`;
+    answer({ clients: `${json}}` });
+  }
+
+  stats(channel, answer) {
+    const room = this.table.room(channel);
+    answer({ clients: room?.clients.size ?? 0, users: room?.users.size ?? 0, digest: room?.digest ?? 0 });
+  }
+
+  /** Nothing is asked elsewhere: settled at once. */
+  async settled() {}
+
+  onMember(listener) {
+    this.members.push(listener);
+  }
+
+  member(channel, user, present) {
+    for (const listener of this.members) listener(channel, user, present);
+  }
+}

@@ -1,0 +1,144 @@
+// Presence under the Redis engine: each channel's entries in Redis, written
+// and swept by ./presence.lua (its header holds the invariants), and this
+// node's own clients in a local table (../presence-table.js), which it
+// re-adds every third of --presence-ttl: a node that crashes stops doing so,
+// and its clients are gone from every answer --presence-ttl later. After
+// Redis restarted empty, the next refresh announces every node's clients
+// again (quietly: no join frames, no member arrivals).
+//
+// Join and leave frames are PUBLISHed by the script on the channel's pub/sub
+// name, so every node with subscribers receives them like its messages and
+// sends them on at most --join-leave-rate per channel per second.
+import { readFileSync } from 'node:fs';
+import { ErrorCode } from '../../protocol.js';
+import { PresenceTable } from '../presence-table.js';
+import { JoinLeaveSender, entryJson, tooMany } from '../join-leave.js';
+
+const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
+const UNAVAILABLE = { error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' };
+
+export class RedisPresence {
+  /**
+   * @param {object} options
+   * @param {import('ioredis').Redis | import('ioredis').Cluster} options.redis the command connection
+   * @param {'publish' | 'spublish'} options.publish how frames are published (sharded under Redis Cluster)
+   * @param {(channel: string) => string} options.tagOf the channel's pub/sub name and keys' prefix
+   * @param {number} options.ttl --presence-ttl, seconds
+   * @param {number} options.maxClients --presence-max-clients
+   * @param {number} options.rate --join-leave-rate
+   * @param {(channel: string) => object|undefined} options.routesOf
+   * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
+   */
+  constructor({ redis, publish, tagOf, ttl, maxClients, rate, routesOf, namespaceOf }) {
+    this.redis = redis;
+    this.publish = publish;
+    this.tagOf = tagOf;
+    this.ttlMs = String(ttl * 1000);
+    this.maxClients = maxClients;
+    this.namespaceOf = namespaceOf;
+    this.table = new PresenceTable(); // this node's clients
+    this.sender = new JoinLeaveSender(rate, routesOf);
+    this.members = []; // onMember listeners
+    this.calls = new Set(); // script calls not answered yet
+    redis.defineCommand('gw_presence', { numberOfKeys: 4, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
+    this.refresher = setInterval(() => this.refresh(), (ttl * 1000) / 3);
+    this.refresher.unref();
+  }
+
+  join(channel, route, client, user, fields) {
+    if (this.table.add(channel, client, route, user, fields) === 0) return;
+    this.run(channel, 'add', [client, user ?? '', fields]).then(([, [added]]) => {
+      if (added === 2) this.member(channel, user, true);
+    }, ignore); // Redis unreachable: the next refresh adds it, quietly
+  }
+
+  leave(channel, client) {
+    const left = this.table.remove(channel, client);
+    if (left === undefined) return;
+    this.run(channel, 'remove', [client]).then(([, [removed]]) => {
+      if (removed === 2) this.member(channel, left.entry.user, false);
+    }, ignore); // the entry expires instead
+  }
+
+  /** A worker died: its clients leave every channel. */
+  detach(route) {
+    for (const [channel, client] of this.table.ofRoute(route)) this.leave(channel, client);
+  }
+
+  list(channel, answer) {
+    this.run(channel, 'read', [String(this.maxClients)]).then(([, entries]) => {
+      if (!Array.isArray(entries)) return answer(tooMany(this.maxClients));
+      let json = '{';
+      for (let i = 0; i < entries.length; i += 2) json += `${i > 0 ? ',' : ''}"${entries[i]}":${entryJson(fieldsOf(entries[i + 1]))}`;
+      answer({ clients: `${json}}` });
+    }, () => answer(UNAVAILABLE));
+  }
+
+  stats(channel, answer) {
+    this.run(channel, 'stats', []).then(
+      ([, clients, users, digest]) => answer({ clients, users, digest }),
+      () => answer(UNAVAILABLE)
+    );
+  }
+
+  /** A frame the script published on the channel: to this node's subscribers. */
+  received(channel, frame) {
+    const start = frame.indexOf('"client":"') + 10;
+    this.sender.send(channel, frame.slice(start, frame.indexOf('"', start)), frame);
+  }
+
+  /** Re-adds this node's clients (renewing their expiry), quietly; sweeps their channels. */
+  refresh() {
+    if (this.redis.status !== 'ready') return;
+    for (const [channel, room] of this.table.rooms) {
+      let args = [];
+      for (const [client, { user, fields }] of room.clients) {
+        args.push(client, user ?? '', fields);
+        if (args.length >= REFRESH_CHUNK * 3) {
+          this.run(channel, 'refresh', args).catch(ignore);
+          args = [];
+        }
+      }
+      if (args.length > 0) this.run(channel, 'refresh', args).catch(ignore);
+    }
+  }
+
+  /** Resolves once every script call made so far is answered (or failed): a node stopping lets its last leaves reach Redis. */
+  settled() {
+    return Promise.allSettled([...this.calls]);
+  }
+
+  /** Calls the script; its sweep's departures are told here, whoever asked. */
+  async run(channel, op, args) {
+    const tag = this.tagOf(channel);
+    const publish = this.namespaceOf(channel).joinLeave ? this.publish : '';
+    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, `${tag}:presence:digest`, op, this.ttlMs, channel, publish, tag, ...args);
+    this.calls.add(call);
+    try {
+      const answer = await call;
+      for (const user of answer[0]) this.member(channel, user, false);
+      return answer;
+    } finally {
+      this.calls.delete(call);
+    }
+  }
+
+  onMember(listener) {
+    this.members.push(listener);
+  }
+
+  member(channel, user, present) {
+    for (const listener of this.members) listener(channel, user, present);
+  }
+
+  stop() {
+    clearInterval(this.refresher);
+  }
+}
+
+/** The fields of a stored entry "<fields>\n<user>". */
+function fieldsOf(value) {
+  return value.slice(0, value.indexOf('\n'));
+}
+
+function ignore() {}

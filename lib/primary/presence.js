@@ -1,0 +1,19 @@
+// The primary's part of presence: the workers' joins, leaves and reads go to
+// the engine (lib/engines/index.js, "Presence"); a dead worker's clients leave
+// through the engine's detach. The operations are listed in
+// lib/worker/presence.js.
+import { Op } from '../ipc.js';
+
+/**
+ * @param {import('./relay.js').PrimaryRelay} relay
+ * @param {import('../engines/index.js').Engine} engine
+ */
+export function attachPresence(relay, { presence }) {
+  relay.handle(Op.PRESENCE_JOIN, (link, [, channel, client, user, fields]) => presence.join(channel, link.batch, client, user, fields));
+  relay.handle(Op.PRESENCE_LEAVE, (link, [, channel, client]) => presence.leave(channel, client));
+  relay.handle(Op.PRESENCE, (link, [, channel, stats, token]) => {
+    const answer = (value) => link.batch.push([Op.PRESENCE_DONE, token, value]);
+    if (stats) presence.stats(channel, answer);
+    else presence.list(channel, answer);
+  });
+}

@@ -1,0 +1,157 @@
+// Presence and join/leave under the embedded engine: a real gateway with two
+// workers and --auth jwt, clients on both workers.
+import { expect } from 'chai';
+import { startGateway, eventually } from '../scripts/harness/gateway.js';
+import { configFile, api, result } from './helpers/api.js';
+import { API_KEY } from './helpers/client-helpers.js';
+import { SECRET, joseHs256 } from './helpers/tokens.js';
+import { SseReader } from './helpers/sse.js';
+import { TestClient } from './helpers/client.js';
+import { presenceDigest } from '../lib/protocol.js';
+import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
+
+describe('presence and join/leave (memory engine, two workers)', function () {
+  let gw;
+  let on; // worker -> a source address that reaches it
+  const clients = [];
+  const track = (client) => (clients.push(client), client);
+
+  before(async () => {
+    const args = ['--workers', '2', '--config', configFile(PRESENCE_NAMESPACES), '--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY, '--presence-max-clients', '5', '--join-leave-rate', '10'];
+    gw = await startGateway(args);
+    on = await addressesByWorker(gw.url);
+    expect(Object.keys(on)).to.have.length(2);
+  });
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.close();
+  });
+  after(() => gw?.stop());
+
+  it('lists the clients subscribed on every worker, with user and info; counts users once however many tabs', async () => {
+    const before = (await gw.metric('gateway_presence_member_changes_total', '{change="arrived"}')) ?? 0;
+    const { ann1, ann2, bob, expected } = await twoTabsAndBob('room:list', [gw.url, on[1]], [gw.url, on[2]], [gw.url, on[2]]);
+    clients.push(ann1, ann2, bob);
+    // A join reaches the primary before a read from its own worker, not before one from the other: polled.
+    await eventually(async () => Object.keys(await presenceOf(bob, 'room:list')).length === 3, { what: 'presence lists all three' });
+    expect(await presenceOf(bob, 'room:list')).to.deep.equal(expected);
+    expect(await presenceOf(ann1, 'room:list')).to.deep.equal(expected);
+    expect(await ann1.request({ type: 'presence_stats', channel: 'room:list' })).to.include({ type: 'presence_stats', channel: 'room:list', clients: 3, users: 2 });
+    expect(await result(gw, 'presence', { channel: 'room:list' })).to.deep.equal({ channel: 'room:list', clients: expected });
+    expect(await result(gw, 'presence_stats', { channel: 'room:list' })).to.deep.equal({ channel: 'room:list', clients: 3, users: 2, digest: presenceDigest(Object.keys(expected)) });
+    expect(await gw.metric('gateway_presence_clients')).to.equal(3);
+    // The status page's figures (GET /stats on the metrics port): the channel and its sizes.
+    const shown = async () => (await (await fetch(`http://127.0.0.1:${gw.metricsPort}/stats`)).json()).primary.presenceChannels;
+    await eventually(async () => (await shown()).some((c) => c.channel === 'room:list'), { what: 'room:list on the status page' });
+    expect((await shown()).find((c) => c.channel === 'room:list')).to.deep.equal({ channel: 'room:list', clients: 3, users: 2 });
+    // Two users arrived (ann's second tab is no arrival); ann departs only when her last tab leaves.
+    expect(await gw.metric('gateway_presence_member_changes_total', '{change="arrived"}')).to.equal(before + 2);
+    const departed = (await gw.metric('gateway_presence_member_changes_total', '{change="departed"}')) ?? 0;
+    ann1.close();
+    await eventually(async () => (await result(gw, 'presence_stats', { channel: 'room:list' })).clients === 2, { what: 'ann1 gone' });
+    expect(await result(gw, 'presence_stats', { channel: 'room:list' })).to.include({ users: 2 });
+    expect((await gw.metric('gateway_presence_member_changes_total', '{change="departed"}')) ?? 0).to.equal(departed);
+    await ann2.request({ type: 'unsubscribe', channel: 'room:list' });
+    await eventually(async () => (await result(gw, 'presence_stats', { channel: 'room:list' })).users === 1, { what: 'ann gone' });
+    expect(await gw.metric('gateway_presence_member_changes_total', '{change="departed"}')).to.equal(departed + 1);
+  });
+
+  it("sends join and leave in order, to the others only: a client's own join is not echoed", async () => {
+    const watcher = track(await member(gw.url, 'w', { localAddress: on[1] }));
+    await watcher.subscribe('room:order');
+    const mover = track(await member(gw.url, 'mover', { info: { n: 1 }, localAddress: on[2] }));
+    const id = mover.welcome.connectionId;
+    // A frame is no message: no seq.
+    expect(await comeAndGo(watcher, mover, 'room:order')).to.deep.equal(
+      ['join', 'leave', 'join', 'leave'].map((type) => ({ type, channel: 'room:order', client: id, user: 'mover', info: { n: 1 } }))
+    );
+    expect(watcher.frames.filter((f) => f.type === 'join' && f.client === watcher.welcome.connectionId)).to.have.length(0);
+    // presence without joinLeave: no frames.
+    const quiet = track(await member(gw.url, 'q', { localAddress: on[1] }));
+    await watcher.subscribe('quiet:x');
+    await quiet.subscribe('quiet:x');
+    expect(await presenceOf(watcher, 'quiet:x')).to.have.all.keys(watcher.welcome.connectionId, quiet.welcome.connectionId);
+    expect(watcher.frames.filter((f) => f.channel === 'quiet:x' && f.type === 'join')).to.have.length(0);
+  });
+
+  it('sends SSE join and leave events, and lists a stream in presence under its ready event’s connectionId', async () => {
+    const token = await joseHs256({ sub: 'sse-user', info: { via: 'sse' }, subscribe: ['*'] });
+    const stream = await SseReader.open(`${gw.url.replace('ws://', 'http://').replace('/ws', '')}/sse?channels=room:sse&token=${token}`, { localAddress: on[1] });
+    await eventually(() => stream.events.find((e) => e.event === 'ready'), { what: 'ready' });
+    const { connectionId } = JSON.parse(stream.events.find((e) => e.event === 'ready').data);
+    const other = track(await member(gw.url, 'ws-user', { localAddress: on[2] }));
+    await other.subscribe('room:sse');
+    expect(await presenceOf(other, 'room:sse')).to.deep.equal({ [connectionId]: { user: 'sse-user', info: { via: 'sse' } }, [other.welcome.connectionId]: { user: 'ws-user' } });
+    const joined = await eventually(() => stream.events.find((e) => e.event === 'join'), { what: 'SSE join' });
+    expect(joined.id).to.equal(undefined); // moves no cursor
+    expect(JSON.parse(joined.data)).to.deep.equal({ type: 'join', channel: 'room:sse', client: other.welcome.connectionId, user: 'ws-user' });
+    expect(other.frames.filter((f) => f.type === 'join')).to.have.length(0); // the stream joined before it subscribed
+    other.close();
+    const leave = await eventually(() => stream.events.find((e) => e.event === 'leave'), { what: 'SSE leave' });
+    expect(JSON.parse(leave.data)).to.deep.equal({ type: 'leave', channel: 'room:sse', client: other.welcome.connectionId, user: 'ws-user' });
+    const again = track(await member(gw.url, 'ws-user', { localAddress: on[2] }));
+    await again.subscribe('room:sse');
+    const rejoined = await eventually(() => stream.events.filter((e) => e.event === 'join')[1], { what: 'second SSE join' });
+    expect(JSON.parse(rejoined.data)).to.include({ type: 'join', client: again.welcome.connectionId });
+    await stream.close();
+    await eventually(async () => Object.keys(await presenceOf(again, 'room:sse')).length === 1, { what: 'the stream left' });
+  });
+
+  it('refuses bad presence reads with clear errors', async () => {
+    const c = track(await member(gw.url, 'bad', { subscribe: ['room:mine'] }));
+    expect(await c.request({ type: 'presence', channel: 'plain:x' })).to.include({ type: 'error', code: 'bad_request' }).and.have.property('message').that.match(/namespace plain lack presence/);
+    expect(await c.request({ type: 'presence_stats', channel: 'nowhere:x' })).to.include({ type: 'error', code: 'invalid_channel' });
+    expect(await c.request({ type: 'presence', channel: 'room:other' })).to.include({ type: 'error', code: 'forbidden' });
+    expect(await c.request({ type: 'presence' })).to.include({ type: 'error', code: 'bad_request' });
+    expect((await api(gw, 'presence', { channel: 'plain:x' })).body.error).to.include({ code: 'bad_request' });
+    // Past --presence-max-clients (5): too_many; presence_stats still answers.
+    const many = await Promise.all([...Array(6)].map((_, i) => member(gw.url, `m${i}`).then(track)));
+    for (const m of many) await m.subscribe('room:big');
+    await eventually(async () => (await result(gw, 'presence_stats', { channel: 'room:big' })).clients === 6, { what: 'six in room:big' });
+    expect(await many[0].request({ type: 'presence', channel: 'room:big' })).to.include({ type: 'error', code: 'too_many' });
+    expect(await api(gw, 'presence', { channel: 'room:big' })).to.deep.include({ status: 400 }).and.have.nested.property('body.error.code', 'too_many');
+    // An info claim over 1 KB is refused at auth, with the reason.
+    const big = track(await member(gw.url, 'ok'));
+    const refused = await big.request({ type: 'auth', token: await joseHs256({ sub: 'ok', info: { pad: 'x'.repeat(2048) } }) });
+    expect(refused).to.include({ type: 'error', code: 'unauthorized' }).and.have.property('message').that.match(/info must be at most 1024 bytes/);
+    const wrongType = track(await TestClient.connect(gw.url));
+    const typed = await wrongType.request({ type: 'auth', token: await joseHs256({ sub: 'ok', info: 'Ann' }) });
+    expect(typed).to.include({ type: 'error', code: 'unauthorized' }).and.have.property('message').that.match(/info must be a JSON object/);
+    // The worker is still fine.
+    expect(await big.request({ type: 'presence_stats', channel: 'room:big' })).to.include({ clients: 6 });
+  });
+
+  it('sends at most --join-leave-rate join frames per second per channel, counts the rest dropped, and presence stays exact', async () => {
+    const watcher = track(await member(gw.url, 'watch', { localAddress: on[1] }));
+    await watcher.subscribe('room:storm');
+    const dropped = (await gw.metric('gateway_join_leave_dropped_total')) ?? 0;
+    const crowd = await Promise.all([...Array(40)].map((_, i) => member(gw.url, `c${i}`, { localAddress: on[1 + (i % 2)] }).then(track)));
+    const startedAt = Date.now();
+    await Promise.all(crowd.map((c) => c.subscribe('room:storm')));
+    const seconds = Math.ceil((Date.now() - startedAt) / 1000) + 1; // windows the joins may span
+    await eventually(async () => (await result(gw, 'presence_stats', { channel: 'room:storm' })).clients === 41, { what: 'all 41 present' });
+    const joins = () => watcher.frames.filter((f) => f.type === 'join' && f.channel === 'room:storm').length;
+    // Every join either reached the watcher or was counted dropped.
+    await eventually(async () => joins() + (await gw.metric('gateway_join_leave_dropped_total')) - dropped === 40, { what: 'joins sent or dropped' });
+    // The watcher's own join may have taken one of its second's 10 (sent to the others: none).
+    expect(joins()).to.be.at.least(9).and.at.most(10 * seconds);
+    expect(await gw.metric('gateway_join_leave_sent_total')).to.be.at.least(joins());
+    // Frames held and written together per turn: still none about the client itself.
+    expect(crowd.filter((c) => c.frames.some((f) => f.type === 'join' && f.client === c.welcome.connectionId))).to.have.length(0);
+  });
+
+  it("takes a killed worker's clients out of presence within 2 s, with leave frames", async () => {
+    const survivor = track(await member(gw.url, 's', { localAddress: on[1] }));
+    await survivor.subscribe('room:kill');
+    const doomed = [];
+    for (let i = 0; i < 3; i++) doomed.push(track(await member(gw.url, `d${i}`, { localAddress: on[2] })));
+    for (const d of doomed) await d.subscribe('room:kill');
+    await eventually(async () => Object.keys(await presenceOf(survivor, 'room:kill')).length === 4, { what: 'four in room:kill' });
+    const killedAt = Date.now();
+    process.kill(gw.workerPid(2), 'SIGKILL');
+    const ids = doomed.map((d) => d.welcome.connectionId);
+    await eventually(() => ids.every((id) => survivor.frames.some((f) => f.type === 'leave' && f.client === id)), { what: 'leave frames', timeout: 2000, interval: 20 });
+    expect(Object.keys(await presenceOf(survivor, 'room:kill'))).to.deep.equal([survivor.welcome.connectionId]);
+    expect(Date.now() - killedAt).to.be.below(2000);
+    await eventually(async () => (await gw.metric('gateway_workers')) === 2, { what: 'worker 2 restarted', timeout: 15000 });
+  });
+});
