@@ -95,6 +95,7 @@ export class Connections {
     this.keepalive = keepalive;
     this.log = log;
     this.count = 0; // open connections
+    this.opened = 0; // ever accepted: how ./upgrade.js tells a handshake that completed
     this.jwt = admission.jwt;
     this.identified = admission.identified;
     this.hooks = admission.hooks;
@@ -128,6 +129,7 @@ export class Connections {
     this.keepalive.add(ws);
     if (this.jwt) this.deadlines.set(ws, Date.now() + this.config.authTimeout);
     this.count++;
+    this.opened++;
     WS.added();
     const id = (ws[kClient] = this.admission.clientId());
     if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.jwt ? 'jwt' : undefined));
