@@ -11,12 +11,21 @@ const client = require('prom-client');
 /**
  * @param {object} sources
  * @param {() => number} sources.liveWorkers
- * @param {{figures: () => {channels: number, historyBytes: number}, available: boolean}} sources.engine
+ * @param {{figures: () => {channels: number, historyBytes: number, presenceClients: number}, available: boolean}} sources.engine
  */
 export function createPrimaryMetrics({ liveWorkers, engine }) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'gateway_primary_' });
   const make = (Type, options) => new Type({ registers: [registry], ...options });
+  // A gauge read from the engine's figures when scraped.
+  const figure = (name, help, key) =>
+    make(client.Gauge, {
+      name,
+      help,
+      collect() {
+        this.set(engine.figures()[key]);
+      }
+    });
   return {
     registry,
     workers: make(client.Gauge, {
@@ -26,27 +35,13 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
         this.set(liveWorkers());
       }
     }),
-    channels: make(client.Gauge, {
-      name: 'gateway_channels',
-      help: 'Channels with state in the engine (routed to a worker, or with history)',
-      collect() {
-        this.set(engine.figures().channels);
-      }
-    }),
-    historyBytes: make(client.Gauge, {
-      name: 'gateway_history_bytes',
-      help: 'Bytes of message history held for recovery (payload plus a fixed overhead per entry)',
-      collect() {
-        this.set(engine.figures().historyBytes);
-      }
-    }),
-    presenceClients: make(client.Gauge, {
-      name: 'gateway_presence_clients',
-      help: "Presence entries this node holds (memory: the whole machine's; redis: this node's clients)",
-      collect() {
-        this.set(engine.figures().presenceClients);
-      }
-    }),
+    channels: figure('gateway_channels', 'Channels with state in the engine (routed to a worker, or with history)', 'channels'),
+    historyBytes: figure('gateway_history_bytes', 'Bytes of message history held for recovery (payload plus a fixed overhead per entry)', 'historyBytes'),
+    presenceClients: figure(
+      'gateway_presence_clients',
+      "Presence entries this node holds (memory: the whole machine's; redis: this node's clients)",
+      'presenceClients'
+    ),
     joinLeaveDropped: make(client.Counter, {
       name: 'gateway_join_leave_dropped_total',
       help: 'Join/leave frames dropped past --join-leave-rate (per channel per second)'
