@@ -6,7 +6,7 @@ import { BackendClient, BackendError } from '../backend/http.js';
 import { SIGNATURE_HEADER } from './sign.js';
 
 /** ms for one attempt, connect to the end of the answer: past it the attempt failed and is retried. */
-export const ATTEMPT_TIMEOUT_MS = 5000;
+const ATTEMPT_TIMEOUT_MS = 5000;
 const MAX_ANSWER_BYTES = 1024 * 1024; // the answer is not used; an endpoint that says more is misbehaving
 
 /**
