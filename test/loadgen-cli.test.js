@@ -108,7 +108,9 @@ describe('loadgen (command line)', function () {
     expect(run.ms).to.be.below(10000);
     expect(run.report.open).to.equal(0);
     expect(run.report.failed.ECONNREFUSED).to.be.at.least(50);
-    expect(Object.keys(run.report.failed)).to.deep.equal(['ECONNREFUSED']);
+    // Dials still connecting when the run aborts are cut by the run itself, and reported as closed during handshake.
+    expect(Object.keys(run.report.failed)).to.include('ECONNREFUSED');
+    expect(Object.keys(run.report.failed).filter((reason) => reason !== 'closed during handshake')).to.deep.equal(['ECONNREFUSED']);
     expect(run.report.aborted).to.match(/refused/);
     expect(run.stderr).to.match(/FELL SHORT: aborted/);
   });
