@@ -3,15 +3,11 @@
 // validates, documents and reports bad flags the same way: a clear message and
 // exit code 2, never a stack trace.
 import yargs from 'yargs';
+import { UsageError } from './errors.js';
 
 export const USAGE_ERROR = 2;
 
-export class UsageError extends Error {
-  constructor(message) {
-    super(message);
-    this.code = 'usage';
-  }
-}
+export { UsageError };
 
 /**
  * Checks one value against its table entry.

@@ -60,11 +60,11 @@ export const Op = Object.freeze({
  * server API's methods that reach users' connections or gather figures.
  */
 export const Call = Object.freeze({
-  KICK: 'kick', // [user, code, reason] -> connections closed
-  SUBSCRIBE: 'subscribe', // [user, channel] -> connections subscribed
-  UNSUBSCRIBE: 'unsubscribe', // [user, channel] -> connections unsubscribed
-  CHANNELS: 'channels', // [prefix] -> {name: subscribers}, or null past the bound
-  INFO: 'info' // [] -> [node figures]
+  KICK: 'kick', // {user, code, reason} -> connections closed
+  SUBSCRIBE: 'subscribe', // {user, channel} -> connections subscribed
+  UNSUBSCRIBE: 'unsubscribe', // {user, channel} -> connections unsubscribed
+  CHANNELS: 'channels', // {prefix} -> {name: subscribers}, or null past the bound
+  INFO: 'info' // {} -> [node figures]
 });
 
 /** Channels one answer of Call.CHANNELS may list; past it the answer is null (the API's too_many). */

@@ -1,4 +1,4 @@
-// The worker's part of presence (DESIGN.md "Presence and join/leave"): it
+// The worker's part of presence: it
 // tells the primary when a connection's subscription to a channel of a
 // `presence` or `joinLeave` namespace goes live and when it ends (the engine
 // keeps the entries: lib/engines/index.js), delivers the join and leave
@@ -16,7 +16,7 @@
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
 // From the primary: ['jl', channel, client, frame]   a join or leave frame
 import { Op } from '../ipc.js';
-import { ErrorCode, ProtocolError } from '../protocol.js';
+import { GatewayError } from '../errors.js';
 import { kindOf } from '../engines/join-leave.js';
 import { TRANSPORTS, kTransport } from './transport.js';
 import { identityOf, kClient } from './identity.js';
@@ -51,13 +51,13 @@ export class WorkerPresence {
 
   /** A connection's subscription went live. */
   joined(conn, channel) {
-    const { user, fields } = identityOf(conn);
-    this.relay.batch.push([Op.PRESENCE_JOIN, channel, conn[kClient], user, fields]);
+    const { user, shown } = identityOf(conn);
+    this.relay.send([Op.PRESENCE_JOIN, channel, conn[kClient], user, shown]);
   }
 
   /** A live subscription ended (unsubscribed, or the connection closed). */
   left(conn, channel) {
-    this.relay.batch.push([Op.PRESENCE_LEAVE, channel, conn[kClient]]);
+    this.relay.send([Op.PRESENCE_LEAVE, channel, conn[kClient]]);
   }
 
   /**
@@ -99,26 +99,16 @@ export class WorkerPresence {
   }
 
   /**
-   * @param {string} channel checked with presenceProblem() first
+   * @param {string} channel of a presence namespace (lib/core/commands.js checks it)
    * @param {boolean} stats presence_stats rather than presence
    * @returns {Promise<{clients: string} | {clients: number, users: number}>} the engine's answer
-   * @throws {ProtocolError} too_many, unavailable
+   * @throws {GatewayError} too_many, unavailable
    */
   async read(channel, stats) {
     const answer = await this.relay.ask([Op.PRESENCE, channel, stats]);
-    if (answer.error !== undefined) throw new ProtocolError(answer.error, answer.message);
+    if (answer.error !== undefined) throw new GatewayError(answer.error, answer.message);
     return answer;
   }
-}
-
-/**
- * @param {import('../namespaces.js').Namespace} ns the channel's namespace
- * @returns {ProtocolError|undefined} why presence cannot be asked of the channel
- */
-export function presenceProblem(ns, channel, id) {
-  if (ns.presence) return undefined;
-  const where = ns.name === '' ? 'channels outside namespaces' : `namespace ${ns.name}`;
-  return new ProtocolError(ErrorCode.BAD_REQUEST, `no presence on ${channel}: ${where} lack presence: true`, id);
 }
 
 /** @returns {{frames: Buffer[], all: Buffer}} each held frame as the transport writes it, and all of them in one buffer */
