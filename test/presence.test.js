@@ -97,7 +97,10 @@ describe('presence and join/leave (memory engine, two workers)', function () {
   });
 
   it('refuses bad presence reads with clear errors', async () => {
-    const c = track(await member(gw.url, 'bad', { subscribe: ['room:mine'] }));
+    const c = track(await member(gw.url, 'bad', { subscribe: ['room:mine', 'plain:x'] }));
+    // A channel not subscribed is forbidden before its namespace is asked; one subscribed outside presence is a bad request.
+    expect(await c.request({ type: 'presence', channel: 'plain:x' })).to.include({ type: 'error', code: 'forbidden' });
+    await c.subscribe('plain:x');
     expect(await c.request({ type: 'presence', channel: 'plain:x' })).to.include({ type: 'error', code: 'bad_request' }).and.have.property('message').that.match(/namespace plain lack presence/);
     expect(await c.request({ type: 'presence_stats', channel: 'nowhere:x' })).to.include({ type: 'error', code: 'invalid_channel' });
     expect(await c.request({ type: 'presence', channel: 'room:other' })).to.include({ type: 'error', code: 'forbidden' });

@@ -53,7 +53,7 @@ export class Commands {
     this.namespaces = namespaces;
     this.relay = relay;
     this.subscriptions = subscriptions;
-    this.presence = presence;
+    this.presenceStore = presence;
     this.hooks = hooks;
     this.rate = config.maxPublishRate;
     this.maxSubscriptions = config.maxSubscriptions;
@@ -157,7 +157,7 @@ export class Commands {
     presenceAllowed(ns, channel, id);
     // A read costs the engine a look-up (10,000 entries for a big room).
     this.spend(conn, 'presence reads and publishes', id);
-    return this.presence.read(channel, stats).catch(withId(id));
+    return this.presenceStore.read(channel, stats).catch(withId(id));
   }
 }
 
