@@ -1,5 +1,6 @@
 // --config FILE: the gateway's options as JSON, every flag under its
-// camelCase name ("historySize": 100), plus `namespaces` (../namespaces.js).
+// camelCase name ("historySize": 100), plus `namespaces` (../namespaces.js)
+// and `pusherApps` (./pusher/apps.js).
 // Read through the same options table as the flags and the GATEWAY_*
 // variables, which override it: yargs layers flags over the environment over
 // the file over the defaults. Checked whole before anything starts: a bad
@@ -59,6 +60,7 @@ export function readConfigFile(path) {
       if (problem) refuse(problem);
       continue;
     }
+    if (key === 'pusherApps') continue; // checked with the --pusher-* flags, once they are merged (lib/pusher/apps.js)
     const flag = FLAGS.get(key);
     if (flag === undefined || key === 'config') refuse(`${key}: unknown key (the options are the flags in camelCase, e.g. historySize)`);
     const problem = typeProblem(options[flag], value) ?? checkOption(flag, options[flag], options[flag].coerce ? options[flag].coerce(value) : value);

@@ -9,6 +9,7 @@ import { createSecureContext } from 'node:tls';
 import { resolveOptions, commaList, UsageError } from './cli.js';
 import { engines } from './engines/index.js';
 import { namespacesProblem } from './namespaces.js';
+import { appsProblem, MIN_SECRET_LENGTH } from './pusher/apps.js';
 
 const int = (min, max) => ({ type: 'number', integer: true, min, max });
 const ms = (min) => ({ ...int(min, 24 * 3600 * 1000) });
@@ -151,6 +152,18 @@ export const options = {
     check: minLength('webhook-secret', 32),
     describe: 'HMAC-SHA256 key signing each webhook body (X-Gateway-Signature: sha256=<hex>); at least 32 characters'
   },
+  'pusher-app-id': {
+    type: 'string',
+    describe: "enables Pusher's protocol (/app/<key>, the HTTP API on /apps/<id>) for one app with this id; several apps: the config file's pusherApps"
+  },
+  'pusher-key': { type: 'string', describe: "the Pusher app's key (public: clients connect to /app/<key>)" },
+  'pusher-secret': {
+    type: 'string',
+    check: minLength('pusher-secret', MIN_SECRET_LENGTH),
+    describe: `the Pusher app's secret: signs channel auth, the HTTP API and webhooks (at least ${MIN_SECRET_LENGTH} characters)`
+  },
+  'pusher-client-events': { type: 'boolean', default: false, describe: 'allow client-* events on the Pusher app\'s private and presence channels' },
+  'pusher-webhook-url': { type: 'string', check: httpUrl('pusher-webhook-url'), describe: "where the Pusher app's webhooks go, in Pusher's format" },
   'member-grace': { ...ms(0), default: 3000, describe: 'ms a departed user may come back before member_removed is sent (neither event then)' },
   'max-old-space-size': { ...int(16, 1 << 20), describe: "MiB of V8 old space per worker (Node's default when unset)" },
   'max-semi-space-size': {
@@ -173,6 +186,7 @@ export const options = {
 export function resolveConfig(given) {
   const config = resolveOptions(options, given);
   config.namespaces = given.namespaces ?? [];
+  if (given.pusherApps !== undefined) config.pusherApps = given.pusherApps;
   const problem = namespacesProblem(config.namespaces, options);
   if (problem) throw new UsageError(problem);
   return checkCombinations(config);
@@ -208,7 +222,7 @@ function combinationProblem(config) {
     if (jwtOnly.length > 0) return `--${kebab(jwtOnly[0])} needs --auth jwt`;
   }
   if (config.auth === 'none' && config.maxConnsPerUser > 0) return '--max-conns-per-user needs --auth jwt or hook';
-  return hooksProblem(config) ?? otherProblem(config);
+  return hooksProblem(config) ?? appsProblem(config) ?? otherProblem(config);
 }
 
 function hooksProblem(config) {

@@ -8,6 +8,7 @@
 // workers (unknown namespaces, clientPublish, latest) and by the engines
 // (history size and TTL, latest), each from the same resolved list.
 import { checkOption } from './cli.js';
+import { isProtocolChannel, protocolNamespaces } from './protocols.js';
 
 const NAME = /^[A-Za-z0-9_.@/-]{1,64}$/;
 
@@ -79,10 +80,13 @@ export class Namespaces {
     const list = config.namespaces ?? [];
     // No namespaces: every channel is top-level, and a look-up costs nothing.
     this.byName = list.length === 0 ? undefined : new Map(list.map((ns) => [ns.name, resolve(ns, config)]));
+    // The channels of another protocol (lib/protocols.js) are in that protocol's namespaces.
+    this.protocols = protocolNamespaces(config);
   }
 
   /** @returns {Namespace|undefined} the channel's namespace; undefined: an unknown one */
   lookup(channel) {
+    if (isProtocolChannel(channel)) return this.protocols.get(channel.slice(0, channel.indexOf(':')));
     if (this.byName === undefined) return this.top;
     const colon = channel.indexOf(':');
     return colon === -1 ? this.top : this.byName.get(channel.slice(0, colon));

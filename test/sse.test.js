@@ -74,7 +74,7 @@ describe('SSE: stream, cursor, recovery', function () {
       { id: `1.${epochFmt},0.${epochOther}`, data: '{"channel":"fmt","seq":1,"data":{"hello":"world"}}' },
       { id: `1.${epochFmt},1.${epochOther}`, data: '{"channel":"other","seq":1,"data":"x"}' }
     ]);
-    expect(await gw.metric('gateway_connections', '{transport="sse"}')).to.equal(1);
+    expect(await gw.metric('gateway_connections', '{transport="sse",protocol="native"}')).to.equal(1);
   });
 
   it('sends a `: ping` comment every --ping-interval', async () => {

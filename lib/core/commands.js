@@ -48,9 +48,13 @@ export class Commands {
    * @param {import('../worker/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../worker/presence.js').WorkerPresence} options.presence
    * @param {import('../worker/hooks.js').Hooks} [options.hooks] with a subscribe or publish hook
+   * @param {(channel: string, id?: string|number) => void} [options.checkName] the
+   *   channel name rule of the ways in this core serves (step 2): the native
+   *   one, or another protocol's for its channels
    */
-  constructor({ config, namespaces, relay, subscriptions, presence, hooks }) {
+  constructor({ config, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel }) {
     this.namespaces = namespaces;
+    this.checkName = checkName;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.presenceStore = presence;
@@ -63,7 +67,7 @@ export class Commands {
 
   /** 2: the channel's namespace, once its name is valid. */
   namespace(channel, id) {
-    checkChannel(channel, id);
+    this.checkName(channel, id);
     const ns = this.namespaces.lookup(channel);
     if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`, id);
     return ns;

@@ -17,6 +17,7 @@ import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, MAX_USER_LE
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { presenceAllowed } from './commands.js';
 import { metrics } from '../worker/metrics.js';
+import { isProtocolChannel } from '../protocols.js';
 
 const MAX_BROADCAST = 1000;
 const MAX_BATCH = 100;
@@ -126,7 +127,8 @@ export const METHODS = {
       const counts = await relay.call(Call.CHANNELS, { prefix });
       if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
       const channels = Object.create(null); // a channel may be called __proto__
-      for (const name of Object.keys(counts).sort()) channels[name] = { subscribers: counts[name] };
+      // Another protocol's channels (lib/protocols.js) are not the native API's to see.
+      for (const name of Object.keys(counts).sort()) if (!isProtocolChannel(name)) channels[name] = { subscribers: counts[name] };
       return { channels };
     }
   },

@@ -25,6 +25,7 @@ import {
   welcomeFrame
 } from '../protocol.js';
 import { Keepalive } from './keepalive.js';
+import { socketListeners } from './ws-handlers.js';
 import { encodeText, wsTransport } from './ws-transport.js';
 import { hasCredential, identifying, identityOf, kClient } from './identity.js';
 import { allows } from './permissions.js';
@@ -86,27 +87,12 @@ export class Connections {
     // The credential a client presents itself: a token in an `auth` frame.
     this.credentialMs = admission.jwt ? config.authTimeout : 0;
     this.welcomeAuth = admission.jwt ? 'jwt' : admission.hook ? 'hook' : undefined;
-    const self = this;
-    this.onMessage = function onMessage(data, isBinary) {
-      self.message(this, data, isBinary);
-    };
-    this.onPong = function onPong() {
-      Keepalive.alive(this);
-    };
-    this.onClose = function onClose(code) {
-      self.closed(this, code);
-    };
-    this.onError = function onError(err) {
-      self.log.debug({ err: err.message, code: err.code }, 'connection error');
-    };
+    this.listen = socketListeners(this, log);
   }
 
   /** A WebSocket just upgraded: welcomed at once, or under --auth hook once the connect hook admitted it. */
   accept(ws, ip, req) {
-    ws.on('message', this.onMessage);
-    ws.on('pong', this.onPong);
-    ws.on('close', this.onClose);
-    ws.on('error', this.onError);
+    this.listen(ws);
     this.sessions.opened(ws, ip, this.credentialMs);
     this.count++;
     this.opened++;

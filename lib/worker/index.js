@@ -28,6 +28,7 @@ import { createRequestHandler } from './http.js';
 import { ServerApi } from './api.js';
 import { attachCalls } from './calls.js';
 import { createUpgradeHandler } from './upgrade.js';
+import { protocolWaysIn } from './ways-in.js';
 import { kClientIp } from './client-ip.js';
 import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
@@ -72,7 +73,10 @@ export function startWorker(config, worker) {
   });
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
-  const handleRequest = createRequestHandler({ config, relay, streams, api, draining });
+  // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
+  const protocols = protocolWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log });
+  const routes = protocols.map((protocol) => protocol.route);
+  const handleRequest = createRequestHandler({ config, relay, streams, api, draining, routes });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =
@@ -83,9 +87,8 @@ export function startWorker(config, worker) {
     'upgrade',
     createUpgradeHandler({
       config,
-      wss,
+      ways: [{ matches: (path) => path === config.path, wss, connections }, ...protocols.map((protocol) => protocol.upgrade)],
       admission,
-      connections,
       closes: new ClosePacer(),
       rejected: (reason) => metrics.rejected.inc({ reason })
     })

@@ -18,9 +18,10 @@ const gauge = (name, help, labelNames = [], collect = undefined) => new client.G
 const transports = [];
 
 export const metrics = {
-  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse)', ['transport'], function () {
-    for (const t of transports) this.set({ transport: t.transport }, t.open);
+  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse) and protocol (native, pusher)', ['transport', 'protocol'], function () {
+    for (const t of transports) this.set({ transport: t.transport, protocol: t.protocol }, t.open);
   }),
+  // A transport's figures of every protocol are summed under its label.
   opened: counter('gateway_connections_opened_total', 'Connections opened, by transport', ['transport'], function () {
     this.reset();
     for (const t of transports) this.inc({ transport: t.transport }, t.opened);
@@ -75,16 +76,18 @@ export function gaugeReads(gauge, read) {
  * One transport's connection figures: plain numbers counted on open and
  * close, which the metrics above report when collected.
  * @param {'ws'|'sse'} transport
+ * @param {'native'|'pusher'} [protocol] what the connection speaks
  */
-export function transportMetrics(transport) {
-  const figures = new TransportFigures(transport);
+export function transportMetrics(transport, protocol = 'native') {
+  const figures = new TransportFigures(transport, protocol);
   transports.push(figures);
   return figures;
 }
 
 class TransportFigures {
-  constructor(transport) {
+  constructor(transport, protocol) {
     this.transport = transport;
+    this.protocol = protocol;
     this.open = 0;
     this.opened = 0;
     this.closedBy = new Map(); // reason -> connections closed

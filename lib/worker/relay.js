@@ -194,7 +194,7 @@ export class WorkerRelay {
     if (ack !== undefined) {
       this.acking.delete(token);
       const [ws, id] = ack;
-      if (ws.readyState !== ws.OPEN) return;
+      if (ws.readyState !== ws.OPEN || ws[kTransport].acksPublishes === false) return;
       ws.send(seq === null ? errorFrame(ErrorCode.UNAVAILABLE, NOT_STORED_MESSAGE, id) : publishAckFrame(id, seq, epoch));
       return;
     }

@@ -1,60 +1,79 @@
-// The WebSocket's way in: the upgrade path, then the admission gate
-// (./admission.js), then ws's handshake. Where the primary counts IPs, the
-// upgrade waits for its answer first.
+// The WebSocket's way in: the upgrade path, which picks the protocol (the
+// native one on --path, another protocol's on its own paths: ./ways-in.js),
+// then the admission gate (./admission.js), then ws's handshake. Where the
+// primary counts IPs, the upgrade waits for its answer first.
 import { STATUS_CODES } from 'node:http';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { clientIp } from './client-ip.js';
 
 /**
+ * A way in by WebSocket: the paths it serves, its ws server (noServer
+ * mode) and what accepts its connections.
+ * @typedef {object} UpgradeWay
+ * @property {(path: string) => boolean} matches
+ * @property {import('ws').WebSocketServer} wss
+ * @property {{opened: number, accept: (ws, ip: string, req) => void}} connections
+ * @property {(req, socket, head, err) => void} [refuse] answers the admission
+ *   gate's refusal its protocol's way (default: an HTTP answer)
+ */
+
+/**
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
- * @param {import('ws').WebSocketServer} options.wss in noServer mode
+ * @param {UpgradeWay[]} options.ways the native way first
  * @param {import('./admission.js').Admission} options.admission
- * @param {import('./connections.js').Connections} options.connections
  * @param {import('./close-pacer.js').ClosePacer} options.closes
  * @param {(reason: string) => void} options.rejected counts a refused upgrade
  * @returns {(req, socket, head) => void} the server's 'upgrade' listener
  */
-export function createUpgradeHandler({ config, wss, admission, connections, closes, rejected }) {
-  const refuse = (socket, err) => {
+export function createUpgradeHandler({ config, ways, admission, closes, rejected }) {
+  const refuse = (way, req, socket, head, err) => {
     if (!(err instanceof GatewayError)) throw err;
     rejected(err.code);
-    refuseUpgrade(socket, err);
+    if (way?.refuse === undefined) refuseUpgrade(socket, err);
+    else way.refuse(req, socket, head, err);
   };
 
   // ws calls it with the request: the client's IP is read again rather than
   // held in a closure per connection.
-  const upgraded = (ws, req) => {
-    closes.watch(ws);
-    connections.accept(ws, clientIp(req, config.trustForwarded), req);
-  };
+  const upgradedBy = new Map(
+    ways.map((way) => [
+      way,
+      (ws, req) => {
+        closes.watch(ws);
+        way.connections.accept(ws, clientIp(req, config.trustForwarded), req);
+      }
+    ])
+  );
 
   /** @returns {boolean} whether ws upgraded the connection (it answers a bad handshake itself) */
-  const handshake = (req, socket, head) => {
-    const opened = connections.opened;
+  const handshake = (way, req, socket, head) => {
+    const opened = way.connections.opened;
     // ws answers 101 and the welcome follows at once (no verifyClient: all
     // synchronous): corked, both leave in one write.
     socket.cork();
-    wss.handleUpgrade(req, socket, head, upgraded);
+    way.wss.handleUpgrade(req, socket, head, upgradedBy.get(way));
     socket.uncork();
-    return connections.opened !== opened;
+    return way.connections.opened !== opened;
   };
 
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
+    const path = req.url.split('?', 1)[0];
+    const way = ways.find((candidate) => candidate.matches(path));
     try {
-      if (req.url.split('?', 1)[0] !== config.path) throw new GatewayError(ErrorCode.NOT_FOUND, `WebSockets are served on ${config.path}`);
+      if (way === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, `WebSockets are served on ${config.path}`);
       admission.check(req);
     } catch (err) {
-      return refuse(socket, err);
+      return refuse(way, req, socket, head, err);
     }
-    if (!admission.ipsInPrimary) return void handshake(req, socket, head);
+    if (!admission.ipsInPrimary) return void handshake(way, req, socket, head);
     const ip = clientIp(req, config.trustForwarded);
     admission.reserveIp(ip).then(
       () => {
-        if (!handshake(req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
+        if (!handshake(way, req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
       },
-      (err) => refuse(socket, err)
+      (err) => refuse(way, req, socket, head, err)
     );
   };
 }

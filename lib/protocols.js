@@ -1,0 +1,21 @@
+// The protocols the gateway speaks beside its own, as the processes that do
+// not run their ways in (the primary, the engines) need them: the channels
+// each one owns. A protocol's channels have names starting with '#', which
+// no native name can spell, and namespaces of the protocol's own making.
+// The workers' side of each protocol is listed in lib/worker/ways-in.js.
+import { appNamespaces } from './pusher/channels.js';
+
+const HASH = 0x23; // '#'
+
+/** @returns {boolean} whether `channel` belongs to another protocol (native clients never see it) */
+export function isProtocolChannel(channel) {
+  return channel.charCodeAt(0) === HASH;
+}
+
+/**
+ * Every protocol's namespaces for a configuration, by namespace name.
+ * @returns {Map<string, import('./namespaces.js').Namespace>}
+ */
+export function protocolNamespaces(config) {
+  return appNamespaces(config);
+}

@@ -1,0 +1,129 @@
+// Pusher channel names and the internal names the gateway files them under.
+//
+// A Pusher channel lives inside its app: `presence-room` of app 42 is the
+// internal channel `#42.pres:presence-room`. No native name can spell it
+// (native names have no '#', '=', ',' or ';' and stop at 128 characters),
+// and no other app can either, since a connection and an HTTP request only
+// ever name channels of their own app; so isolation holds by construction.
+//
+// The part before ':' is the channel's namespace (lib/namespaces.js): one
+// per app and kind, whose settings say what Pusher says of that kind:
+// presence kept for presence channels, the last event kept and replayed for
+// cache channels, client events on private and presence channels when the
+// app allows them. Nothing here imports the worker: the primary's engines
+// read these namespaces too.
+import { ErrorCode, GatewayError } from '../errors.js';
+import { appsOf } from './apps.js';
+
+export const MAX_NAME_LENGTH = 164;
+const NAME = /^[A-Za-z0-9_\-=@,.;]{1,164}$/;
+// An internal name: '#', the app id, '.', the kind, ':', the Pusher name.
+const INTERNAL = /^#[A-Za-z0-9_-]{1,64}\.[a-z]+:[A-Za-z0-9_\-=@,.;]{1,164}$/;
+
+/** The kinds, by the prefix that makes them; the first that matches wins. */
+export const Kind = Object.freeze({
+  PUBLIC: 'pub',
+  CACHE: 'pubc',
+  PRIVATE: 'priv',
+  PRIVATE_CACHE: 'privc',
+  PRESENCE: 'pres',
+  PRESENCE_CACHE: 'presc',
+  ENCRYPTED: 'enc'
+});
+
+const PREFIXES = [
+  ['private-encrypted-', Kind.ENCRYPTED],
+  ['private-cache-', Kind.PRIVATE_CACHE],
+  ['presence-cache-', Kind.PRESENCE_CACHE],
+  ['private-', Kind.PRIVATE],
+  ['presence-', Kind.PRESENCE],
+  ['cache-', Kind.CACHE]
+];
+
+const CACHED = new Set([Kind.CACHE, Kind.PRIVATE_CACHE, Kind.PRESENCE_CACHE]);
+const PRESENCE = new Set([Kind.PRESENCE, Kind.PRESENCE_CACHE]);
+const SIGNED = new Set([Kind.PRIVATE, Kind.PRIVATE_CACHE, Kind.PRESENCE, Kind.PRESENCE_CACHE, Kind.ENCRYPTED]);
+// Client events: private and presence channels, never encrypted ones (the server could not read them).
+const CLIENT_EVENTS = new Set([Kind.PRIVATE, Kind.PRIVATE_CACHE, Kind.PRESENCE, Kind.PRESENCE_CACHE]);
+
+export function isValidName(name) {
+  return typeof name === 'string' && NAME.test(name);
+}
+
+/** @returns {string} the kind of a valid Pusher name */
+export function kindOf(name) {
+  for (const [prefix, kind] of PREFIXES) if (name.startsWith(prefix)) return kind;
+  return Kind.PUBLIC;
+}
+
+export const isSigned = (kind) => SIGNED.has(kind);
+export const isPresence = (kind) => PRESENCE.has(kind);
+
+/** The internal name of app `appId`'s channel `name` (valid). */
+export function internalName(appId, name) {
+  return `#${appId}.${kindOf(name)}:${name}`;
+}
+
+/** The Pusher name inside an internal one. */
+export function pusherName(internal) {
+  return internal.slice(internal.indexOf(':') + 1);
+}
+
+/** The prefix every internal channel of an app starts with. */
+export function appPrefix(appId) {
+  return `#${appId}.`;
+}
+
+/** The internal name prefixes an app's connections may subscribe to unsigned. */
+export function publicPrefixes(appId) {
+  return [`#${appId}.${Kind.PUBLIC}:`, `#${appId}.${Kind.CACHE}:`];
+}
+
+/**
+ * The name check of the command core for Pusher's ways in (the core's step
+ * 2): an internal name whose Pusher part is valid. Ways in map a client's
+ * name with checkName() first, so this refuses only what no way in makes.
+ */
+export function checkInternal(channel, id) {
+  if (typeof channel !== 'string' || !INTERNAL.test(channel)) throw new GatewayError(ErrorCode.INVALID_CHANNEL, 'not a Pusher channel', id);
+  return channel;
+}
+
+/** A Pusher channel name as a client or the HTTP API gives it: the answer Pusher gives to a bad one. */
+export function checkName(name) {
+  if (!isValidName(name)) {
+    throw new GatewayError(ErrorCode.INVALID_CHANNEL, `channel names are 1 to ${MAX_NAME_LENGTH} characters of A-Z a-z 0-9 _ - = @ , . ;`);
+  }
+  return name;
+}
+
+/**
+ * The namespaces of every app's channels, by namespace name (`#<appId>.<kind>`),
+ * resolved as lib/namespaces.js resolves a native one.
+ * @param {object} config resolved
+ * @returns {Map<string, object>}
+ */
+export function appNamespaces(config) {
+  const out = new Map();
+  for (const app of appsOf(config)) {
+    for (const kind of Object.values(Kind)) {
+      const name = `#${app.appId}.${kind}`;
+      out.set(
+        name,
+        Object.freeze({
+          name,
+          // Pusher keeps no history; a cache channel keeps its last event.
+          historySize: CACHED.has(kind) ? 1 : 0,
+          historyTtl: config.historyTtl,
+          presence: PRESENCE.has(kind),
+          joinLeave: false,
+          latest: CACHED.has(kind),
+          clientPublish: app.clientEvents && CLIENT_EVENTS.has(kind),
+          subscribeHook: false,
+          publishHook: false
+        })
+      );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,360 @@
+// The Pusher WebSocket way in (/app/<key>): Pusher's frames decoded into the
+// command core (lib/core/commands.js) and its answers encoded back as
+// Pusher's. A connection is counted, kept alive and drained like a native
+// one (lib/worker/sessions.js); what is Pusher's own is its socket_id, its
+// app, and the signatures that grant its private and presence channels.
+//
+// A connection's identity (lib/worker/identity.js) starts as its app's:
+// no user, its app's public and cache channels open to it, nothing to
+// publish. A valid channel signature adds that channel to its grants (and
+// the right to send client events there); a presence subscription makes its
+// channel_data's user the one presence shows. Handlers are created once per
+// worker and read the connection from `this`.
+import { randomInt } from 'node:crypto';
+import { ErrorCode, GatewayError } from '../errors.js';
+import { Keepalive } from '../worker/keepalive.js';
+import { socketListeners } from '../worker/ws-handlers.js';
+import { identify, identityOf, kClient } from '../worker/identity.js';
+import { transportMetrics, metrics } from '../worker/metrics.js';
+import { closeReason } from '../worker/connections.js';
+import { MAX_USER_LENGTH } from '../protocol.js';
+import { kSocketId } from './transport.js';
+import { checkName, internalName, isPresence, isSigned, isValidName, Kind, kindOf, publicPrefixes } from './channels.js';
+import { authMatches } from './signatures.js';
+import {
+  cacheMiss,
+  connectionEstablished,
+  dataObject,
+  errorFrame,
+  eventData,
+  eventFrame,
+  parseFrame,
+  PONG,
+  PusherCode,
+  subscriptionError,
+  subscriptionSucceeded
+} from './frames.js';
+
+const PUSHER = transportMetrics('ws', 'pusher');
+const kApp = Symbol('app');
+const PROTOCOLS = new Set(['5', '6', '7']);
+const MAX_CHANNEL_DATA = 1024; // bytes of a presence subscription's channel_data (Pusher's user_info limit)
+const MAX_CLIENT_EVENT_DATA = 10240; // bytes: Pusher's limit on an event's data
+/** Client events per second per connection: Pusher's limit (the rate of Pusher's command core). */
+export const CLIENT_EVENT_RATE = 10;
+const kJoining = Symbol('joining'); // presence channels whose member cap is being checked
+const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], templates: [] });
+
+export class PusherConnections {
+  /**
+   * @param {object} options
+   * @param {object} options.config resolved gateway configuration
+   * @param {import('./apps.js').Apps} options.apps
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
+   * @param {import('../worker/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../worker/sessions.js').Sessions} options.sessions
+   * @param {import('../core/commands.js').Commands} options.commands Pusher's core: its names, Pusher's client event rate
+   * @param {import('../worker/presence.js').WorkerPresence} options.presence
+   * @param {import('pino').Logger} options.log
+   */
+  constructor({ config, apps, relay, subscriptions, sessions, commands, presence, log }) {
+    this.apps = apps;
+    this.relay = relay;
+    this.subscriptions = subscriptions;
+    this.sessions = sessions;
+    this.commands = commands;
+    this.presence = presence;
+    this.activityTimeout = Math.max(1, Math.round(config.pingInterval / 1000));
+    this.count = 0;
+    this.opened = 0; // ever accepted: how lib/worker/upgrade.js tells a handshake that completed
+    // socket_ids: `<this process's random number>.<a count>`, unique across workers and nodes.
+    this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
+    this.nextId = 0;
+    this.identities = new Map(apps.list.map((app) => [app, appIdentity(app)]));
+    this.listen = socketListeners(this, log);
+  }
+
+  /** A WebSocket on /app/<key> just upgraded: established, or told why not and closed. */
+  accept(ws, ip, req) {
+    this.listen(ws);
+    this.sessions.opened(ws, ip);
+    this.count++;
+    this.opened++;
+    PUSHER.added();
+    ws[kClient] = ws[kSocketId] = `${this.idPrefix}${this.nextId++}`;
+    const url = new URL(req.url, 'http://gateway');
+    const app = this.apps.byKey.get(decodeURIComponent(url.pathname.slice(5)));
+    const protocol = url.searchParams.get('protocol');
+    if (app === undefined) return refuse(ws, PusherCode.APP_NOT_FOUND, 'no app with this key');
+    if (protocol === null) return refuse(ws, PusherCode.NO_PROTOCOL, 'no protocol version given: connect with ?protocol=7');
+    if (!PROTOCOLS.has(protocol)) return refuse(ws, PusherCode.UNSUPPORTED_PROTOCOL, `protocol ${protocol.slice(0, 16)} is not supported: 5 to 7 are`);
+    ws[kApp] = app;
+    identify(ws, this.identities.get(app));
+    ws.send(connectionEstablished(ws[kSocketId], this.activityTimeout));
+  }
+
+  message(ws, data, isBinary) {
+    Keepalive.alive(ws);
+    if (ws[kApp] === undefined) return; // refused, closing
+    try {
+      if (isBinary) throw new GatewayError(ErrorCode.BAD_REQUEST, 'binary frames are not accepted; send JSON text');
+      this.run(ws, parseFrame(data.toString()));
+    } catch (err) {
+      this.fail(ws, err);
+    }
+  }
+
+  run(ws, frame) {
+    switch (frame.event) {
+      case 'pusher:ping':
+        return ws.send(PONG);
+      case 'pusher:pong':
+        return;
+      case 'pusher:subscribe':
+        return this.subscribe(ws, dataObject(frame));
+      case 'pusher:unsubscribe':
+        return this.unsubscribe(ws, dataObject(frame));
+    }
+    if (frame.event.startsWith('client-')) return this.clientEvent(ws, frame);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, `unknown event ${JSON.stringify(frame.event.slice(0, 64))}`);
+  }
+
+  /**
+   * pusher:subscribe: the name, then the signature for private and presence
+   * channels (which grants the channel), then the core's checks; a refusal
+   * is the channel's pusher:subscription_error and nothing else.
+   */
+  subscribe(ws, { channel: name, auth, channel_data: channelData }) {
+    if (typeof name !== 'string') throw new GatewayError(ErrorCode.BAD_REQUEST, 'pusher:subscribe needs a channel');
+    if (!isValidName(name)) return void ws.send(subscriptionError(name.slice(0, 200), 400, 'InvalidChannel', checkNameMessage(name)));
+    const app = ws[kApp];
+    const kind = kindOf(name);
+    const internal = internalName(app.appId, name);
+    if (this.subscriptions.has(ws, internal)) return; // already held (or being joined): its answer comes once
+    let member;
+    if (isSigned(kind)) {
+      const socketId = ws[kSocketId];
+      const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
+      if (!authMatches(app, signed, auth)) return void ws.send(subscriptionError(name, 401, 'AuthError', `invalid signature for ${socketId} on ${name}`));
+      if (isPresence(kind)) {
+        member = memberOf(channelData);
+        if (typeof member === 'string') return void ws.send(subscriptionError(name, 400, 'InvalidChannelData', member));
+      }
+      grant(ws, internal, kind, member);
+    }
+    let ns;
+    try {
+      ns = this.commands.subscribe(ws, internal, undefined, undefined);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      revoke(ws, internal);
+      return void ws.send(subscriptionError(name, err.status, 'SubscriptionError', err.message));
+    }
+    if (member === undefined) return this.join(ws, internal, name, ns);
+    // The member cap: read first, joined after; a second subscribe meanwhile waits for this one's answer.
+    const joining = (ws[kJoining] ??= new Set());
+    if (joining.has(internal)) return;
+    joining.add(internal);
+    this.presence.read(internal, false).then(
+      ({ clients }) => {
+        joining.delete(internal);
+        if (!this.isOpen(ws) || this.subscriptions.has(ws, internal)) return;
+        const users = new Set(Object.values(JSON.parse(clients)).map((entry) => entry.user));
+        if (!users.has(member.user) && users.size >= app.maxPresenceMembers) {
+          revoke(ws, internal);
+          return void ws.send(subscriptionError(name, 403, 'LimitReached', `${name} has its ${app.maxPresenceMembers} members`));
+        }
+        this.join(ws, internal, name, ns);
+      },
+      (err) => {
+        joining.delete(internal);
+        revoke(ws, internal);
+        if (this.isOpen(ws)) ws.send(subscriptionError(name, err.status ?? 500, 'SubscriptionError', err.message));
+      }
+    );
+  }
+
+  /**
+   * Joins at once when this worker already receives the channel (and it
+   * keeps no last event); otherwise asks the primary, and answered()
+   * completes it.
+   */
+  join(ws, internal, name, ns) {
+    const upToDate = this.subscriptions.upToDate(internal, undefined, ns.latest);
+    const local = this.subscriptions.add(ws, internal);
+    if (!upToDate) return void this.relay.subscribe({ owner: this, ws, channel: internal, local, name });
+    this.subscriptions.activate(ws, local);
+    this.succeeded(ws, internal, name);
+  }
+
+  /** The primary's answer to a subscribe this worker could not answer itself. */
+  answered({ ws, channel, local, name }, { current, replay }) {
+    if (!this.isOpen(ws) || !current || !this.subscriptions.has(ws, channel) || local.has(ws)) return;
+    this.subscriptions.activate(ws, local);
+    this.succeeded(ws, channel, name, replay);
+  }
+
+  /**
+   * subscription_succeeded, with the members on a presence channel; on a
+   * cache channel then its last event, or cache_miss.
+   * @param {string[]} [replay] a cache channel's last event, as the engine holds it
+   */
+  succeeded(ws, internal, name, replay) {
+    const kind = kindOf(name);
+    if (!isPresence(kind)) return this.sendSucceeded(ws, name, '{}', replay);
+    this.presence.read(internal, false).then(
+      ({ clients }) => this.sendSucceeded(ws, name, presenceData(JSON.parse(clients)), replay),
+      (err) => this.isOpen(ws) && ws.send(subscriptionError(name, err.status ?? 500, 'SubscriptionError', err.message))
+    );
+  }
+
+  sendSucceeded(ws, name, dataText, replay) {
+    if (!this.isOpen(ws)) return;
+    ws.send(subscriptionSucceeded(name, dataText));
+    if (!isCached(kindOf(name))) return;
+    if (replay === undefined || replay.length === 0) return void ws.send(cacheMiss(name));
+    const { text, exclude } = eventFrame(name, replay[replay.length - 1]);
+    if (exclude !== ws[kSocketId]) ws.send(text);
+  }
+
+  /** pusher:unsubscribe: leaving is always allowed; an unknown channel is nothing to leave. */
+  unsubscribe(ws, { channel: name }) {
+    if (!isValidName(name)) return;
+    const internal = internalName(ws[kApp].appId, name);
+    this.commands.unsubscribe(ws, internal);
+    revoke(ws, internal);
+  }
+
+  /**
+   * A client event: a client publish (the core checks the grant its
+   * signature gave, whether the app allows client events there, and the
+   * rate), to every other subscriber of the channel. Any refusal is
+   * pusher:error 4301, as Pusher answers.
+   */
+  clientEvent(ws, { event, channel: name, data }) {
+    try {
+      checkName(name);
+      const text = typeof data === 'string' ? data : JSON.stringify(data);
+      if (text === undefined || Buffer.byteLength(text) > MAX_CLIENT_EVENT_DATA) {
+        throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${MAX_CLIENT_EVENT_DATA} bytes`);
+      }
+      const internal = internalName(ws[kApp].appId, name);
+      if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
+      const userId = isPresence(kindOf(name)) ? identityOf(ws).user : undefined;
+      this.commands.publish(ws, internal, eventData(event, data, ws[kSocketId], userId ?? undefined), undefined);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      metrics.errors.inc({ code: err.code });
+      ws.send(errorFrame(PusherCode.CLIENT_EVENT_REJECTED, err.message));
+    }
+  }
+
+  /** Answers a refused frame with pusher:error; anything but the family's errors is a bug and goes on up. */
+  fail(ws, err) {
+    if (!(err instanceof GatewayError)) throw err;
+    if (!this.isOpen(ws)) return;
+    metrics.errors.inc({ code: err.code });
+    ws.send(errorFrame(null, err.message));
+  }
+
+  isOpen(ws) {
+    return ws.readyState === ws.OPEN;
+  }
+
+  closed(ws, code) {
+    // A presence user is Pusher's, not one of the gateway's users: the
+    // session forgets the connection as it would an anonymous one.
+    if (identityOf(ws)?.user != null) identify(ws, this.identities.get(ws[kApp]));
+    this.sessions.closed(ws);
+    this.count--;
+    PUSHER.closed(closeReason(code));
+  }
+}
+
+function refuse(ws, code, message) {
+  ws.send(errorFrame(code, message));
+  ws.close(code, message);
+}
+
+function isCached(kind) {
+  return kind === Kind.CACHE || kind === Kind.PRIVATE_CACHE || kind === Kind.PRESENCE_CACHE;
+}
+
+function checkNameMessage(name) {
+  try {
+    checkName(name);
+  } catch (err) {
+    return err.message;
+  }
+  return '';
+}
+
+/**
+ * The identity an app's connection starts with: no user; its public and
+ * cache channels granted (the grant lists' shape is lib/worker/permissions.js's).
+ */
+function appIdentity(app) {
+  const subscribe = Object.freeze({ any: false, exact: new Set(), prefixes: publicPrefixes(app.appId), templates: [] });
+  return Object.freeze({ user: null, expiresAt: undefined, permissions: Object.freeze({ subscribe, publish: NOTHING }), channels: [], info: undefined, shown: '' });
+}
+
+/**
+ * Adds a signed channel to the connection's grants (and client events
+ * there), on the connection's own copy of its identity; a presence member
+ * becomes the user presence shows.
+ */
+function grant(ws, internal, kind, member) {
+  let identity = identityOf(ws);
+  if (!identity.own) {
+    const { subscribe } = identity.permissions;
+    identity = {
+      ...identity,
+      own: true,
+      permissions: {
+        subscribe: { ...subscribe, exact: new Set() },
+        publish: { ...NOTHING, exact: new Set() }
+      }
+    };
+    identify(ws, identity);
+  }
+  identity.permissions.subscribe.exact.add(internal);
+  if (kind !== Kind.ENCRYPTED) identity.permissions.publish.exact.add(internal);
+  if (member !== undefined) {
+    identity.user = member.user;
+    identity.info = member.info;
+    identity.shown = `,"user":${JSON.stringify(member.user)}${member.info === undefined ? '' : `,"info":${JSON.stringify(member.info)}`}`;
+  }
+}
+
+function revoke(ws, internal) {
+  const identity = identityOf(ws);
+  if (!identity?.own) return;
+  identity.permissions.subscribe.exact.delete(internal);
+  identity.permissions.publish.exact.delete(internal);
+}
+
+/** @returns {{user: string, info: *}|string} a presence subscription's member, or what is wrong with its channel_data */
+function memberOf(channelData) {
+  if (typeof channelData !== 'string') return 'channel_data is required on a presence channel';
+  if (Buffer.byteLength(channelData) > MAX_CHANNEL_DATA) return `channel_data is over ${MAX_CHANNEL_DATA} bytes`;
+  let parsed;
+  try {
+    parsed = JSON.parse(channelData);
+  } catch {
+    return 'channel_data is not JSON';
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'channel_data must be a JSON object';
+  const id = parsed.user_id;
+  if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '' || String(id).length > MAX_USER_LENGTH) {
+    return `channel_data needs a user_id (a string or number of 1 to ${MAX_USER_LENGTH} characters)`;
+  }
+  return { user: String(id), info: parsed.user_info };
+}
+
+/** The members a presence subscription starts with, from the engine's clients (one member per user). */
+function presenceData(clients) {
+  const hash = Object.create(null); // a user may be called __proto__
+  for (const entry of Object.values(clients)) if (typeof entry.user === 'string') hash[entry.user] = entry.info ?? null;
+  const ids = Object.keys(hash);
+  return JSON.stringify({ presence: { ids, hash, count: ids.length } });
+}

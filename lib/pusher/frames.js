@@ -1,0 +1,114 @@
+// Pusher's frames, protocol 7 as pusher-js 8 speaks it: every frame is
+// {"event", "channel"?, "data"}. An event's `data` is a string the
+// publisher JSON-encoded; the `pusher:` frames from the server carry an
+// object (pusher:error, pusher:subscription_error, pusher:pong) or, where
+// pusher-js parses a string, a string.
+import { ErrorCode, GatewayError } from '../errors.js';
+
+/** Pusher's error codes (pusher:error and close codes) the gateway uses. */
+export const PusherCode = Object.freeze({
+  APP_NOT_FOUND: 4001, // no app with this key: do not reconnect
+  BAD_REQUEST: 4000, // generic refusal of a frame
+  UNSUPPORTED_PROTOCOL: 4007,
+  NO_PROTOCOL: 4008,
+  OVER_QUOTA: 4004, // the app's connection quota (here: --max-conns-per-ip)
+  UNAUTHORIZED: 4009, // a connection the app does not allow (here: its Origin)
+  OVER_CAPACITY: 4100, // reconnect after backing off
+  RECONNECT: 4200, // reconnect at once (a drain)
+  CLIENT_EVENT_REJECTED: 4301 // client events off, on a public channel, or over the rate
+});
+
+// --- Client to server ---
+
+/**
+ * Parses one client text frame.
+ * @returns {{event: string, channel?: *, data: *}}
+ * @throws {GatewayError} bad_request
+ */
+export function parseFrame(text) {
+  let frame;
+  try {
+    frame = JSON.parse(text);
+  } catch {
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'frames are JSON objects');
+  }
+  if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'frames are JSON objects');
+  if (typeof frame.event !== 'string' || frame.event === '') throw new GatewayError(ErrorCode.BAD_REQUEST, 'a frame needs an event name');
+  return frame;
+}
+
+/** The object `data` of a pusher: frame: pusher-js sends an object, some clients its JSON text. */
+export function dataObject(frame) {
+  let { data } = frame;
+  if (typeof data === 'string') {
+    try {
+      data = JSON.parse(data);
+    } catch {
+      data = undefined;
+    }
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new GatewayError(ErrorCode.BAD_REQUEST, `${frame.event} needs a data object`);
+  return data;
+}
+
+// --- Server to client ---
+
+const quote = JSON.stringify;
+
+export function connectionEstablished(socketId, activityTimeout) {
+  return `{"event":"pusher:connection_established","data":${quote(`{"socket_id":"${socketId}","activity_timeout":${activityTimeout}}`)}}`;
+}
+
+export function errorFrame(code, message) {
+  return `{"event":"pusher:error","data":{"code":${code === null ? 'null' : code},"message":${quote(message)}}}`;
+}
+
+export const PONG = '{"event":"pusher:pong","data":{}}';
+
+/** @param {string} dataText the data's JSON text, sent as a string ('{}' for all but presence) */
+export function subscriptionSucceeded(channel, dataText = '{}') {
+  return `{"event":"pusher_internal:subscription_succeeded","channel":${quote(channel)},"data":${quote(dataText)}}`;
+}
+
+export function subscriptionError(channel, status, type, error) {
+  return `{"event":"pusher:subscription_error","channel":${quote(channel)},"data":{"type":${quote(type)},"error":${quote(error)},"status":${status}}}`;
+}
+
+export function cacheMiss(channel) {
+  return `{"event":"pusher:cache_miss","channel":${quote(channel)},"data":"{}"}`;
+}
+
+export function signinSuccess(userData) {
+  return `{"event":"pusher:signin_success","data":{"user_data":${quote(userData)}}}`;
+}
+
+/**
+ * A message's data as the engine carries it: the event's fields less its
+ * channel, with `exclude` (a socket_id that must not receive it: a client
+ * event's sender, the HTTP API's `socket_id`) first, so the fan-out reads
+ * it without parsing (./transport.js).
+ * @param {string} event
+ * @param {string} data the event's data string
+ * @param {string} [exclude]
+ * @param {string} [userId] a client event's sender on a presence channel
+ */
+export function eventData(event, data, exclude, userId) {
+  const out = exclude === undefined ? {} : { x: exclude };
+  out.event = event;
+  out.data = data;
+  if (userId !== undefined) out.user_id = userId;
+  return out;
+}
+
+const EXCLUDE = '{"x":"';
+
+/**
+ * One message for a Pusher subscriber: the engine's data (eventData, as
+ * JSON text) with the channel spliced in.
+ * @returns {{text: string, exclude: string|undefined}}
+ */
+export function eventFrame(channel, dataJson) {
+  if (!dataJson.startsWith(EXCLUDE)) return { text: `{"channel":${quote(channel)},${dataJson.slice(1)}`, exclude: undefined };
+  const end = dataJson.indexOf('"', EXCLUDE.length);
+  return { text: `{"channel":${quote(channel)}${dataJson.slice(end + 1)}`, exclude: dataJson.slice(EXCLUDE.length, end) };
+}

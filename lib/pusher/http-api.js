@@ -1,0 +1,165 @@
+// Pusher's HTTP API on the public port: /apps/<app_id>/…, each request
+// signed as Pusher signs it (auth_key, auth_timestamp within 600 s,
+// auth_version 1.0, body_md5 of a body, auth_signature: hex HMAC-SHA256 of
+// "METHOD\nPATH\n<query sorted by key, without auth_signature>"). Events
+// are published through the server's operations (lib/core/server.js), on
+// Pusher's command core: its names, the app's channels only. Answers are
+// Pusher's: 200 with a JSON object, or the status and a plain-text reason.
+import { ErrorCode, GatewayError } from '../errors.js';
+import { runMethod } from '../core/server.js';
+import { readBody, reply } from '../worker/http-io.js';
+import { metrics } from '../worker/metrics.js';
+import { checkName, internalName } from './channels.js';
+import { eventData } from './frames.js';
+import { md5, sameText, signatureMatches } from './signatures.js';
+
+const MAX_TIMESTAMP_SKEW_S = 600;
+const MAX_EVENT_CHANNELS = 100;
+const MAX_BATCH = 10;
+const MAX_EVENT_DATA = 10240; // bytes of an event's data: Pusher's limit
+const MAX_EVENT_NAME = 200;
+const SOCKET_ID = /^\d+\.\d+$/;
+const ROUTE = /^\/apps\/([^/]+)\/(.+)$/;
+
+export class PusherHttpApi {
+  /**
+   * @param {object} options
+   * @param {object} options.config resolved gateway configuration
+   * @param {import('./apps.js').Apps} options.apps
+   * @param {import('../core/server.js').ServerContext} options.context Pusher's command core, the relay, presence
+   */
+  constructor({ config, apps, context }) {
+    this.apps = apps;
+    this.context = context;
+    this.maxPayload = config.maxPayload;
+  }
+
+  request(req, res, path) {
+    const match = ROUTE.exec(path);
+    const app = match === null ? undefined : this.apps.byId.get(decodeURIComponent(match[1]));
+    const route = match === null ? undefined : routeOf(req.method, match[2]);
+    const label = `pusher_${route?.name ?? 'unknown'}`;
+    const fail = (err) => {
+      if (!(err instanceof GatewayError)) throw err;
+      metrics.apiRequests.inc({ method: label, code: err.code });
+      replyText(res, err.status, err.message);
+    };
+    if (app === undefined || route === undefined) {
+      req.resume();
+      return fail(new GatewayError(ErrorCode.NOT_FOUND, app === undefined ? 'Unknown app' : 'Unknown route'));
+    }
+    readBody(req, this.maxPayload)
+      .then((body) => {
+        const query = new URL(req.url, 'http://gateway').searchParams;
+        authenticate(app, req.method, path, query, body);
+        return route.run(this.context, app, { query, body: body === '' ? undefined : parseBody(body), params: route.params });
+      })
+      .then((answer) => {
+        metrics.apiRequests.inc({ method: label, code: 'ok' });
+        reply(res, 200, answer);
+      }, fail)
+      .catch(() => res.destroy());
+  }
+}
+
+/**
+ * Pusher's request signature, checked in its order: the key, the version,
+ * the timestamp, the body's MD5, then the signature over all of them.
+ * @throws {GatewayError} unauthorized (401)
+ */
+export function authenticate(app, method, path, query, body) {
+  const refuse = (why) => {
+    throw new GatewayError(ErrorCode.UNAUTHORIZED, why);
+  };
+  if (!sameText(query.get('auth_key') ?? '', app.key)) refuse('Unknown auth_key');
+  if (query.get('auth_version') !== '1.0') refuse('auth_version must be 1.0');
+  const timestamp = Number(query.get('auth_timestamp'));
+  if (!Number.isInteger(timestamp) || Math.abs(Date.now() / 1000 - timestamp) > MAX_TIMESTAMP_SKEW_S) {
+    refuse(`Timestamp expired: auth_timestamp must be within ${MAX_TIMESTAMP_SKEW_S} s of the server's time`);
+  }
+  if (body !== '' && !sameText(query.get('body_md5') ?? '', md5(body))) refuse('body_md5 does not match the body');
+  const signed = [...query.keys()]
+    .filter((key) => key !== 'auth_signature')
+    .sort()
+    .map((key) => `${key.toLowerCase()}=${query.get(key)}`)
+    .join('&');
+  if (!signatureMatches(app.secret, `${method}\n${path}\n${signed}`, query.get('auth_signature'))) refuse('Invalid signature');
+}
+
+// ---- The routes ----
+
+const ROUTES = [
+  { method: 'POST', pattern: /^events$/, name: 'events', run: events },
+  { method: 'POST', pattern: /^batch_events$/, name: 'batch_events', run: batchEvents }
+];
+
+function routeOf(method, rest) {
+  for (const route of ROUTES) {
+    if (route.method !== method) continue;
+    const match = route.pattern.exec(rest);
+    if (match !== null) return { ...route, params: match.slice(1).map(decodeURIComponent) };
+  }
+  return undefined;
+}
+
+/** POST /apps/<id>/events: {name, data, channel | channels, socket_id?} -> {} */
+async function events(context, app, { body }) {
+  const event = checkEvent(body);
+  await Promise.all(event.channels.map((name) => publish(context, app, name, event)));
+  return {};
+}
+
+/** POST /apps/<id>/batch_events: {batch: [event, …]} (at most 10), each with one channel -> {} */
+async function batchEvents(context, app, { body }) {
+  const batch = body?.batch;
+  if (!Array.isArray(batch) || batch.length === 0 || batch.length > MAX_BATCH) throw badRequest(`batch must be an array of 1 to ${MAX_BATCH} events`);
+  const checked = batch.map((event, i) => {
+    const one = checkEvent(event, `batch[${i}].`);
+    if (one.channels.length !== 1) throw badRequest(`batch[${i}] names one channel`);
+    return one;
+  });
+  await Promise.all(checked.map((event) => publish(context, app, event.channels[0], event)));
+  return {};
+}
+
+function publish(context, app, name, { name: event, data, socketId }) {
+  return runMethod('publish', { channel: internalName(app.appId, name), data: eventData(event, data, socketId) }, context);
+}
+
+/** An event of the HTTP API, checked whole before anything is published. */
+function checkEvent(body, at = '') {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest(`${at || 'the body'} must be a JSON object`);
+  const { name, data, channel, channels = channel === undefined ? undefined : [channel], socket_id: socketId } = body;
+  if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${at}name must be a string of 1 to ${MAX_EVENT_NAME} characters`);
+  if (typeof data !== 'string') throw badRequest(`${at}data must be a string (JSON-encode it)`);
+  if (Buffer.byteLength(data) > MAX_EVENT_DATA) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `${at}data is over ${MAX_EVENT_DATA} bytes`);
+  if (!Array.isArray(channels) || channels.length === 0 || channels.length > MAX_EVENT_CHANNELS) {
+    throw badRequest(`${at}channels must be an array of 1 to ${MAX_EVENT_CHANNELS} channel names`);
+  }
+  for (const name of channels) {
+    try {
+      checkName(name);
+    } catch (err) {
+      throw badRequest(`${at}channels: ${err.message}`);
+    }
+  }
+  if (socketId !== undefined && (typeof socketId !== 'string' || !SOCKET_ID.test(socketId))) throw badRequest(`${at}socket_id must be a socket_id (digits.digits)`);
+  return { name, data, channels, socketId };
+}
+
+function parseBody(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest('the body is not JSON');
+  }
+}
+
+function badRequest(message) {
+  return new GatewayError(ErrorCode.BAD_REQUEST, message);
+}
+
+function replyText(res, status, text) {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}

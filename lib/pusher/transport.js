@@ -1,0 +1,37 @@
+// The Pusher WebSocket as a transport (lib/worker/transport.js): a
+// WebSocket like the native one in everything but the bytes of a message
+// and the close codes. A message is encoded once per worker as Pusher's
+// event frame; a message that names a socket_id to leave out (a client
+// event's sender) skips that one connection, so nothing is echoed.
+import { require } from '../require.js';
+import { CloseCode } from '../errors.js';
+import { defineTransport } from '../worker/transport.js';
+import { encodeText, wsTransport } from '../worker/ws-transport.js';
+import { eventFrame, PusherCode } from './frames.js';
+import { pusherName } from './channels.js';
+
+const { WebSocket } = require('ws');
+
+export const kSocketId = Symbol('socketId');
+
+/** The class ws makes Pusher connections of (their WebSocketServer's `WebSocket` option). */
+export class PusherSocket extends WebSocket {}
+
+// The gateway's close codes as Pusher's: its clients reconnect by the code's range.
+const CLOSE_CODES = new Map([
+  [CloseCode.GOING_AWAY, PusherCode.RECONNECT], // a drain: reconnect at once
+  [CloseCode.TRY_AGAIN, PusherCode.OVER_CAPACITY] // a slow consumer: back off first
+]);
+
+export const pusherTransport = defineTransport(PusherSocket, {
+  ...wsTransport,
+  encode(channel, seq, epoch, dataJson) {
+    const { text, exclude } = eventFrame(pusherName(channel), dataJson);
+    return { bytes: encodeText(text), exclude };
+  },
+  writeMessage: (ws, message, maxBuffered) => message.exclude !== ws[kSocketId] && wsTransport.write(ws, message.bytes, maxBuffered),
+  // No join/leave frames: Pusher's members arrive as events (./members.js).
+  close: (ws, code, reason) => ws.close(CLOSE_CODES.get(code) ?? code, reason),
+  // Publishes are answered with Pusher's frames, never the native ack.
+  acksPublishes: false
+});

@@ -1,0 +1,148 @@
+// What the Pusher tests share: a gateway with Pusher apps, the real
+// pusher-js (its Node build) and `pusher` server SDK pointed at it, and a
+// raw WebSocket that records every Pusher frame (for what pusher-js would
+// hide: the exact error codes, frames that must not arrive).
+import { createHash, createHmac } from 'node:crypto';
+import WebSocket from 'ws';
+import PusherJs from 'pusher-js';
+import Pusher from 'pusher';
+import { eventually, startGateway } from '../../scripts/harness/gateway.js';
+
+export const APP = { appId: 'app-1', key: 'key-1', secret: 'a-secret-of-24-characters' };
+export const OTHER_APP = { appId: 'app-2', key: 'key-2', secret: 'another-secret-24-chars!' };
+
+/** A gateway with APP (client events on) and OTHER_APP, from a config file or flags. */
+export function startPusherGateway(args = []) {
+  return startGateway([
+    '--pusher-app-id',
+    APP.appId,
+    '--pusher-key',
+    APP.key,
+    '--pusher-secret',
+    APP.secret,
+    '--pusher-client-events',
+    ...args
+  ]);
+}
+
+/** The `pusher` server SDK for an app on the gateway. */
+export function serverSdk(gw, app = APP) {
+  return new Pusher({ appId: app.appId, key: app.key, secret: app.secret, host: '127.0.0.1', port: String(gw.port), useTLS: false });
+}
+
+/**
+ * pusher-js as a user configures it for a self-hosted server; private and
+ * presence channels are authorised by the server SDK (the application's
+ * auth endpoint, in process).
+ * @param {object} [member] {user_id, user_info} for presence channels
+ */
+export function pusherClient(gw, { app = APP, member, sdk = serverSdk(gw, app), ...options } = {}) {
+  return new PusherJs(app.key, {
+    wsHost: '127.0.0.1',
+    wsPort: gw.port,
+    forceTLS: false,
+    enabledTransports: ['ws'],
+    cluster: 'mt1',
+    disableStats: true,
+    channelAuthorization: {
+      customHandler: ({ socketId, channelName }, callback) => callback(null, sdk.authorizeChannel(socketId, channelName, member))
+    },
+    ...options
+  });
+}
+
+export function connected(client) {
+  return new Promise((resolve, reject) => {
+    if (client.connection.state === 'connected') return resolve(client.connection.socket_id);
+    client.connection.bind('connected', () => resolve(client.connection.socket_id));
+    setTimeout(() => reject(new Error(`pusher-js not connected: ${client.connection.state}`)), 10000);
+  });
+}
+
+/** Subscribes and waits for subscription_succeeded (its data: the members on presence channels). */
+export function subscribed(client, name) {
+  const channel = client.subscribe(name);
+  return new Promise((resolve, reject) => {
+    channel.bind('pusher:subscription_succeeded', (data) => resolve({ channel, data }));
+    channel.bind('pusher:subscription_error', (err) => reject(new Error(`subscription_error on ${name}: ${JSON.stringify(err)}`)));
+  });
+}
+
+/** A raw WebSocket on /app/<key> that records every frame it gets. */
+export class RawPusher {
+  static async open(gw, { key = APP.key, query = '?protocol=7&client=js&version=8.6.0' } = {}) {
+    const raw = new RawPusher(new WebSocket(`ws://127.0.0.1:${gw.port}/app/${key}${query}`));
+    await new Promise((resolve, reject) => {
+      raw.ws.once('open', resolve);
+      raw.ws.once('error', reject);
+    });
+    return raw;
+  }
+
+  constructor(ws) {
+    this.ws = ws;
+    this.frames = [];
+    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    ws.on('message', (data) => {
+      const frame = JSON.parse(data.toString());
+      if (typeof frame.data === 'string') {
+        try {
+          frame.data = JSON.parse(frame.data);
+        } catch {}
+      }
+      this.frames.push(frame);
+    });
+  }
+
+  send(frame) {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  /** The first frame (past or future) matching `predicate`. */
+  frame(predicate, what = 'frame') {
+    return eventually(() => this.frames.find(predicate), { what: `${what}; got ${JSON.stringify(this.frames).slice(0, 600)}` });
+  }
+
+  event(event, channel) {
+    return this.frame((f) => f.event === event && (channel === undefined || f.channel === channel), `${event} on ${channel}`);
+  }
+
+  async socketId() {
+    return (await this.event('pusher:connection_established')).data.socket_id;
+  }
+
+  close() {
+    this.ws.close();
+  }
+}
+
+/** Pusher's channel auth for a raw client: `<key>:<hex HMAC-SHA256 of text>`. */
+export function channelAuth(text, app = APP) {
+  return `${app.key}:${createHmac('sha256', app.secret).update(text).digest('hex')}`;
+}
+
+/**
+ * A signed HTTP API request, built by hand as Pusher's reference says (so a
+ * test can spoil one part of it).
+ * @returns {Promise<{status: number, body: *}>}
+ */
+export async function signedRequest(gw, method, path, { body, params = {}, app = APP, timestamp = Math.floor(Date.now() / 1000), bodyMd5, signWith = app.secret } = {}) {
+  const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+  const query = { auth_key: app.key, auth_timestamp: String(timestamp), auth_version: '1.0', ...params };
+  if (text !== undefined) query.body_md5 = bodyMd5 ?? createHash('md5').update(text).digest('hex');
+  const sorted = Object.keys(query)
+    .sort()
+    .map((k) => `${k}=${query[k]}`)
+    .join('&');
+  const signature = createHmac('sha256', signWith).update(`${method}\n${path}\n${sorted}`).digest('hex');
+  const url = `${gw.http}${path}?${new URLSearchParams({ ...query, auth_signature: signature })}`;
+  const res = await fetch(url, { method, body: text, headers: text === undefined ? {} : { 'Content-Type': 'application/json' } });
+  const answer = await res.text();
+  let parsed = answer;
+  try {
+    parsed = JSON.parse(answer);
+  } catch {}
+  return { status: res.status, body: parsed };
+}
+
+export { eventually };
