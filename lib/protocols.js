@@ -1,9 +1,10 @@
 // The protocols the gateway speaks beside its own, as the processes that do
 // not run their ways in (the primary, the engines) need them: the channels
-// each one owns. A protocol's channels have names starting with '#', which
+// each one owns, and what each one runs in the primary beside the engine. A protocol's channels have names starting with '#', which
 // no native name can spell, and namespaces of the protocol's own making.
 // The workers' side of each protocol is listed in lib/worker/ways-in.js.
 import { appNamespaces } from './pusher/channels.js';
+import { publishMembers } from './pusher/members.js';
 
 const HASH = 0x23; // '#'
 
@@ -18,4 +19,13 @@ export function isProtocolChannel(channel) {
  */
 export function protocolNamespaces(config) {
   return appNamespaces(config);
+}
+
+/**
+ * Each protocol's part in the primary (Pusher: its member events).
+ * @param {object} config resolved
+ * @param {import('./engines/index.js').Engine} engine
+ */
+export function attachProtocols(config, engine) {
+  publishMembers(config, engine);
 }

@@ -149,6 +149,9 @@
  * @param {string} channel
  * @param {string} user
  * @param {boolean} present
+ * @param {string} [client] the client whose entry or departure made the
+ *   change (none for a crashed node's expired entries)
+ * @param {string} [fields] an arrival's entry (./join-leave.js): the user's info
  */
 
 /**

@@ -24,14 +24,14 @@ export class MemoryPresence {
   join(channel, route, client, user, fields) {
     const added = this.table.add(channel, client, route, user, fields);
     if (added === 0) return;
-    if (added === 2) this.member(channel, user, true);
+    if (added === 2) this.member(channel, user, true, client, fields);
     if (this.namespaceOf(channel).joinLeave) this.sender.send(channel, client, joinLeaveFrame('join', channel, client, fields));
   }
 
   leave(channel, client) {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;
-    if (left.departed) this.member(channel, left.entry.user, false);
+    if (left.departed) this.member(channel, left.entry.user, false, client);
     if (this.namespaceOf(channel).joinLeave) this.sender.send(channel, client, joinLeaveFrame('leave', channel, client, left.entry.fields));
   }
 
@@ -60,7 +60,7 @@ export class MemoryPresence {
     this.members.push(listener);
   }
 
-  member(channel, user, present) {
-    for (const listener of this.members) listener(channel, user, present);
+  member(channel, user, present, client, fields) {
+    for (const listener of this.members) listener(channel, user, present, client, fields);
   }
 }

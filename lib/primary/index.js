@@ -23,6 +23,7 @@ import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
+import { attachProtocols } from '../protocols.js';
 
 const SETTLE_MS = 2000;
 
@@ -52,6 +53,7 @@ export async function startPrimary(config) {
     metrics.memberChanges.inc({ change: present ? 'arrived' : 'departed' });
     log.debug({ channel, user, present }, 'presence member');
   });
+  attachProtocols(config, engine);
   const webhooks = startWebhooks({ config, engine, count: (result, events) => metrics.webhookEvents.inc({ result }, events), log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user

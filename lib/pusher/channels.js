@@ -64,6 +64,11 @@ export function internalName(appId, name) {
   return `#${appId}.${kindOf(name)}:${name}`;
 }
 
+/** Whether a channel is one of Pusher's internal names. */
+export function isInternal(channel) {
+  return INTERNAL.test(channel);
+}
+
 /** The Pusher name inside an internal one. */
 export function pusherName(internal) {
   return internal.slice(internal.indexOf(':') + 1);
@@ -85,7 +90,7 @@ export function publicPrefixes(appId) {
  * name with checkName() first, so this refuses only what no way in makes.
  */
 export function checkInternal(channel, id) {
-  if (typeof channel !== 'string' || !INTERNAL.test(channel)) throw new GatewayError(ErrorCode.INVALID_CHANNEL, 'not a Pusher channel', id);
+  if (typeof channel !== 'string' || !isInternal(channel)) throw new GatewayError(ErrorCode.INVALID_CHANNEL, 'not a Pusher channel', id);
   return channel;
 }
 

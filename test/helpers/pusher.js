@@ -37,7 +37,12 @@ export function serverSdk(gw, app = APP) {
  * @param {object} [member] {user_id, user_info} for presence channels
  */
 export function pusherClient(gw, { app = APP, member, sdk = serverSdk(gw, app), ...options } = {}) {
-  return new PusherJs(app.key, {
+  return new PusherJs(app.key, { ...clientOptions(gw, member, sdk), ...options });
+}
+
+/** pusher-js's options (Laravel Echo passes them on) for the gateway: the README's, with the SDK as the auth endpoint. */
+export function clientOptions(gw, member, sdk) {
+  return {
     wsHost: '127.0.0.1',
     wsPort: gw.port,
     forceTLS: false,
@@ -46,9 +51,8 @@ export function pusherClient(gw, { app = APP, member, sdk = serverSdk(gw, app), 
     disableStats: true,
     channelAuthorization: {
       customHandler: ({ socketId, channelName }, callback) => callback(null, sdk.authorizeChannel(socketId, channelName, member))
-    },
-    ...options
-  });
+    }
+  };
 }
 
 export function connected(client) {

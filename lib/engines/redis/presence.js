@@ -48,7 +48,7 @@ export class RedisPresence {
   join(channel, route, client, user, fields) {
     if (this.table.add(channel, client, route, user, fields) === 0) return;
     this.run(channel, 'add', [client, user ?? '', fields]).then(([, [added]]) => {
-      if (added === 2) this.member(channel, user, true);
+      if (added === 2) this.member(channel, user, true, client, fields);
     }, ignore); // Redis unreachable: the next refresh adds it, quietly
   }
 
@@ -56,7 +56,7 @@ export class RedisPresence {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;
     this.run(channel, 'remove', [client]).then(([, [removed]]) => {
-      if (removed === 2) this.member(channel, left.entry.user, false);
+      if (removed === 2) this.member(channel, left.entry.user, false, client);
     }, ignore); // the entry expires instead
   }
 
@@ -127,8 +127,8 @@ export class RedisPresence {
     this.members.push(listener);
   }
 
-  member(channel, user, present) {
-    for (const listener of this.members) listener(channel, user, present);
+  member(channel, user, present, client, fields) {
+    for (const listener of this.members) listener(channel, user, present, client, fields);
   }
 
   stop() {

@@ -1,0 +1,29 @@
+// Pusher's member_added and member_removed, in the primary. The engine's
+// per-user view of presence (onMember: once for the whole cluster, when a
+// user's first connection enters a presence channel and when its last one
+// leaves, a dead worker's and a crashed node's included) is published into
+// the channel as an event, so every subscriber on every worker and node
+// gets it once, in the channel's order. The connection whose arrival made a
+// member is left out: its subscription_succeeded already lists itself.
+import { appsOf } from './apps.js';
+import { isInternal, isPresence, kindOf, pusherName } from './channels.js';
+import { eventData } from './frames.js';
+
+/**
+ * @param {object} config resolved
+ * @param {import('../engines/index.js').Engine} engine
+ */
+export function publishMembers(config, engine) {
+  if (appsOf(config).length === 0) return;
+  engine.onMember((channel, user, present, client, fields) => {
+    if (!isInternal(channel) || !isPresence(kindOf(pusherName(channel)))) return;
+    const data = present ? JSON.stringify({ user_id: user, user_info: infoOf(fields) }) : JSON.stringify({ user_id: user });
+    const event = present ? 'pusher_internal:member_added' : 'pusher_internal:member_removed';
+    engine.publish(channel, JSON.stringify(eventData(event, data, present ? client : undefined)));
+  });
+}
+
+/** The info in an entry's fields (`,"user":…,"info":…`: lib/engines/join-leave.js). */
+function infoOf(fields) {
+  return fields === undefined || fields === '' ? undefined : JSON.parse(`{${fields.slice(1)}}`).info;
+}
