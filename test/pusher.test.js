@@ -204,6 +204,7 @@ describe('Pusher protocol', function () {
       ['data that is not a string', { body: { ...event, data: { a: 1 } } }, 400],
       ['a bad channel name', { body: { ...event, channel: 'no#pe' } }, 400],
       ['a bad socket_id', { body: { ...event, socket_id: 'abc' } }, 400],
+      ["an event of Pusher's own", { body: { ...event, name: 'pusher_internal:member_added' } }, 400],
       ['11 batch events', { body: { batch: Array.from({ length: 11 }, () => event) } }, 400, `/apps/${APP.appId}/batch_events`]
     ];
     for (const [what, options, status, at = path] of cases) {

@@ -28,8 +28,13 @@ export const Kind = Object.freeze({
   PRIVATE_CACHE: 'privc',
   PRESENCE: 'pres',
   PRESENCE_CACHE: 'presc',
-  ENCRYPTED: 'enc'
+  ENCRYPTED: 'enc',
+  USER: 'user' // a signed-in user's own channel (#server-to-user-<id>): the HTTP API's sendToUser and terminate_connections
 });
+
+const USER_CHANNEL = '#server-to-user-';
+// A user id is carried hex-encoded in its channel's internal name.
+export const MAX_USER_ID_BYTES = MAX_NAME_LENGTH / 2;
 
 const PREFIXES = [
   ['private-encrypted-', Kind.ENCRYPTED],
@@ -62,6 +67,35 @@ export const isPresence = (kind) => PRESENCE.has(kind);
 /** The internal name of app `appId`'s channel `name` (valid). */
 export function internalName(appId, name) {
   return `#${appId}.${kindOf(name)}:${name}`;
+}
+
+/** The internal channel of app `appId`'s user `userId` (at most MAX_USER_ID_BYTES bytes). */
+export function userChannel(appId, userId) {
+  return `#${appId}.${Kind.USER}:${Buffer.from(userId).toString('hex')}`;
+}
+
+/** The user id a client names in `#server-to-user-<id>`, or undefined for any other name. */
+export function userOfChannel(name) {
+  return typeof name === 'string' && name.startsWith(USER_CHANNEL) ? name.slice(USER_CHANNEL.length) : undefined;
+}
+
+/**
+ * The internal channel of a name the HTTP API publishes to: a Pusher
+ * channel, or a user's `#server-to-user-<id>` (the SDK's sendToUser).
+ * @throws {GatewayError} invalid_channel
+ */
+export function eventChannel(appId, name) {
+  const user = userOfChannel(name);
+  if (user === undefined) return internalName(appId, checkName(name));
+  if (user === '' || Buffer.byteLength(user) > MAX_USER_ID_BYTES) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `a user id is 1 to ${MAX_USER_ID_BYTES} bytes`);
+  return userChannel(appId, user);
+}
+
+/** The name a client knows an internal channel by. */
+export function clientName(internal) {
+  const name = pusherName(internal);
+  const kind = internal.slice(internal.indexOf('.') + 1, internal.indexOf(':'));
+  return kind === Kind.USER ? `${USER_CHANNEL}${Buffer.from(name, 'hex').toString()}` : name;
 }
 
 /** Whether a channel is one of Pusher's internal names. */

@@ -19,7 +19,19 @@ import { transportMetrics, metrics } from '../worker/metrics.js';
 import { closeReason } from '../worker/connections.js';
 import { MAX_USER_LENGTH } from '../protocol.js';
 import { kSocketId } from './transport.js';
-import { checkName, internalName, isPresence, isSigned, isValidName, Kind, kindOf, publicPrefixes } from './channels.js';
+import {
+  checkName,
+  internalName,
+  isPresence,
+  isSigned,
+  isValidName,
+  Kind,
+  kindOf,
+  MAX_USER_ID_BYTES,
+  publicPrefixes,
+  userChannel,
+  userOfChannel
+} from './channels.js';
 import { authMatches } from './signatures.js';
 import {
   cacheMiss,
@@ -31,12 +43,14 @@ import {
   parseFrame,
   PONG,
   PusherCode,
+  signinSuccess,
   subscriptionError,
   subscriptionSucceeded
 } from './frames.js';
 
 const PUSHER = transportMetrics('ws', 'pusher');
 const kApp = Symbol('app');
+const kUser = Symbol('user'); // the id a pusher:signin proved
 const PROTOCOLS = new Set(['5', '6', '7']);
 const MAX_CHANNEL_DATA = 1024; // bytes of a presence subscription's channel_data (Pusher's user_info limit)
 const MAX_CLIENT_EVENT_DATA = 10240; // bytes: Pusher's limit on an event's data
@@ -114,6 +128,8 @@ export class PusherConnections {
         return this.subscribe(ws, dataObject(frame));
       case 'pusher:unsubscribe':
         return this.unsubscribe(ws, dataObject(frame));
+      case 'pusher:signin':
+        return this.signin(ws, dataObject(frame));
     }
     if (frame.event.startsWith('client-')) return this.clientEvent(ws, frame);
     throw new GatewayError(ErrorCode.BAD_REQUEST, `unknown event ${JSON.stringify(frame.event.slice(0, 64))}`);
@@ -126,6 +142,12 @@ export class PusherConnections {
    */
   subscribe(ws, { channel: name, auth, channel_data: channelData }) {
     if (typeof name !== 'string') throw new GatewayError(ErrorCode.BAD_REQUEST, 'pusher:subscribe needs a channel');
+    const user = userOfChannel(name);
+    if (user !== undefined) {
+      // A signed-in connection already holds its user's channel (signin() joined it).
+      if (user === ws[kUser]) return void ws.send(subscriptionSucceeded(name));
+      return void ws.send(subscriptionError(name, 403, 'AuthError', 'sign in as this user first (pusher:signin)'));
+    }
     if (!isValidName(name)) return void ws.send(subscriptionError(name.slice(0, 200), 400, 'InvalidChannel', checkNameMessage(name)));
     const app = ws[kApp];
     const kind = kindOf(name);
@@ -177,21 +199,23 @@ export class PusherConnections {
   /**
    * Joins at once when this worker already receives the channel (and it
    * keeps no last event); otherwise asks the primary, and answered()
-   * completes it.
+   * completes it. `name`: the client's name for the channel, answered with
+   * subscription_succeeded; none for the server's own subscription (a
+   * user's channel).
    */
   join(ws, internal, name, ns) {
     const upToDate = this.subscriptions.upToDate(internal, undefined, ns.latest);
     const local = this.subscriptions.add(ws, internal);
     if (!upToDate) return void this.relay.subscribe({ owner: this, ws, channel: internal, local, name });
     this.subscriptions.activate(ws, local);
-    this.succeeded(ws, internal, name);
+    if (name !== undefined) this.succeeded(ws, internal, name);
   }
 
   /** The primary's answer to a subscribe this worker could not answer itself. */
   answered({ ws, channel, local, name }, { current, replay }) {
     if (!this.isOpen(ws) || !current || !this.subscriptions.has(ws, channel) || local.has(ws)) return;
     this.subscriptions.activate(ws, local);
-    this.succeeded(ws, channel, name, replay);
+    if (name !== undefined) this.succeeded(ws, channel, name, replay);
   }
 
   /**
@@ -217,9 +241,29 @@ export class PusherConnections {
     if (exclude !== ws[kSocketId]) ws.send(text);
   }
 
+  /**
+   * pusher:signin: `user_data` signed as `socket_id::user::user_data`. A
+   * signed-in connection holds its user's own channel, where the HTTP API
+   * reaches it (sendToUser, terminate_connections) on every worker and node.
+   */
+  signin(ws, { auth, user_data: userData }) {
+    const app = ws[kApp];
+    const refuse = (message) => ws.send(errorFrame(PusherCode.UNAUTHORIZED, message));
+    if (typeof userData !== 'string' || !authMatches(app, `${ws[kSocketId]}::user::${userData}`, auth)) return refuse('invalid signin signature');
+    const user = userIdOf(userData);
+    if (user === undefined) return refuse(`user_data must be a JSON object with an id of 1 to ${MAX_USER_ID_BYTES} bytes`);
+    if (ws[kUser] !== undefined && ws[kUser] !== user) return refuse(`already signed in as another user`);
+    if (ws[kUser] === undefined) {
+      ws[kUser] = user;
+      const channel = userChannel(app.appId, user);
+      this.join(ws, channel, undefined, this.commands.namespace(channel));
+    }
+    ws.send(signinSuccess(userData));
+  }
+
   /** pusher:unsubscribe: leaving is always allowed; an unknown channel is nothing to leave. */
   unsubscribe(ws, { channel: name }) {
-    if (!isValidName(name)) return;
+    if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
     const internal = internalName(ws[kApp].appId, name);
     this.commands.unsubscribe(ws, internal);
     revoke(ws, internal);
@@ -357,4 +401,16 @@ function presenceData(clients) {
   for (const entry of Object.values(clients)) if (typeof entry.user === 'string') hash[entry.user] = entry.info ?? null;
   const ids = Object.keys(hash);
   return JSON.stringify({ presence: { ids, hash, count: ids.length } });
+}
+
+/** The id of a sign-in's user_data, or undefined when it has none usable. */
+function userIdOf(userData) {
+  let parsed;
+  try {
+    parsed = JSON.parse(userData);
+  } catch {
+    return undefined;
+  }
+  const id = parsed?.id;
+  return typeof id === 'string' && id !== '' && Buffer.byteLength(id) <= MAX_USER_ID_BYTES ? id : undefined;
 }

@@ -12,7 +12,7 @@ export const PusherCode = Object.freeze({
   UNSUPPORTED_PROTOCOL: 4007,
   NO_PROTOCOL: 4008,
   OVER_QUOTA: 4004, // the app's connection quota (here: --max-conns-per-ip)
-  UNAUTHORIZED: 4009, // a connection the app does not allow (here: its Origin)
+  UNAUTHORIZED: 4009, // a connection the app does not allow (its Origin, a bad sign-in, terminate_connections)
   OVER_CAPACITY: 4100, // reconnect after backing off
   RECONNECT: 4200, // reconnect at once (a drain)
   CLIENT_EVENT_REJECTED: 4301 // client events off, on a public channel, or over the rate
@@ -99,6 +99,13 @@ export function eventData(event, data, exclude, userId) {
   if (userId !== undefined) out.user_id = userId;
   return out;
 }
+
+/**
+ * terminate_connections as the engine carries it, on the user's own
+ * channel: the fan-out closes each of the user's connections instead of
+ * writing (no client can publish it: the HTTP API refuses `pusher_internal:` events).
+ */
+export const TERMINATE = '{"event":"pusher_internal:terminate"}';
 
 const EXCLUDE = '{"x":"';
 

@@ -9,8 +9,9 @@ import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
 import { readBody, reply } from '../worker/http-io.js';
 import { metrics } from '../worker/metrics.js';
-import { checkName, internalName } from './channels.js';
-import { eventData } from './frames.js';
+import { Call, MAX_CHANNELS } from '../ipc.js';
+import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
+import { eventData, TERMINATE } from './frames.js';
 import { md5, sameText, signatureMatches } from './signatures.js';
 
 const MAX_TIMESTAMP_SKEW_S = 600;
@@ -90,7 +91,11 @@ export function authenticate(app, method, path, query, body) {
 
 const ROUTES = [
   { method: 'POST', pattern: /^events$/, name: 'events', run: events },
-  { method: 'POST', pattern: /^batch_events$/, name: 'batch_events', run: batchEvents }
+  { method: 'POST', pattern: /^batch_events$/, name: 'batch_events', run: batchEvents },
+  { method: 'GET', pattern: /^channels$/, name: 'channels', run: channels },
+  { method: 'GET', pattern: /^channels\/([^/]+)$/, name: 'channel', run: channel },
+  { method: 'GET', pattern: /^channels\/([^/]+)\/users$/, name: 'users', run: users },
+  { method: 'POST', pattern: /^users\/([^/]+)\/terminate_connections$/, name: 'terminate_connections', run: terminate }
 ];
 
 function routeOf(method, rest) {
@@ -102,49 +107,143 @@ function routeOf(method, rest) {
   return undefined;
 }
 
-/** POST /apps/<id>/events: {name, data, channel | channels, socket_id?} -> {} */
+/** POST /apps/<id>/events: {name, data, channel | channels, socket_id?, info?} -> {} or {channels: {name: info}} */
 async function events(context, app, { body }) {
-  const event = checkEvent(body);
-  await Promise.all(event.channels.map((name) => publish(context, app, name, event)));
-  return {};
+  const event = checkEvent(app, body);
+  await Promise.all(event.internals.map((internal) => publish(context, internal, event)));
+  if (event.info.size === 0) return {};
+  const out = {};
+  for (let i = 0; i < event.channels.length; i++) out[event.channels[i]] = await channelInfo(context, event.internals[i], event.info);
+  return { channels: out };
 }
 
-/** POST /apps/<id>/batch_events: {batch: [event, …]} (at most 10), each with one channel -> {} */
+/** POST /apps/<id>/batch_events: {batch: [event, …]} (at most 10), each with one channel -> {} or {batch: [info, …]} */
 async function batchEvents(context, app, { body }) {
   const batch = body?.batch;
   if (!Array.isArray(batch) || batch.length === 0 || batch.length > MAX_BATCH) throw badRequest(`batch must be an array of 1 to ${MAX_BATCH} events`);
   const checked = batch.map((event, i) => {
-    const one = checkEvent(event, `batch[${i}].`);
+    const one = checkEvent(app, event, `batch[${i}].`);
     if (one.channels.length !== 1) throw badRequest(`batch[${i}] names one channel`);
     return one;
   });
-  await Promise.all(checked.map((event) => publish(context, app, event.channels[0], event)));
+  await Promise.all(checked.map((event) => publish(context, event.internals[0], event)));
+  if (checked.every((event) => event.info.size === 0)) return {};
+  return { batch: await Promise.all(checked.map((event) => channelInfo(context, event.internals[0], event.info))) };
+}
+
+/** GET /apps/<id>/channels?filter_by_prefix=&info=user_count -> {channels: {name: {user_count?}}}, the occupied ones */
+async function channels(context, app, { query }) {
+  const prefix = query.get('filter_by_prefix') ?? '';
+  const info = infoOf(query, ['user_count']);
+  if (info.has('user_count') && !prefix.startsWith('presence-')) throw badRequest('info=user_count needs filter_by_prefix=presence-');
+  const counts = await subscribers(context, appPrefix(app.appId));
+  const out = {};
+  for (const [internal, count] of Object.entries(counts)) {
+    const name = pusherName(internal);
+    if (count === 0 || !isInternal(internal) || internal !== internalName(app.appId, name) || !name.startsWith(prefix)) continue;
+    out[name] = info.has('user_count') ? { user_count: await userCount(context, internal) } : {};
+  }
+  return { channels: out };
+}
+
+/** GET /apps/<id>/channels/<name>?info=user_count,subscription_count -> {occupied, …} */
+async function channel(context, app, { query, params: [name] }) {
+  const internal = internalName(app.appId, checkChannelName(name));
+  return channelInfo(context, internal, infoOf(query, ['user_count', 'subscription_count', 'cache']));
+}
+
+/** GET /apps/<id>/channels/<name>/users -> {users: [{id}]}, of a presence channel */
+async function users(context, app, { params: [name] }) {
+  if (!isPresence(kindOf(checkChannelName(name)))) throw badRequest('users are listed for presence channels only');
+  return { users: Object.keys(await members(context, internalName(app.appId, name))).map((id) => ({ id })) };
+}
+
+/** POST /apps/<id>/users/<user_id>/terminate_connections -> {}: every connection signed in as the user, on every worker and node */
+async function terminate(context, app, { params: [user] }) {
+  await runMethod('publish', { channel: eventChannel(app.appId, `#server-to-user-${user}`), data: JSON.parse(TERMINATE) }, context);
   return {};
 }
 
-function publish(context, app, name, { name: event, data, socketId }) {
-  return runMethod('publish', { channel: internalName(app.appId, name), data: eventData(event, data, socketId) }, context);
+function publish(context, internal, { name: event, data, socketId }) {
+  return runMethod('publish', { channel: internal, data: eventData(event, data, socketId) }, context);
+}
+
+/** What the channel and events routes tell of a channel. */
+async function channelInfo(context, internal, info) {
+  const presence = isPresence(kindOf(pusherName(internal)));
+  if (info.has('user_count') && !presence) throw badRequest('user_count is for presence channels only');
+  const count = (await subscribers(context, internal))[internal] ?? 0;
+  const out = { occupied: count > 0 };
+  if (info.has('subscription_count')) out.subscription_count = count;
+  if (info.has('user_count')) out.user_count = await userCount(context, internal);
+  if (info.has('cache')) Object.assign(out, await cached(context, internal));
+  return out;
+}
+
+/** A cache channel's last event: {cache: {value, ttl}}, or nothing when it has none. */
+async function cached({ commands, relay }, internal) {
+  const { latest, historyTtl } = commands.namespace(internal);
+  if (!latest) throw badRequest('cache is for cache channels only');
+  const answer = await relay.history(internal, { limit: 1, reverse: true });
+  const last = answer.messages?.[0];
+  return last === undefined ? {} : { cache: { value: JSON.parse(last.data).data, ttl: historyTtl } };
+}
+
+/** Subscribers per channel, cluster-wide, of the channels starting with `prefix`. */
+async function subscribers({ relay }, prefix) {
+  const counts = await relay.call(Call.CHANNELS, { prefix });
+  if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: filter with a longer prefix`);
+  return counts;
+}
+
+async function userCount(context, internal) {
+  return Object.keys(await members(context, internal)).length;
+}
+
+/** A presence channel's members: user id -> info, one per user. */
+async function members({ presence }, internal) {
+  const { clients } = await presence.read(internal, false);
+  const out = Object.create(null);
+  for (const entry of Object.values(JSON.parse(clients))) if (typeof entry.user === 'string') out[entry.user] = entry.info;
+  return out;
+}
+
+function infoOf(query, known) {
+  const info = new Set((query.get('info') ?? '').split(',').filter((attribute) => attribute !== ''));
+  const unknown = [...info].find((attribute) => !known.includes(attribute));
+  if (unknown !== undefined) throw badRequest(`info may ask for ${known.join(', ')}`);
+  return info;
+}
+
+function checkChannelName(name) {
+  try {
+    return checkName(name);
+  } catch (err) {
+    throw badRequest(err.message);
+  }
 }
 
 /** An event of the HTTP API, checked whole before anything is published. */
-function checkEvent(body, at = '') {
+function checkEvent(app, body, at = '') {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest(`${at || 'the body'} must be a JSON object`);
   const { name, data, channel, channels = channel === undefined ? undefined : [channel], socket_id: socketId } = body;
   if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${at}name must be a string of 1 to ${MAX_EVENT_NAME} characters`);
+  if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${at}name: pusher: and pusher_internal: events are Pusher's own`);
   if (typeof data !== 'string') throw badRequest(`${at}data must be a string (JSON-encode it)`);
   if (Buffer.byteLength(data) > MAX_EVENT_DATA) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `${at}data is over ${MAX_EVENT_DATA} bytes`);
   if (!Array.isArray(channels) || channels.length === 0 || channels.length > MAX_EVENT_CHANNELS) {
     throw badRequest(`${at}channels must be an array of 1 to ${MAX_EVENT_CHANNELS} channel names`);
   }
-  for (const name of channels) {
+  const internals = channels.map((one) => {
     try {
-      checkName(name);
+      return eventChannel(app.appId, one);
     } catch (err) {
       throw badRequest(`${at}channels: ${err.message}`);
     }
-  }
+  });
   if (socketId !== undefined && (typeof socketId !== 'string' || !SOCKET_ID.test(socketId))) throw badRequest(`${at}socket_id must be a socket_id (digits.digits)`);
-  return { name, data, channels, socketId };
+  const info = typeof body.info === 'string' ? infoOf(new URLSearchParams({ info: body.info }), ['user_count', 'subscription_count']) : new Set();
+  return { name, data, channels, internals, socketId, info };
 }
 
 function parseBody(text) {

@@ -7,8 +7,8 @@ import { require } from '../require.js';
 import { CloseCode } from '../errors.js';
 import { defineTransport } from '../worker/transport.js';
 import { encodeText, wsTransport } from '../worker/ws-transport.js';
-import { eventFrame, PusherCode } from './frames.js';
-import { pusherName } from './channels.js';
+import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
+import { clientName } from './channels.js';
 
 const { WebSocket } = require('ws');
 
@@ -23,15 +23,29 @@ const CLOSE_CODES = new Map([
   [CloseCode.TRY_AGAIN, PusherCode.OVER_CAPACITY] // a slow consumer: back off first
 ]);
 
+const TERMINATED = Object.freeze({ terminate: true });
+const TERMINATED_FRAME = errorFrame(PusherCode.UNAUTHORIZED, 'connection terminated by the server');
+
 export const pusherTransport = defineTransport(PusherSocket, {
   ...wsTransport,
   encode(channel, seq, epoch, dataJson) {
-    const { text, exclude } = eventFrame(pusherName(channel), dataJson);
+    if (dataJson === TERMINATE) return TERMINATED;
+    const { text, exclude } = eventFrame(clientName(channel), dataJson);
     return { bytes: encodeText(text), exclude };
   },
-  writeMessage: (ws, message, maxBuffered) => message.exclude !== ws[kSocketId] && wsTransport.write(ws, message.bytes, maxBuffered),
+  writeMessage(ws, message, maxBuffered) {
+    if (message === TERMINATED) return void terminated(ws);
+    return message.exclude !== ws[kSocketId] && wsTransport.write(ws, message.bytes, maxBuffered);
+  },
   // No join/leave frames: Pusher's members arrive as events (./members.js).
   close: (ws, code, reason) => ws.close(CLOSE_CODES.get(code) ?? code, reason),
   // Publishes are answered with Pusher's frames, never the native ack.
   acksPublishes: false
 });
+
+/** terminate_connections reached one of the user's connections. */
+function terminated(ws) {
+  if (!wsTransport.isOpen(ws)) return;
+  ws.send(TERMINATED_FRAME);
+  ws.close(PusherCode.UNAUTHORIZED, 'terminated by the server');
+}
