@@ -38,6 +38,7 @@ export const Op = Object.freeze({
   PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/worker/presence.js)
   PRESENCE_LEAVE: 'pleave',
   PRESENCE: 'pres', // a presence or presence_stats read
+  PROTOCOL_WEBHOOK: 'xwh', // an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
   // primary -> worker
   MSG: 'msg',
   SEQ: 'seq',

@@ -5,6 +5,7 @@
 // The workers' side of each protocol is listed in lib/worker/ways-in.js.
 import { appNamespaces } from './pusher/channels.js';
 import { publishMembers } from './pusher/members.js';
+import { startPusherWebhooks } from './pusher/webhooks.js';
 
 const HASH = 0x23; // '#'
 
@@ -22,10 +23,13 @@ export function protocolNamespaces(config) {
 }
 
 /**
- * Each protocol's part in the primary (Pusher: its member events).
- * @param {object} config resolved
- * @param {import('./engines/index.js').Engine} engine
+ * Each protocol's part in the primary, beside the engine (Pusher: its
+ * member events, its webhooks).
+ * @param {object} options config, engine, relay, count (gateway_webhook_events_total), log
+ * @returns {{close: () => Promise<void>}} sends what is still queued, briefly
  */
-export function attachProtocols(config, engine) {
-  publishMembers(config, engine);
+export function attachProtocols(options) {
+  publishMembers(options.config, options.engine);
+  const webhooks = startPusherWebhooks(options);
+  return { close: async () => webhooks?.close() };
 }

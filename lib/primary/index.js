@@ -53,9 +53,10 @@ export async function startPrimary(config) {
     metrics.memberChanges.inc({ change: present ? 'arrived' : 'departed' });
     log.debug({ channel, user, present }, 'presence member');
   });
-  attachProtocols(config, engine);
-  const webhooks = startWebhooks({ config, engine, count: (result, events) => metrics.webhookEvents.inc({ result }, events), log });
+  const countWebhooks = (result, events) => metrics.webhookEvents.inc({ result }, events);
+  const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
+  const protocols = attachProtocols({ config, engine, relay, count: countWebhooks, log });
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   attachCalls(relay, engine.calls, config);
   attachPresence(relay, engine);
@@ -117,7 +118,7 @@ export async function startPrimary(config) {
     // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
     await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
     clusterStats.stop();
-    await webhooks?.close();
+    await Promise.all([webhooks?.close(), protocols.close()]);
     metricsServer?.close();
     log.info('stopped');
     process.exit(0);

@@ -18,6 +18,7 @@ import { identify, identityOf, kClient } from '../worker/identity.js';
 import { transportMetrics, metrics } from '../worker/metrics.js';
 import { closeReason } from '../worker/connections.js';
 import { MAX_USER_LENGTH } from '../protocol.js';
+import { Op } from '../ipc.js';
 import { kSocketId } from './transport.js';
 import {
   checkName,
@@ -225,18 +226,21 @@ export class PusherConnections {
    */
   succeeded(ws, internal, name, replay) {
     const kind = kindOf(name);
-    if (!isPresence(kind)) return this.sendSucceeded(ws, name, '{}', replay);
+    if (!isPresence(kind)) return this.sendSucceeded(ws, internal, name, '{}', replay);
     this.presence.read(internal, false).then(
-      ({ clients }) => this.sendSucceeded(ws, name, presenceData(JSON.parse(clients)), replay),
+      ({ clients }) => this.sendSucceeded(ws, internal, name, presenceData(JSON.parse(clients)), replay),
       (err) => this.isOpen(ws) && ws.send(subscriptionError(name, err.status ?? 500, 'SubscriptionError', err.message))
     );
   }
 
-  sendSucceeded(ws, name, dataText, replay) {
+  sendSucceeded(ws, internal, name, dataText, replay) {
     if (!this.isOpen(ws)) return;
     ws.send(subscriptionSucceeded(name, dataText));
     if (!isCached(kindOf(name))) return;
-    if (replay === undefined || replay.length === 0) return void ws.send(cacheMiss(name));
+    if (replay === undefined || replay.length === 0) {
+      ws.send(cacheMiss(name));
+      return this.webhook(ws, internal, { name: 'cache_miss', channel: name });
+    }
     const { text, exclude } = eventFrame(name, replay[replay.length - 1]);
     if (exclude !== ws[kSocketId]) ws.send(text);
   }
@@ -284,13 +288,19 @@ export class PusherConnections {
       }
       const internal = internalName(ws[kApp].appId, name);
       if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
-      const userId = isPresence(kindOf(name)) ? identityOf(ws).user : undefined;
-      this.commands.publish(ws, internal, eventData(event, data, ws[kSocketId], userId ?? undefined), undefined);
+      const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
+      this.commands.publish(ws, internal, eventData(event, data, ws[kSocketId], userId), undefined);
+      this.webhook(ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: ws[kSocketId], user_id: userId });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       metrics.errors.inc({ code: err.code });
       ws.send(errorFrame(PusherCode.CLIENT_EVENT_REJECTED, err.message));
     }
+  }
+
+  /** An event for the app's webhooks, which the primary sends (./webhooks.js). */
+  webhook(ws, internal, event) {
+    if (ws[kApp].webhookUrl !== undefined) this.relay.send([Op.PROTOCOL_WEBHOOK, internal, event]);
   }
 
   /** Answers a refused frame with pusher:error; anything but the family's errors is a bug and goes on up. */

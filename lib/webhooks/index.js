@@ -10,6 +10,7 @@ import { MemberGrace } from './members.js';
 import { LocalDepartures } from './departures.js';
 import { signatureOf } from './sign.js';
 import { webhookSender } from './send.js';
+import { isProtocolChannel } from '../protocols.js';
 
 /** ms the primary, exiting, waits for the events still queued (the drain's vacated among them). */
 const CLOSE_MS = 5000;
@@ -27,14 +28,15 @@ export function startWebhooks({ config, engine, count, log }) {
   if (webhookUrl === undefined) return undefined;
   const send = webhookSender(webhookUrl);
   const queue = new WebhookQueue({ post: (body) => send(body, signatureOf(webhookSecret, body)), count, log });
-  engine.onOccupancy((channel, occupied) => queue.add({ name: occupied ? 'channel_occupied' : 'channel_vacated', channel }));
+  // Another protocol's channels (lib/protocols.js) have webhooks of their own format, if any.
+  engine.onOccupancy((channel, occupied) => isProtocolChannel(channel) || queue.add({ name: occupied ? 'channel_occupied' : 'channel_vacated', channel }));
   const grace = new MemberGrace({
     departures: engine.departures ?? new LocalDepartures(),
     graceMs: memberGrace,
     announce: (name, channel, user) => queue.add({ name, channel, user }),
     log
   });
-  engine.onMember?.((channel, user, present) => grace.member(channel, user, present)); // presence (issue 22)
+  engine.onMember?.((channel, user, present) => isProtocolChannel(channel) || grace.member(channel, user, present)); // presence (issue 22)
   return {
     /** Sends what is queued, for at most CLOSE_MS; departures still in their grace are not announced. */
     async close() {

@@ -31,9 +31,11 @@ export class WebhookQueue {
    * @param {(body: string) => Promise<void>} options.post sends one body; rejects if it was not taken
    * @param {(result: string, events: number) => void} options.count
    * @param {import('pino').Logger} options.log
+   * @param {(timeMs: number, events: object[]) => string} [options.format] a batch's body (another protocol's format)
    */
-  constructor({ post, count, log }) {
+  constructor({ post, count, log, format = nativeBody }) {
     this.post = post;
+    this.format = format;
     this.count = count;
     this.log = log;
     this.waiting = []; // events not yet in a batch, oldest first
@@ -96,7 +98,7 @@ export class WebhookQueue {
     const events = this.waiting.splice(0, MAX_BATCH);
     const oldestAt = this.queuedAt.splice(0, MAX_BATCH)[0];
     const now = Date.now();
-    this.batch = { body: JSON.stringify({ timeMs: now, events }), events: events.length, oldestAt, attempts: 0 };
+    this.batch = { body: this.format(now, events), events: events.length, oldestAt, attempts: 0 };
     this.attempt();
   }
 
@@ -133,4 +135,8 @@ export class WebhookQueue {
     this.schedule();
     if (this.size === 0) for (const resolve of this.emptied.splice(0)) resolve();
   }
+}
+
+function nativeBody(timeMs, events) {
+  return JSON.stringify({ timeMs, events });
 }

@@ -11,14 +11,16 @@ const MAX_ANSWER_BYTES = 1024 * 1024; // the answer is not used; an endpoint tha
 
 /**
  * @param {string} url
+ * @param {string} [signatureHeader] where the signature goes (another protocol's format names its own)
+ * @param {object} [headers] sent with every body
  * @returns {(body: string, signature: string) => Promise<void>} resolves on a
  *   2xx answer; rejects on anything else (another status, a timeout, a reset)
  */
-export function webhookSender(url) {
+export function webhookSender(url, signatureHeader = SIGNATURE_HEADER, headers = {}) {
   const client = new BackendClient({ timeoutMs: ATTEMPT_TIMEOUT_MS, connections: 1, maxBytes: MAX_ANSWER_BYTES });
   const target = new URL(url);
   return async (body, signature) => {
-    const answer = await client.post(target, body, { [SIGNATURE_HEADER]: signature });
+    const answer = await client.post(target, body, { ...headers, [signatureHeader]: signature });
     if (answer instanceof BackendError) throw answer;
     if (answer.status < 200 || answer.status > 299) throw new BackendError(BackendFailure.STATUS, `the webhook endpoint answered ${answer.status}`);
   };
