@@ -263,8 +263,23 @@ describe('Pusher protocol', function () {
   });
 });
 
-describe('Pusher protocol off', function () {
+describe('Pusher at the door', function () {
   this.timeout(30000);
+  it('refuses an Origin not allowed with pusher:error and close 4009 (a browser cannot read an HTTP refusal)', async () => {
+    const gw = await startPusherGateway(['--allowed-origins', 'https://app.example.com']);
+    try {
+      const raw = await RawPusher.open(gw, { origin: 'https://evil.example.com' });
+      expect((await raw.event('pusher:error')).data.code).to.equal(4009);
+      expect((await raw.closed).code).to.equal(4009);
+      const ok = await RawPusher.open(gw, { origin: 'https://app.example.com' });
+      await ok.socketId();
+      ok.close();
+      expect(await gw.metric('gateway_upgrades_rejected_total', '{reason="origin"}')).to.equal(1);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('answers /app/ and /apps/ with 404 when no app is configured', async () => {
     const gw = await startGateway();
     try {

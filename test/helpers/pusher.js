@@ -74,8 +74,8 @@ export function subscribed(client, name) {
 
 /** A raw WebSocket on /app/<key> that records every frame it gets. */
 export class RawPusher {
-  static async open(gw, { key = APP.key, query = '?protocol=7&client=js&version=8.6.0' } = {}) {
-    const raw = new RawPusher(new WebSocket(`ws://127.0.0.1:${gw.port}/app/${key}${query}`));
+  static async open(gw, { key = APP.key, query = '?protocol=7&client=js&version=8.6.0', origin } = {}) {
+    const raw = new RawPusher(new WebSocket(`ws://127.0.0.1:${gw.port}/app/${key}${query}`, { origin }));
     await new Promise((resolve, reject) => {
       raw.ws.once('open', resolve);
       raw.ws.once('error', reject);
