@@ -2,38 +2,19 @@
 // everything, and real runs against the gateway (2 workers) with subscribe and
 // publish over WebSocket and over HTTP.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { eventually, startGateway } from '../scripts/harness/gateway.js';
 import { ephemeralPorts } from '../lib/loadgen/addresses.js';
 import { joseHs256 } from './helpers/tokens.js';
 import { RedisServer } from '../scripts/harness/redis.js';
-
-const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
+import { spawnLoadgen } from './helpers/loadgen.js';
 
 /** Runs loadgen against `target.url` with these flags and --json -. */
 function loadgen(target, flags) {
   const args = ['--url', target.url, '--json', '-'];
   for (const [name, value] of Object.entries(flags)) args.push(`--${name}`, String(value));
   return spawnLoadgen(args);
-}
-
-/** Resolves {code, stdout, stderr, report (parsed stdout), ms}. */
-async function spawnLoadgen(args) {
-  const started = Date.now();
-  const proc = spawn(process.execPath, [LOADGEN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.on('data', (d) => (stdout += d));
-  proc.stderr.on('data', (d) => (stderr += d));
-  const [code] = await once(proc, 'exit');
-  let report;
-  try {
-    report = JSON.parse(stdout);
-  } catch {}
-  return { code, stdout, stderr, report, ms: Date.now() - started };
 }
 
 /** A loopback port that nothing listens on (bound, then released). */

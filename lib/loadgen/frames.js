@@ -77,7 +77,7 @@ function startsWith(buf, prefix) {
 }
 
 /** The non-negative decimal integer at `at`, or -1. */
-function readInteger(buf, at) {
+export function readInteger(buf, at) {
   let value = 0;
   let i = at;
   for (; i < buf.length; i++) {

@@ -1,16 +1,31 @@
-// Publishing over HTTP: autocannon drives POST /publish at the wanted rate,
-// round-robin over the channels. A 202 means the gateway took the message;
-// only those count as published, per channel, so `expected` stays exact.
+// Publishing over HTTP: autocannon drives POST /publish (or, for a Pusher
+// run, Pusher's signed POST /apps/<id>/events) at the wanted rate,
+// round-robin over the channels. Only the requests the gateway took (202;
+// Pusher's 200) count as published, per channel, so `expected` stays exact.
 import autocannon from 'autocannon';
 import { nowUs, channelName, padding, dataJson, publishBody } from './frames.js';
+import { signedEvent } from './pusher-wire.js';
 
-const ACCEPTED = 202;
+/** Where and how a publish goes: the native route, keyed, or the Pusher app's HTTP API, signed per request. */
+function targetOf(wsUrl, apiKey, pusherApp) {
+  const origin = wsUrl.replace(/^ws/, 'http');
+  if (pusherApp !== undefined) {
+    return { url: new URL('/', origin).href, headers: { 'content-type': 'application/json' }, accepted: 200, request: (channel, data) => signedEvent(pusherApp, channel, data) };
+  }
+  return {
+    url: new URL('/publish', origin).href,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    accepted: 202,
+    request: (channel, data) => ({ body: publishBody(channel, data) })
+  };
+}
 
 /**
  * Publishes round(rate × seconds) messages, then resolves.
  * @param {object} o
  * @param {string} o.wsUrl the gateway's WebSocket URL (POST /publish goes to the same host and port)
- * @param {string} o.apiKey
+ * @param {string} [o.apiKey] for POST /publish
+ * @param {{appId: string, key: string, secret: string}} [o.pusherApp] publishes through this app's HTTP API instead
  * @param {number} o.rate messages per second
  * @param {number} o.seconds
  * @param {number} o.channels
@@ -19,8 +34,8 @@ const ACCEPTED = 202;
  * @param {number} o.publisher the id written into each message
  * @returns {Promise<{perChannel: number[], errors: object, unacked: number}>}
  */
-export async function publishOverHttp({ wsUrl, apiKey, rate, seconds, channels, channelPrefix, messageSize, publisher }) {
-  const url = new URL('/publish', wsUrl.replace(/^ws/, 'http'));
+export async function publishOverHttp({ wsUrl, apiKey, pusherApp, rate, seconds, channels, channelPrefix, messageSize, publisher }) {
+  const target = targetOf(wsUrl, apiKey, pusherApp);
   const pad = padding(messageSize);
   const perChannel = new Array(channels).fill(0);
   const errors = {};
@@ -28,9 +43,9 @@ export async function publishOverHttp({ wsUrl, apiKey, rate, seconds, channels, 
   let sent = 0;
   let answered = 0;
   const result = await autocannon({
-    url: url.href,
+    url: target.url,
     method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    headers: target.headers,
     connections: Math.min(20, Math.ceil(rate / 100)),
     overallRate: rate,
     amount: Math.max(1, Math.round(rate * seconds)),
@@ -41,11 +56,11 @@ export async function publishOverHttp({ wsUrl, apiKey, rate, seconds, channels, 
           context.channel = counter % channels;
           sent++;
           const data = dataJson(nowUs(), publisher, counter++, pad);
-          return { ...request, body: publishBody(channelName(channelPrefix, context.channel), data) };
+          return { ...request, ...target.request(channelName(channelPrefix, context.channel), data) };
         },
         onResponse(status, body, context) {
           answered++;
-          if (status === ACCEPTED) perChannel[context.channel]++;
+          if (status === target.accepted) perChannel[context.channel]++;
           else errors[`HTTP ${status}`] = (errors[`HTTP ${status}`] ?? 0) + 1;
         }
       }

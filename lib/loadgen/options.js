@@ -22,6 +22,15 @@ export const options = {
     default: 'ws',
     describe: "sse: hold Server-Sent Events streams (GET /sse on --url's host) instead of WebSockets; receive only"
   },
+  protocol: {
+    type: 'string',
+    choices: ['native', 'pusher'],
+    default: 'native',
+    describe: "pusher: Pusher's protocol (/app/<--pusher-key> on --url's host, public channels; publishes through the app's HTTP API with --publish-via http)"
+  },
+  'pusher-key': { type: 'string', describe: 'the Pusher app key the connections use (--protocol pusher)' },
+  'pusher-app-id': { type: 'string', describe: "the Pusher app id, for publishing through its HTTP API (--protocol pusher)" },
+  'pusher-secret': { type: 'string', describe: "the Pusher app secret that signs the HTTP API's requests (--protocol pusher)" },
   connections: { ...int(1, 10_000_000), default: 1000, describe: 'connections to open and hold' },
   rate: { type: 'number', min: 0.1, default: 1000, describe: 'new connections per second, all processes together' },
   processes: {

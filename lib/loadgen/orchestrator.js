@@ -98,6 +98,7 @@ class Run {
       const publishing = publishOverHttp({
         wsUrl: o.url,
         apiKey: o.apiKey,
+        pusherApp: o.protocol === 'pusher' ? { appId: o.pusherAppId, key: o.pusherKey, secret: o.pusherSecret } : undefined,
         rate: o.publishRate,
         seconds: o.duration,
         channels: o.channels,

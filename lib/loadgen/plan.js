@@ -4,6 +4,7 @@
 import { UsageError } from '../cli.js';
 import { readSnapshot } from '../doctor/proc.js';
 import { isLoopback, ephemeralPorts } from './addresses.js';
+import { pusherUrl } from './pusher-wire.js';
 
 /** Sockets one agent may hold: 90 % of its open-files limit, less what Node itself keeps open. */
 export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? Infinity) {
@@ -20,12 +21,13 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
   const ports = sourcePorts(o, portRange);
   const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
-  if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey) throw new UsageError('--publish-via http needs --api-key');
+  if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey && o.protocol !== 'pusher') throw new UsageError('--publish-via http needs --api-key');
   if (o.transport === 'sse' && o.channels === 0) throw new UsageError('--transport sse needs --channels: a stream is on a channel');
   if (o.transport === 'sse' && o.publishRate > 0 && o.publishVia !== 'http') {
     throw new UsageError('--transport sse receives only: publish with --publish-via http --api-key K');
   }
   if (o.token !== undefined && o.jwtSecret !== undefined) throw new UsageError('give --token or --jwt-secret, not both');
+  pusherProblem(o);
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
     throw new UsageError(
@@ -43,7 +45,8 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       rate: o.rate / processes,
       maxHandshakes: Math.max(1, Math.ceil(o.maxHandshakes / processes)),
       handshakeTimeout: o.handshakeTimeout,
-      url: o.url,
+      url: o.protocol === 'pusher' ? pusherUrl(o.url, o.pusherKey) : o.url,
+      protocol: o.protocol,
       addresses: o.localAddress,
       ports: ports && spareSlice(ports, a, processes),
       channels: o.channels,
@@ -57,6 +60,22 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
     first += count;
   }
   return { processes, agents };
+}
+
+/** A Pusher run: its key, HTTP publishing through the app, none of what Pusher's protocol lacks. */
+function pusherProblem(o) {
+  if (o.protocol !== 'pusher') {
+    const given = ['pusherKey', 'pusherAppId', 'pusherSecret'].find((k) => o[k] !== undefined);
+    if (given !== undefined) throw new UsageError(`--${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} needs --protocol pusher`);
+    return;
+  }
+  if (o.pusherKey === undefined) throw new UsageError('--protocol pusher needs --pusher-key');
+  if (o.transport !== 'ws') throw new UsageError('--protocol pusher is a WebSocket protocol: leave --transport ws');
+  if (o.token !== undefined || o.jwtSecret !== undefined) throw new UsageError('--protocol pusher takes no tokens: its public channels are open');
+  if (o.reconnectEvery > 0) throw new UsageError('--reconnect-every needs the native protocol: Pusher has no recovery to measure');
+  if (o.publishRate > 0 && (o.publishVia !== 'http' || o.pusherAppId === undefined || o.pusherSecret === undefined)) {
+    throw new UsageError('--protocol pusher publishes through the HTTP API: --publish-via http --pusher-app-id ID --pusher-secret S');
+  }
 }
 
 /**

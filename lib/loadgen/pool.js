@@ -8,6 +8,7 @@ import { Histogram } from './histogram.js';
 import { TokenBucket } from './token-bucket.js';
 import { connectionTokens } from './tokens.js';
 import { eventEpoch } from './sse-wire.js';
+import { pusherControl, pusherSubscribeFrame, readPusherEvent } from './pusher-wire.js';
 import {
   AUTH_ID,
   SUBSCRIBE_ID,
@@ -48,6 +49,10 @@ const MAX_REDIAL_DELAY_MS = 3200;
 // listen backlog and wait for SYN retries.
 const RECONNECT_SPREAD_MS = 1000;
 
+// What a connection says and reads, by protocol: Pusher's events carry no seq to check.
+const NATIVE = { subscribeFrame, readMessage, control: parseFrame, sequenced: true };
+const PUSHER = { subscribeFrame: pusherSubscribeFrame, readMessage: readPusherEvent, control: pusherControl, sequenced: false };
+
 const TICK_MS = 10;
 const SWEEP_MS = 250;
 const NORMAL_CLOSURE = 1000;
@@ -75,6 +80,7 @@ export class Pool extends SocketTable {
    * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
    * @param {number} plan.reconnectFraction share of the connections each round drops
    * @param {'ws'|'sse'} plan.transport
+   * @param {'native'|'pusher'} [plan.protocol] native unless given
    * @param {{token?: string, jwtSecret?: string, jwtSubPrefix: string}} plan.auth (./tokens.js)
    */
   constructor(plan) {
@@ -133,6 +139,7 @@ export class Pool extends SocketTable {
 
     this.publisher = { sent: 0, acked: 0, errors: {}, errorCount: 0, perChannel: new Float64Array(plan.channels), cursor: 0, counter: 0 };
     this.pad = padding(plan.messageSize);
+    this.wire = plan.protocol === 'pusher' ? PUSHER : NATIVE;
   }
 
   /** Opens the connections; resolves once every one is open or failed, and subscribed or not. */
@@ -226,7 +233,7 @@ export class Pool extends SocketTable {
     this.state[k] = SUBSCRIBING;
     if (this.sse) return;
     const channel = this.channelNameOf(k);
-    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k]) : subscribeFrame(channel));
+    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k]) : this.wire.subscribeFrame(channel));
   }
 
   onFail(k, reason) {
@@ -265,11 +272,12 @@ export class Pool extends SocketTable {
 
   onText(k, buf) {
     const m = this.parsed;
-    if (!readMessage(buf, m)) return this.control(k, parseFrame(buf));
+    if (!this.wire.readMessage(buf, m)) return this.control(k, this.wire.control(buf));
     const c = this.counts;
     c.received++;
     // A stream's replay comes before its `ready`: no latency for it either.
     if (m.sentUs >= 0 && m.seq > this.replayedUntil[k] && this.state[k] === SUBSCRIBED) this.latencyUs.record(nowUs() - m.sentUs);
+    if (!this.wire.sequenced) return;
     // The channel's seq is the order every subscriber must see: strictly consecutive.
     const last = this.lastSeq[k];
     if (last !== 0 && m.seq !== last + 1) {
