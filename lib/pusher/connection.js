@@ -19,7 +19,6 @@ import { transportMetrics, metrics } from '../worker/metrics.js';
 import { closeReason } from '../worker/connections.js';
 import { MAX_USER_LENGTH } from '../protocol.js';
 import { Op } from '../ipc.js';
-import { kSocketId } from './transport.js';
 import {
   checkName,
   internalName,
@@ -53,6 +52,7 @@ const PUSHER = transportMetrics('ws', 'pusher');
 const kApp = Symbol('app');
 const kUser = Symbol('user'); // the id a pusher:signin proved
 const PROTOCOLS = new Set(['5', '6', '7']);
+const PROTOCOL = /[?&]protocol=([^&]*)/;
 const MAX_CHANNEL_DATA = 1024; // bytes of a presence subscription's channel_data (Pusher's user_info limit)
 const MAX_CLIENT_EVENT_DATA = 10240; // bytes: Pusher's limit on an event's data
 /** Client events per second per connection: Pusher's limit (the rate of Pusher's command core). */
@@ -96,16 +96,18 @@ export class PusherConnections {
     this.count++;
     this.opened++;
     PUSHER.added();
-    ws[kClient] = ws[kSocketId] = `${this.idPrefix}${this.nextId++}`;
-    const url = new URL(req.url, 'http://gateway');
-    const app = this.apps.byKey.get(decodeURIComponent(url.pathname.slice(5)));
-    const protocol = url.searchParams.get('protocol');
+    // The socket_id is the connection's id everywhere (presence entries, the fan-out's exclusion).
+    ws[kClient] = `${this.idPrefix}${this.nextId++}`;
+    // Read by hand: a URL object per handshake costs more than the rest of the path's parsing.
+    const query = req.url.indexOf('?');
+    const app = this.apps.byKey.get(req.url.slice(5, query === -1 ? undefined : query));
+    const protocol = query === -1 ? null : (PROTOCOL.exec(req.url.slice(query))?.[1] ?? null);
     if (app === undefined) return refuse(ws, PusherCode.APP_NOT_FOUND, 'no app with this key');
     if (protocol === null) return refuse(ws, PusherCode.NO_PROTOCOL, 'no protocol version given: connect with ?protocol=7');
     if (!PROTOCOLS.has(protocol)) return refuse(ws, PusherCode.UNSUPPORTED_PROTOCOL, `protocol ${protocol.slice(0, 16)} is not supported: 5 to 7 are`);
     ws[kApp] = app;
     identify(ws, this.identities.get(app));
-    ws.send(connectionEstablished(ws[kSocketId], this.activityTimeout));
+    ws.send(connectionEstablished(ws[kClient], this.activityTimeout));
   }
 
   message(ws, data, isBinary) {
@@ -156,7 +158,7 @@ export class PusherConnections {
     if (this.subscriptions.has(ws, internal)) return; // already held (or being joined): its answer comes once
     let member;
     if (isSigned(kind)) {
-      const socketId = ws[kSocketId];
+      const socketId = ws[kClient];
       const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
       if (!authMatches(app, signed, auth)) return void ws.send(subscriptionError(name, 401, 'AuthError', `invalid signature for ${socketId} on ${name}`));
       if (isPresence(kind)) {
@@ -242,7 +244,7 @@ export class PusherConnections {
       return this.webhook(ws, internal, { name: 'cache_miss', channel: name });
     }
     const { text, exclude } = eventFrame(name, replay[replay.length - 1]);
-    if (exclude !== ws[kSocketId]) ws.send(text);
+    if (exclude !== ws[kClient]) ws.send(text);
   }
 
   /**
@@ -253,7 +255,7 @@ export class PusherConnections {
   signin(ws, { auth, user_data: userData }) {
     const app = ws[kApp];
     const refuse = (message) => ws.send(errorFrame(PusherCode.UNAUTHORIZED, message));
-    if (typeof userData !== 'string' || !authMatches(app, `${ws[kSocketId]}::user::${userData}`, auth)) return refuse('invalid signin signature');
+    if (typeof userData !== 'string' || !authMatches(app, `${ws[kClient]}::user::${userData}`, auth)) return refuse('invalid signin signature');
     const user = userIdOf(userData);
     if (user === undefined) return refuse(`user_data must be a JSON object with an id of 1 to ${MAX_USER_ID_BYTES} bytes`);
     if (ws[kUser] !== undefined && ws[kUser] !== user) return refuse(`already signed in as another user`);
@@ -289,8 +291,8 @@ export class PusherConnections {
       const internal = internalName(ws[kApp].appId, name);
       if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
       const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
-      this.commands.publish(ws, internal, eventData(event, data, ws[kSocketId], userId), undefined);
-      this.webhook(ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: ws[kSocketId], user_id: userId });
+      this.commands.publish(ws, internal, eventData(event, data, ws[kClient], userId), undefined);
+      this.webhook(ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: ws[kClient], user_id: userId });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       metrics.errors.inc({ code: err.code });

@@ -55,8 +55,9 @@ export function dataObject(frame) {
 
 const quote = JSON.stringify;
 
+/** The socket_id (digits and a dot: nothing to escape) inside the data string. */
 export function connectionEstablished(socketId, activityTimeout) {
-  return `{"event":"pusher:connection_established","data":${quote(`{"socket_id":"${socketId}","activity_timeout":${activityTimeout}}`)}}`;
+  return `{"event":"pusher:connection_established","data":"{\\"socket_id\\":\\"${socketId}\\",\\"activity_timeout\\":${activityTimeout}}"}`;
 }
 
 export function errorFrame(code, message) {

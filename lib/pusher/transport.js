@@ -2,17 +2,16 @@
 // WebSocket like the native one in everything but the bytes of a message
 // and the close codes. A message is encoded once per worker as Pusher's
 // event frame; a message that names a socket_id to leave out (a client
-// event's sender) skips that one connection, so nothing is echoed.
+// event's sender) skips that one connection (its kClient), so nothing is echoed.
 import { require } from '../require.js';
 import { CloseCode } from '../errors.js';
 import { defineTransport } from '../worker/transport.js';
+import { kClient } from '../worker/identity.js';
 import { encodeText, wsTransport } from '../worker/ws-transport.js';
 import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
 import { clientName } from './channels.js';
 
 const { WebSocket } = require('ws');
-
-export const kSocketId = Symbol('socketId');
 
 /** The class ws makes Pusher connections of (their WebSocketServer's `WebSocket` option). */
 export class PusherSocket extends WebSocket {}
@@ -35,7 +34,7 @@ export const pusherTransport = defineTransport(PusherSocket, {
   },
   writeMessage(ws, message, maxBuffered) {
     if (message === TERMINATED) return void terminated(ws);
-    return message.exclude !== ws[kSocketId] && wsTransport.write(ws, message.bytes, maxBuffered);
+    return message.exclude !== ws[kClient] && wsTransport.write(ws, message.bytes, maxBuffered);
   },
   // No join/leave frames: Pusher's members arrive as events (./members.js).
   close: (ws, code, reason) => ws.close(CLOSE_CODES.get(code) ?? code, reason),

@@ -48,6 +48,9 @@ const TITLES = {
   extraCpuUsPerHandshake: 'CPU µs/conn over the first',
   extraHeapPerConnBytes: 'heap/conn over the first (B)',
   extraUserRssPerConnBytes: 'user RSS/conn over the first (B)',
+  ratioUserRssPerConnBytes: 'user RSS/conn ÷ the first',
+  ratioCpuUsPerHandshake: 'CPU µs/handshake ÷ the first',
+  ratioCpuUsPerDelivery: 'CPU µs/delivery ÷ the first',
   subscribesPerSec: 'subscribes/s',
   primaryHeapPerChannelBytes: 'primary heap/channel (B)',
   primaryRssPerChannelBytes: 'primary RSS/channel (B)',
@@ -84,6 +87,9 @@ const TARGETS = [
   { goal: 'channels ≤ 200 B primary heap per routed channel', scenario: /^channels$/, variant: 'gateway, routed channels without history', figure: 'primaryHeapPerChannelBytes', met: (v) => v <= 200 },
   { goal: 'mass-close stall ≤ 100 ms', scenario: /^mass-close$/, variant: 'gateway', figure: 'eventLoopMaxMs', met: (v) => v <= 100 },
   { goal: 'worker ≤ 45 MB RSS at zero connections', scenario: /^base-memory$/, variant: 'gateway worker', figure: 'workerRssMB', met: (v) => v <= 45 },
+  { goal: 'Pusher idle ≤ 1.1× native user RSS per connection', scenario: /^pusher: idle/, variant: 'gateway, Pusher', figure: 'ratioUserRssPerConnBytes', met: (v) => v <= 1.1 },
+  { goal: 'Pusher handshake ≤ 1.1× native server CPU', scenario: /^pusher: handshake$/, variant: 'gateway, Pusher', figure: 'ratioCpuUsPerHandshake', met: (v) => v <= 1.1 },
+  { goal: 'Pusher fan-out ≤ 1.1× native CPU per delivery', scenario: /^pusher: fan-out$/, variant: 'gateway, Pusher', figure: 'ratioCpuUsPerDelivery', met: (v) => v <= 1.1 },
   { goal: 'relay ≥ 400k publishes/s', scenario: /^relay$/, variant: 'primary relay, batched', figure: 'publishesPerSec', met: (v) => v >= 400000 }
 ];
 

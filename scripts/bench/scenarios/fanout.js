@@ -14,14 +14,16 @@ const GRACE_MS = 200; // the other workers finish writing the last publish
 
 /**
  * @param {string[]} kinds servers to compare
- * @param {object} [as] `transport` of the subscribers (the publisher is a WebSocket), and the scenario's name
+ * @param {object} [as] `transport` of the subscribers (the publisher is a
+ *   WebSocket), the scenario's name, the gateway's extra `flags`, and
+ *   `pusherApp`: subscribers and publisher on that Pusher app's channel
  */
-export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-out' } = {}) {
+export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-out', flags: extra = [], pusherApp } = {}) {
   const size = opts.fanoutSubscribers;
   const results = [];
   for (const kind of kinds) {
     // Publishing faster than a person would is the point here: lift the per-connection cap.
-    const flags = kind === 'ws' ? [] : ['--workers', String(opts.workers), '--max-publish-rate', '1000000'];
+    const flags = kind === 'ws' ? [] : ['--workers', String(opts.workers), '--max-publish-rate', '1000000', ...extra];
     results.push(
       await withServer(kind, flags, async (server) => {
         const load = new Load(server, {
@@ -30,7 +32,8 @@ export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-ou
           rate: opts.rate,
           channels: 1,
           duration: opts.fanoutSeconds + 5, // + /stats lag, idle CPU rate, last echo
-          processes: Math.max(2, Math.ceil(size / opts.perAgent))
+          processes: Math.max(2, Math.ceil(size / opts.perAgent)),
+          ...pusherLoad(pusherApp)
         });
         if (!(await load.held(server, { subscribed: true }))) {
           const report = await load.report;
@@ -38,7 +41,7 @@ export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-ou
         }
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);
-        const run = await publishInTurn(server.url, { channel: 'c0', seconds: opts.fanoutSeconds, messageSize: opts.messageSize });
+        const run = await publishInTurn(server.url, { channel: 'c0', seconds: opts.fanoutSeconds, messageSize: opts.messageSize, pusherApp });
         await sleep(GRACE_MS);
         const cpu = busyCpuSince(server, before, idle);
         const report = await load.report;
@@ -68,4 +71,9 @@ export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-ou
     );
   }
   return results;
+}
+
+/** The load generator's flags for a Pusher app's clients (none for native ones). */
+export function pusherLoad(app) {
+  return app === undefined ? {} : { protocol: 'pusher', 'pusher-key': app.key };
 }

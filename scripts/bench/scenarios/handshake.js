@@ -7,24 +7,29 @@ import { Load, shortfall } from '../load.js';
 import { idleCpuRate, busyCpuSince } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { runResult, loadSummary } from '../result.js';
+import { pusherLoad } from './fanout.js';
 
-export async function handshake(opts, kinds) {
+/**
+ * @param {string[]} kinds servers to compare
+ * @param {object} [as] the scenario's name, the gateway's extra `flags`, and `pusherApp`: Pusher clients of that app
+ */
+export async function handshake(opts, kinds, { scenario = 'handshake', flags: extra = [], pusherApp } = {}) {
   const results = [];
   const size = opts.handshakeConnections;
   for (const kind of kinds) {
-    const flags = kind === 'ws' ? [] : ['--workers', String(opts.workers)];
+    const flags = kind === 'ws' ? [] : ['--workers', String(opts.workers), ...extra];
     results.push(
       await withServer(kind, flags, async (server) => {
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);
-        const load = new Load(server, { connections: size, rate: opts.handshakeRate, duration: 4, processes: Math.ceil(size / opts.perAgent) });
+        const load = new Load(server, { connections: size, rate: opts.handshakeRate, duration: 4, processes: Math.ceil(size / opts.perAgent), ...pusherLoad(pusherApp) });
         const held = await load.held(server);
         const cpu = held ? busyCpuSince(server, before, idle) : undefined;
         const report = await load.report;
         const short = shortfall(report, held);
-        if (short !== undefined) return runResult({ scenario: 'handshake', variant: kind, size, short, load: loadSummary(report) });
+        if (short !== undefined) return runResult({ scenario, variant: kind, size, short, load: loadSummary(report) });
         return runResult({
-          scenario: 'handshake',
+          scenario,
           variant: kind,
           size,
           figures: {

@@ -7,6 +7,7 @@ import { Load, shortfall } from '../load.js';
 import { memoryOf, workersReporting } from '../measure.js';
 import { kernelPerSocket } from '../sockstat.js';
 import { runResult, loadSummary } from '../result.js';
+import { pusherLoad } from './fanout.js';
 
 const CHANNELS = 100;
 
@@ -23,9 +24,10 @@ const CHANNELS = 100;
  * @param {number} [o.holdS] seconds to hold before measuring
  * @param {string[]} [o.nodeArgs] Node flags for the server
  * @param {'ws'|'sse'} [o.transport] what the connections are: WebSockets or SSE streams
+ * @param {object} [o.pusherApp] Pusher clients of this app instead of native ones
  * @param {(server, holdS) => Promise<object>} [o.during] measures over the hold; resolves more figures
  */
-export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, nodeArgs, during = hold, transport = 'ws' }) {
+export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, nodeArgs, during = hold, transport = 'ws', pusherApp }) {
   return withServer(
     kind,
     flags,
@@ -39,7 +41,8 @@ export async function holdIdle({ scenario, variant, kind, flags, workers, size, 
         rate: opts.rate,
         channels: CHANNELS,
         duration: holdS + 2.5, // the measurements end within 2.5 s of the ramp's end
-        processes: Math.ceil(size / opts.perAgent)
+        processes: Math.ceil(size / opts.perAgent),
+        ...pusherLoad(pusherApp)
       });
       const held = await load.held(server, { subscribed: true });
       const extra = held ? await during(server, holdS) : undefined;
