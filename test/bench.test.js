@@ -34,7 +34,7 @@ describe('benchmark suite (--smoke)', function () {
     expect(result.code, result.output).to.equal(0);
     const { meta, targets, runs } = JSON.parse(readFileSync(path.join(dir, 'latest.json'), 'utf8'));
     expect(meta).to.include.keys('date', 'machine', 'command', 'durationS', 'options');
-    expect(targets).to.have.length(11); // handshake under reuseport joined the rows (eafaf00)
+    expect(targets).to.have.length(14); // every target row, Pusher's three against native included
     for (const t of targets) expect(t.status).to.be.oneOf(['met', 'missed', 'SHORT', 'not run']);
     const seen = new Set(runs.map((r) => r.scenario.split(' ')[0]));
     expect([...seen]).to.have.members(OPTIONS.scenarios[1].split(','));
