@@ -113,6 +113,26 @@ describe('Pusher HTTP API and sign-in', function () {
     expect(info.cache.value).to.equal(JSON.stringify({ p: 2 }));
   });
 
+  it("keeps a presence-cache channel's last event an event of the app's, whatever members come and go", async () => {
+    const join = async (userId) => {
+      const raw = track(await RawPusher.open(gw));
+      const socketId = await raw.socketId();
+      const channelData = JSON.stringify({ user_id: userId });
+      raw.send({ event: 'pusher:subscribe', data: { channel: 'presence-cache-desk', auth: channelAuth(`${socketId}:presence-cache-desk:${channelData}`), channel_data: channelData } });
+      await raw.event('pusher_internal:subscription_succeeded', 'presence-cache-desk');
+      return raw;
+    };
+    const first = await join('p1');
+    await first.event('pusher:cache_miss', 'presence-cache-desk');
+    await sdk.trigger('presence-cache-desk', 'state', { v: 1 });
+    await first.event('state', 'presence-cache-desk');
+    await join('p2');
+    await first.event('pusher_internal:member_added', 'presence-cache-desk');
+    const third = await join('p3');
+    expect((await third.event('state', 'presence-cache-desk')).data).to.deep.equal({ v: 1 });
+    expect(third.frames.some((f) => f.event === 'pusher:cache_miss' || f.event === 'pusher_internal:member_added')).to.equal(false);
+  });
+
   it('passes private-encrypted payloads through untouched and refuses client events there', async () => {
     const raw = track(await RawPusher.open(gw));
     const socketId = await raw.socketId();

@@ -263,6 +263,32 @@ describe('Pusher protocol', function () {
   });
 });
 
+describe('Pusher beside --auth jwt', function () {
+  this.timeout(30000);
+  it("follows Pusher's model whatever --auth says: no token, public channels open, presence signed, and closes leave the gateway's users alone", async () => {
+    const gw = await startPusherGateway(['--auth', 'jwt', '--jwt-secret', 'x'.repeat(32), '--max-conns-per-user', '1']);
+    try {
+      const a = pusherClient(gw, { member: { user_id: '7', user_info: {} } });
+      const b = pusherClient(gw, { member: { user_id: '7', user_info: {} } });
+      await Promise.all([connected(a), connected(b)]);
+      const { channel } = await subscribed(a, 'news');
+      const got = new Promise((resolve) => channel.bind('e', resolve));
+      await serverSdk(gw).trigger('news', 'e', { ok: 1 });
+      expect(await got).to.deep.equal({ ok: 1 });
+      // The same presence user twice: Pusher's user, not the gateway's (no --max-conns-per-user for it).
+      await subscribed(a, 'presence-x');
+      const { data } = await subscribed(b, 'presence-x');
+      expect(data.count).to.equal(1);
+      a.disconnect();
+      b.disconnect();
+      await eventually(async () => (await gw.metric('gateway_connections', '{transport="ws",protocol="pusher"}')) === 0, { what: 'both closed' });
+      expect(gw.logs.some((l) => l.msg?.includes('uncaught'))).to.equal(false);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
 describe('Pusher at the door', function () {
   this.timeout(30000);
   it('refuses an Origin not allowed with pusher:error and close 4009 (a browser cannot read an HTTP refusal)', async () => {

@@ -29,8 +29,12 @@ export const Kind = Object.freeze({
   PRESENCE: 'pres',
   PRESENCE_CACHE: 'presc',
   ENCRYPTED: 'enc',
-  USER: 'user' // a signed-in user's own channel (#server-to-user-<id>): the HTTP API's sendToUser and terminate_connections
+  USER: 'user', // a signed-in user's own channel (#server-to-user-<id>): the HTTP API's sendToUser and terminate_connections
+  MEMBERS: 'presm' // a presence channel's member events, beside it: a cache channel's last event stays an event
 });
+
+// The channels of the gateway's own making, beside the clients' ones: no webhooks, not listed.
+const OWN = new Set([Kind.USER, Kind.MEMBERS]);
 
 const USER_CHANNEL = '#server-to-user-';
 // A user id is carried hex-encoded in its channel's internal name.
@@ -91,11 +95,26 @@ export function eventChannel(appId, name) {
   return userChannel(appId, user);
 }
 
+/** The channel where a presence channel's member events go (a client knows it by the presence channel's name). */
+export function membersChannel(internal) {
+  const dot = internal.indexOf('.');
+  return `${internal.slice(0, dot + 1)}${Kind.MEMBERS}${internal.slice(internal.indexOf(':'))}`;
+}
+
+/** The kind written in an internal name. */
+export function internalKind(internal) {
+  return internal.slice(internal.indexOf('.') + 1, internal.indexOf(':'));
+}
+
+/** Whether an internal channel is one the gateway made for itself (a user's, a presence channel's members'). */
+export function isOwn(internal) {
+  return OWN.has(internalKind(internal));
+}
+
 /** The name a client knows an internal channel by. */
 export function clientName(internal) {
   const name = pusherName(internal);
-  const kind = internal.slice(internal.indexOf('.') + 1, internal.indexOf(':'));
-  return kind === Kind.USER ? `${USER_CHANNEL}${Buffer.from(name, 'hex').toString()}` : name;
+  return internalKind(internal) === Kind.USER ? `${USER_CHANNEL}${Buffer.from(name, 'hex').toString()}` : name;
 }
 
 /** Whether a channel is one of Pusher's internal names. */

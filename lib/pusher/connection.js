@@ -28,6 +28,7 @@ import {
   Kind,
   kindOf,
   MAX_USER_ID_BYTES,
+  membersChannel,
   publicPrefixes,
   userChannel,
   userOfChannel
@@ -189,6 +190,9 @@ export class PusherConnections {
           revoke(ws, internal);
           return void ws.send(subscriptionError(name, 403, 'LimitReached', `${name} has its ${app.maxPresenceMembers} members`));
         }
+        // The member events' channel first: those published after the members are read reach it.
+        const members = membersChannel(internal);
+        this.join(ws, members, undefined, this.commands.namespace(members));
         this.join(ws, internal, name, ns);
       },
       (err) => {
@@ -272,6 +276,7 @@ export class PusherConnections {
     if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
     const internal = internalName(ws[kApp].appId, name);
     this.commands.unsubscribe(ws, internal);
+    if (isPresence(kindOf(name))) this.commands.unsubscribe(ws, membersChannel(internal));
     revoke(ws, internal);
   }
 

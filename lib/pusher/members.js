@@ -1,12 +1,14 @@
 // Pusher's member_added and member_removed, in the primary. The engine's
 // per-user view of presence (onMember: once for the whole cluster, when a
 // user's first connection enters a presence channel and when its last one
-// leaves, a dead worker's and a crashed node's included) is published into
-// the channel as an event, so every subscriber on every worker and node
-// gets it once, in the channel's order. The connection whose arrival made a
-// member is left out: its subscription_succeeded already lists itself.
+// leaves, a dead worker's and a crashed node's included) is published as an
+// event on the channel's members channel (./channels.js), which each of its
+// subscribers holds beside it, so every subscriber on every worker and node
+// gets it once, and a presence-cache channel's last event stays the app's.
+// The connection whose arrival made a member is left out: its
+// subscription_succeeded already lists itself.
 import { appsOf } from './apps.js';
-import { isInternal, isPresence, kindOf, pusherName } from './channels.js';
+import { isInternal, isPresence, kindOf, membersChannel, pusherName } from './channels.js';
 import { eventData } from './frames.js';
 
 /**
@@ -19,7 +21,7 @@ export function publishMembers(config, engine) {
     if (!isInternal(channel) || !isPresence(kindOf(pusherName(channel)))) return;
     const data = present ? JSON.stringify({ user_id: user, user_info: infoOf(fields) }) : JSON.stringify({ user_id: user });
     const event = present ? 'pusher_internal:member_added' : 'pusher_internal:member_removed';
-    engine.publish(channel, JSON.stringify(eventData(event, data, present ? client : undefined)));
+    engine.publish(membersChannel(channel), JSON.stringify(eventData(event, data, present ? client : undefined)));
   });
 }
 

@@ -11,7 +11,7 @@ import { MemberGrace } from '../webhooks/members.js';
 import { LocalDepartures } from '../webhooks/departures.js';
 import { webhookSender } from '../webhooks/send.js';
 import { appsOf } from './apps.js';
-import { clientName, isInternal, Kind } from './channels.js';
+import { clientName, isInternal, isOwn } from './channels.js';
 import { sign } from './signatures.js';
 
 const CLOSE_MS = 5000; // what the primary, exiting, waits for the events still queued
@@ -40,12 +40,10 @@ export function startPusherWebhooks({ config, engine, relay, count, log }) {
     targets.set(app.appId, { queue, grace });
   }
   if (targets.size === 0) return undefined;
-  /** The app's webhooks a channel's events go to, if any (a user's own channel has none). */
+  /** The app's webhooks a channel's events go to, if any (the gateway's own channels have none). */
   const targetOf = (channel) => {
-    if (!isInternal(channel)) return undefined;
-    const dot = channel.indexOf('.');
-    if (channel.startsWith(`${Kind.USER}:`, dot + 1)) return undefined;
-    return targets.get(channel.slice(1, dot));
+    if (!isInternal(channel) || isOwn(channel)) return undefined;
+    return targets.get(channel.slice(1, channel.indexOf('.')));
   };
   engine.onOccupancy((channel, occupied) => targetOf(channel)?.queue.add({ name: occupied ? 'channel_occupied' : 'channel_vacated', channel: clientName(channel) }));
   engine.onMember((channel, user, present) => targetOf(channel)?.grace.member(channel, user, present));
