@@ -3,6 +3,7 @@
 // serve `gateway doctor` (./cli.js) and the warnings the primary logs at start
 // (capacityWarnings below), so the two never disagree.
 import { readSnapshot, sysctlFile } from './proc.js';
+import { FD_HEADROOM } from '../capacity.js';
 import { Status } from './status.js';
 import { count, bytes, show } from './format.js';
 
@@ -29,13 +30,6 @@ export const BYTES_PER_PROCESS = 20 * 1024 ** 2;
  * which is why `ps` shows ~63 MB per idle worker).
  */
 export const BYTES_NODE_SHARED = 48 * 1024 ** 2;
-
-/**
- * Descriptors a Node process holds besides its clients: stdio, epoll and
- * eventfds, IPC channels to the primary, log files, and on the primary the
- * sockets in flight between accept and the hand-over to a worker.
- */
-export const FD_HEADROOM = 1024;
 
 /** Bytes in the pages net.ipv4.tcp_mem counts. */
 const PAGE_SIZE = 4096;
@@ -102,18 +96,6 @@ export function capacityWarnings(config, { root = '/' } = {}) {
   return checkLimits(readSnapshot(root), { connections: perWorker * workers, workers, backlog, balance: config.balance })
     .filter((r) => r.status === Status.WARN || r.status === Status.FAIL)
     .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${r.neededFor ?? basis}: ${r.detail}. Fix: ${r.fix}`);
-}
-
-/**
- * Connections one worker may hold: --max-connections, or when that is 0 what
- * its open-files limit allows (the hard limit, to which Node raises the soft
- * one at start-up, less the headroom), so a worker answers 503 instead of
- * failing with EMFILE. The primary balances on it and the worker enforces it.
- */
-export function workerCapacity(config, { root = '/' } = {}) {
-  if (config.maxConnections > 0) return config.maxConnections;
-  const hard = readSnapshot(root).openFiles?.hard;
-  return hard === undefined ? Infinity : Math.max(1, hard - FD_HEADROOM);
 }
 
 const CHECKS = [
