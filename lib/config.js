@@ -62,7 +62,11 @@ export const options = {
   'max-subscriptions': { ...int(1, 1e6), default: 100, describe: 'channels per connection' },
   'max-publish-rate': { ...int(1, 1e9), default: 100, describe: 'publishes per second per connection (token bucket)' },
   'max-buffered': { ...int(1024, 1 << 30), default: 1048576, describe: 'bytes queued to one client before it is dropped with 1013' },
-  'api-key': { type: 'string', secret: 'workers', describe: 'bearer token that POST /publish requires (unset = HTTP publish disabled)' },
+  'api-key': {
+    type: 'string',
+    secret: 'workers',
+    describe: 'bearer token of the keyed HTTP routes: POST /publish, POST /disconnect and POST /api/* (unset: they answer 403)'
+  },
   auth: {
     type: 'string',
     choices: ['none', 'jwt', 'hook'],
