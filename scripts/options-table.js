@@ -3,6 +3,7 @@
 // options table, so the README cannot drift from the code (a test compares).
 //   node scripts/options-table.js gateway|loadgen
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { options as gateway } from '../lib/config.js';
 import { options as loadgen } from '../lib/loadgen/options.js';
 
@@ -18,4 +19,4 @@ export function optionsTable(name) {
   return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable(process.argv[2] ?? 'gateway'));
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable(parseArgs({ allowPositionals: true }).positionals[0] ?? 'gateway'));
