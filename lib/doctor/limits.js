@@ -36,9 +36,10 @@ const PAGE_SIZE = 4096;
 
 /**
  * Connections per worker the start-up warnings check against when
- * --max-connections is 0 (no cap): a conservative reading of the seeds (600k
- * idle connections on 4 cores, ~150k per Node process). A limit below it is
- * the gateway's real cap, so it deserves a warning.
+ * --max-connections is 0 (no cap): a conservative reading of what the
+ * gateway is built for (600k idle connections on 4 cores, ~150k per Node
+ * process). A limit below it is the gateway's real cap, so it deserves a
+ * warning.
  */
 export const UNCAPPED_PER_WORKER = 100_000;
 
@@ -66,7 +67,7 @@ export const UNCAPPED_PER_WORKER = 100_000;
  * Checks every limit of a machine snapshot (./proc.js) against a target.
  * @param {ReturnType<typeof readSnapshot>} snapshot
  * @param {Target} target
- * @returns {Result[]} one per limit, in the order the seeds hit them
+ * @returns {Result[]} one per limit, in the order a growing gateway hits them
  */
 export function checkLimits(snapshot, target) {
   return CHECKS.map(({ id, label, source, sysctl, unit, read, evaluate, missing }) => {
