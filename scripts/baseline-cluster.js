@@ -43,7 +43,7 @@ async function primary() {
   const execArgv = ['--expose-gc'];
   if (config.maxOldSpaceSize) execArgv.push(`--max-old-space-size=${config.maxOldSpaceSize}`);
   if (config.maxSemiSpaceSize) execArgv.push(`--max-semi-space-size=${config.maxSemiSpaceSize}`);
-  cluster.setupPrimary({ execArgv });
+  cluster.setupPrimary({ args: [], execArgv }); // the configuration goes over IPC, as the gateway's
 
   let listening = 0;
   for (let n = 1; n <= config.workers; n++) {

@@ -2,8 +2,8 @@
 // a worker's environment, whether given as flags or as GATEWAY_* variables:
 // the primary takes the variables out of its own environment before forking
 // and hands the workers their configuration over IPC. Read where an attacker
-// on the machine would read them: /proc/<pid>/environ of every process the
-// primary started. The gateway still authenticates with them, after a worker
+// on the machine would read them: /proc/<pid>/environ and /proc/<pid>/cmdline
+// of every process the primary started. The gateway still authenticates with them, after a worker
 // is replaced and after a SIGHUP's rolling restart too.
 import { readFileSync, readdirSync } from 'node:fs';
 import { expect } from 'chai';
@@ -59,7 +59,7 @@ describe('secrets', function () {
   });
 });
 
-/** Every descendant of the gateway's primary: none holds a secret in its environment. */
+/** Every descendant of the gateway's primary: none holds a secret in its environment or its command line. */
 async function expectCleanChildren(gw, workers) {
   const pids = await eventually(
     () => {
@@ -70,12 +70,17 @@ async function expectCleanChildren(gw, workers) {
   );
   for (const pid of pids) {
     let environ;
+    let cmdline;
     try {
       environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
     } catch {
       continue; // exited meanwhile (a replaced worker finishing its drain)
     }
-    for (const secret of SECRETS) expect(environ.includes(secret), `pid ${pid}'s environment holds a secret`).to.equal(false);
+    for (const secret of SECRETS) {
+      expect(environ.includes(secret), `pid ${pid}'s environment holds a secret`).to.equal(false);
+      expect(cmdline.includes(secret), `pid ${pid}'s command line holds a secret`).to.equal(false);
+    }
     expect(environ.split('\0').filter((v) => v.startsWith('GATEWAY_')).map((v) => v.split('=')[0])).to.not.include.members([
       'GATEWAY_JWT_SECRET',
       'GATEWAY_API_KEY',

@@ -39,7 +39,10 @@ export class Supervisor extends EventEmitter {
       handed: 0,
       retry: null
     }));
-    cluster.setupPrimary({ exec: WORKER_ENTRY, execArgv: workerExecArgv(config) });
+    // No arguments: a worker's configuration comes over IPC (whenStarted in
+    // ../ipc.js), and the primary's flags, --jwt-secret among them, would
+    // otherwise be repeated in every worker's /proc/<pid>/cmdline.
+    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: workerExecArgv(config) });
   }
 
   start() {
