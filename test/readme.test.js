@@ -88,18 +88,23 @@ function routeKey(route) {
   return cut === -1 ? route : `${route.slice(0, cut)}…`;
 }
 
+// Code under lib/ that serves no listener: the tools and the browser
+// client, whose path literals are not routes.
+const NO_ROUTES = ['lib/client/', 'lib/loadgen/', 'lib/doctor/', 'lib/config.js', 'lib/cli.js'];
+
 /**
  * Every path the request handlers compare the request's with: `=== '/x'`,
  * `startsWith('/x')` (a prefix), a `'/x':` key of a table of routes, a
  * regular expression anchored at `^\/`, and the configured `config.path`.
- * The public port's handlers are the worker's files, the metrics listener's
- * the primary's (lib/primary/).
+ * What the primary's files serve is on the metrics listener (the primary's
+ * public listener only hands connections over); everything else under lib/
+ * serves the public port, from the workers.
  */
 function servedRoutes() {
   const found = new Set();
   for (const file of filesUnder('lib')) {
-    const listener = file.startsWith('lib/worker/') ? 'public' : file.startsWith('lib/primary/') ? 'metrics' : undefined;
-    if (listener === undefined || !file.endsWith('.js')) continue;
+    if (!file.endsWith('.js') || NO_ROUTES.some((prefix) => file.startsWith(prefix))) continue;
+    const listener = file.startsWith('lib/primary/') ? 'metrics' : 'public';
     const code = readFileSync(path.join(ROOT, file), 'utf8');
     for (const [, route] of code.matchAll(/(?:[!=]== |^\s*)'(\/[^']*)'(?=[\s,)]|:)/gm)) found.add(`${listener} ${route}`);
     for (const [, prefix] of code.matchAll(/startsWith\('(\/[^']*)'\)/g)) found.add(`${listener} ${prefix}…`);
