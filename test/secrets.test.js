@@ -11,6 +11,7 @@ import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 import { WebhookEndpoint, WEBHOOK_SECRET } from './helpers/webhook-endpoint.js';
+import { SECRET_OPTIONS, workerConfig, resolveConfig } from '../lib/config.js';
 
 const API_KEY = 'api-key-that-only-the-workers-hold-0123';
 const SECRETS = [SECRET, API_KEY, WEBHOOK_SECRET];
@@ -24,6 +25,15 @@ describe('secrets', function () {
   });
   afterEach(() => gw?.stop());
   after(() => endpoint.server.close());
+
+  it("are the options marked secret; a worker is given those it uses, never the primary's own", () => {
+    expect(SECRET_OPTIONS).to.include.members(['jwt-secret', 'api-key', 'webhook-secret']);
+    const config = resolveConfig({ auth: 'jwt', jwtSecret: SECRET, apiKey: API_KEY, webhookUrl: 'http://127.0.0.1:1/hooks', webhookSecret: WEBHOOK_SECRET });
+    const given = workerConfig(config);
+    expect(given).to.include({ jwtSecret: SECRET, apiKey: API_KEY, webhookUrl: 'http://127.0.0.1:1/hooks' });
+    expect(given).to.not.have.property('webhookSecret');
+    expect(config.webhookSecret, 'the primary keeps its own').to.equal(WEBHOOK_SECRET);
+  });
 
   it('given as flags: no worker has one in its environment, and a replaced worker neither', async () => {
     gw = await startGateway(['--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY, '--webhook-url', endpoint.url, '--webhook-secret', WEBHOOK_SECRET]);
