@@ -113,6 +113,11 @@ export function exitOnUsageError(err) {
   process.exit(USAGE_ERROR);
 }
 
+/** The environment variable that sets option `name` under `prefix`: GATEWAY_JWT_SECRET for jwt-secret. */
+export function envVariable(prefix, name) {
+  return `${prefix}_${name.toUpperCase().replaceAll('-', '_')}`;
+}
+
 export function camel(name) {
   return name.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 }

@@ -5,13 +5,13 @@
 // the file over the defaults. Checked whole before anything starts: a bad
 // file is a usage error naming the file, the key and why.
 import { readFileSync } from 'node:fs';
-import { parseCommandLine, checkOption, camel, UsageError } from './cli.js';
+import { parseCommandLine, checkOption, camel, envVariable, UsageError } from './cli.js';
 import { options, checkCombinations, SECRET_OPTIONS } from './config.js';
 import { namespacesProblem } from './namespaces.js';
 
 const FLAGS = new Map(Object.keys(options).map((name) => [camel(name), name]));
 const ENV_PREFIX = 'GATEWAY';
-const SECRET_VARIABLES = SECRET_OPTIONS.map((name) => `${ENV_PREFIX}_${name.toUpperCase().replaceAll('-', '_')}`);
+const SECRET_VARIABLES = SECRET_OPTIONS.map((name) => envVariable(ENV_PREFIX, name));
 
 /** The secret GATEWAY_* variables taken out of this process's environment, by name. */
 const withheld = {};

@@ -3,9 +3,10 @@
 // (which receive the resolved object from the primary over IPC) and the
 // README's table all come from here.
 //
-// A row with `secret` holds a key: it never travels in a process's
-// environment (the primary takes its GATEWAY_* variable out of its own before
-// forking, ./config-file.js, and hands it to the workers over IPC).
+// A row with `secret` holds a key: it never travels in a worker's
+// environment or command line (the primary takes its GATEWAY_* variable out
+// of its own before forking, ./config-file.js, forks the workers without
+// arguments and hands them their configuration over IPC).
 // `secret: 'workers'` is a key the workers use; `secret: 'primary'` one that
 // only the primary uses, never sent to a worker.
 import os from 'node:os';
