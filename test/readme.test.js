@@ -1,6 +1,6 @@
 // The README's reference tables, held against the code they describe: the
-// options tables (generated), the routes, the metrics with their labels, the
-// file layout and the error codes. Each is read from the code, so a route,
+// options tables (generated), the routes and the server API's methods, the
+// metrics with their labels, the file layout and the error codes. Each is read from the code, so a route,
 // metric, file or code added anywhere fails here until the README says it.
 import { readFileSync, readdirSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { optionsTable, TABLES } from '../scripts/options-table.js';
 import { ErrorCode } from '../lib/protocol.js';
 import { metrics as workerMetrics } from '../lib/worker/metrics.js';
 import { createPrimaryMetrics } from '../lib/primary/metrics.js';
+import { METHODS } from '../lib/worker/api-methods.js';
 import { require } from '../lib/require.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -33,6 +34,11 @@ describe('README', () => {
   it('lists every route the workers and the metrics listener serve, and no other', () => {
     const documented = rows('routes').map(([route, listener]) => `${listener} ${routeKey(ticked(route)[0].replace(/^[A-Z]+ /, ''))}`);
     expect(sorted(documented)).to.deep.equal(sorted(servedRoutes()));
+  });
+
+  it('lists every server API method, and no other', () => {
+    const documented = rows('api-methods').map(([method]) => ticked(method)[0]);
+    expect(sorted(documented)).to.deep.equal(sorted(Object.keys(METHODS)));
   });
 
   it('lists every metric with its labels and where it comes from, and no other', () => {
