@@ -100,7 +100,7 @@ const NO_ROUTES = ['lib/client/', 'lib/loadgen/', 'lib/doctor/', 'lib/config.js'
 
 /**
  * Every path the request handlers compare the request's with: `=== '/x'`,
- * `startsWith('/x')` (a prefix), a `'/x':` key of a table of routes, a
+ * `case '/x':`, `startsWith('/x')` (a prefix), a `'/x':` key of a table of routes, a
  * regular expression anchored at `^\/`, and the configured `config.path`.
  * What the primary's files serve is on the metrics listener (the primary's
  * public listener only hands connections over); everything else under lib/
@@ -112,7 +112,7 @@ function servedRoutes() {
     if (!file.endsWith('.js') || NO_ROUTES.some((prefix) => file.startsWith(prefix))) continue;
     const listener = file.startsWith('lib/primary/') ? 'metrics' : 'public';
     const code = readFileSync(path.join(ROOT, file), 'utf8');
-    for (const [, route] of code.matchAll(/(?:[!=]== |^\s*)'(\/[^']*)'(?=[\s,)]|:)/gm)) found.add(`${listener} ${route}`);
+    for (const [, route] of code.matchAll(/(?:[!=]== |case |^\s*)'(\/[^']*)'(?=[\s,)]|:)/gm)) found.add(`${listener} ${route}`);
     for (const [, prefix] of code.matchAll(/startsWith\('(\/[^']*)'\)/g)) found.add(`${listener} ${prefix}…`);
     for (const [, source] of code.matchAll(/\/\^(\\\/(?:\\\/|[^/\n])*?)\$\//g)) found.add(`${listener} ${routeKey(source.replaceAll('\\/', '/'))}`);
     if (/[!=]== config\.path\b/.test(code)) found.add(`${listener} {--path}`);
