@@ -10,11 +10,30 @@
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
   SOCKET: 'sticky:balance', // sticky-session's hand-over message, with the socket
+  START: 'gateway:start', // a worker's first message, and the primary's answer: its configuration and number (whenStarted)
   READY: 'gateway:ready',
   BATCH: 'gateway:batch',
   DRAIN: 'gateway:drain',
   PROBE: 'gateway:probe' // a throwaway handle: checks the hand-over is acknowledged (lib/primary/probe.js)
 });
+
+/**
+ * In a worker: asks the primary for its configuration and calls `start` with
+ * the answer. The configuration (its secrets included) travels over the IPC
+ * channel rather than in the environment, where /proc/<pid>/environ shows it
+ * and every process the worker spawns would inherit it. The worker asks once
+ * it listens: a message sent before a process has a 'message' listener is
+ * lost.
+ * @param {(config: object, worker: number) => void} start
+ */
+export function whenStarted(start) {
+  process.on('message', function started(msg) {
+    if (msg?.type !== Message.START) return;
+    process.off('message', started);
+    start(msg.config, msg.worker);
+  });
+  process.send({ type: Message.START });
+}
 
 /**
  * Operation names. Where operations are dispatched, a name that is none of

@@ -8,7 +8,7 @@ const run = (args, env = {}) =>
   spawnSync(process.execPath, [GATEWAY, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 10000 });
 
 describe('options table', () => {
-  it('has help text for every option and the defaults of DESIGN.md', () => {
+  it('has help text for every option and the defaults the README promises', () => {
     for (const [name, spec] of Object.entries(options)) expect(spec.describe, name).to.be.a('string').and.not.empty;
     const config = resolveConfig({});
     expect(config).to.include({

@@ -68,7 +68,7 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5]
     }),
     restarts: make(client.Counter, { name: 'gateway_worker_restarts_total', help: 'Workers restarted after dying' }),
-    relayed: make(client.Counter, { name: 'gateway_relay_publishes_total', help: 'Publishes sequenced by the primary' }),
+    relayed: make(client.Counter, { name: 'gateway_relay_publishes_total', help: "Publishes this node's workers handed to the engine" }),
     handoverStalls: make(client.Counter, {
       name: 'gateway_handover_stalls_total',
       help: 'Connections handed to a worker whose acknowledgement never came: the line moved on after about a second'
