@@ -38,7 +38,7 @@ export class Supervisor extends EventEmitter {
       handed: 0,
       retry: null
     }));
-    cluster.setupPrimary({ exec: WORKER_ENTRY, execArgv: workerExecArgv(config) });
+    cluster.setupPrimary({ exec: WORKER_ENTRY, execArgv: workerExecArgv(config), args: withoutAdminPassword(process.argv.slice(2)) });
   }
 
   start() {
@@ -55,9 +55,11 @@ export class Supervisor extends EventEmitter {
     clearTimeout(slot.retry);
     slot.retry = null;
     if (slot.starting !== null) return slot.starting;
+    const { adminPassword, ...workerConfig } = this.config; // only the primary serves the admin page
     const worker = cluster.fork({
-      GATEWAY_WORKER_CONFIG: JSON.stringify(this.config),
-      GATEWAY_WORKER_NUMBER: String(slot.number)
+      GATEWAY_WORKER_CONFIG: JSON.stringify(workerConfig),
+      GATEWAY_WORKER_NUMBER: String(slot.number),
+      GATEWAY_ADMIN_PASSWORD: undefined // left out of the worker's environment
     });
     const startedAt = Date.now();
     worker.on('message', (msg) => {
@@ -171,4 +173,11 @@ function workerExecArgv(config) {
   const argv = [...process.execArgv, '--expose-gc', `--max-semi-space-size=${config.maxSemiSpaceSize}`];
   if (config.maxOldSpaceSize) argv.push(`--max-old-space-size=${config.maxOldSpaceSize}`);
   return argv;
+}
+
+// A worker's command line is the primary's (shown by ps, readable in /proc),
+// less the admin password: the workers never hold it.
+function withoutAdminPassword(argv) {
+  const flag = /^--admin[-_]?password(=|$)/i;
+  return argv.filter((arg, i) => !flag.test(arg) && !(i > 0 && argv[i - 1].match(flag)?.[1] === ''));
 }
