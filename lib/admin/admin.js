@@ -33,7 +33,8 @@ function problem(element, answer) {
   return error !== undefined;
 }
 
-const mb = (bytes) => (bytes == null ? '–' : `${(bytes / 1048576).toFixed(1)} MB`);
+const mb = (bytes) => (bytes == null ? '–' : `${Math.round(bytes / 1048576)} MB`);
+const ms = (value) => value.toFixed(1);
 
 function duration(s) {
   if (s < 120) return `${s} s`;
@@ -47,7 +48,7 @@ function showNodes({ info, stats }) {
   const workers = stats?.workers ?? [];
   const rows = workers.map((w) => [
     w.worker, w.pid, w.connections - w.streams, w.streams, w.subscriptions, mb(w.rssBytes), mb(w.heapUsedBytes),
-    `${w.eventLoopDelayMs.p99} / ${w.eventLoopDelayMs.max}`
+    `${ms(w.eventLoopDelayMs.p99)} / ${ms(w.eventLoopDelayMs.max)}`
   ]);
   if (stats) rows.push(['primary', stats.primary.pid, '', '', '', mb(stats.primary.rssBytes), mb(stats.primary.heapUsedBytes), '']);
   fill($('#workers tbody'), rows);

@@ -33,7 +33,7 @@ const HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
+  'Referrer-Policy': 'same-origin', // not no-referrer: under it a browser sends `Origin: null` even to its own host
   'Cache-Control': 'no-store'
 };
 
