@@ -12,8 +12,6 @@ import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { configFile } from './helpers/api.js';
 import { SECRET } from './helpers/tokens.js';
 import { PRESENCE_NAMESPACES, member } from './helpers/presence.js';
-import { Sessions, SESSION_MS } from '../lib/admin/session.js';
-import { Logins, LoginResult, LOCK_MS } from '../lib/admin/logins.js';
 
 const PASSWORD = 'admin-password-for-the-tests';
 const XSS = '<img src=x onerror=alert(1)>';
@@ -265,32 +263,5 @@ describe('admin page: off without --admin-password', function () {
     expect(cmdline).to.not.include(PASSWORD);
     expect(cmdline).to.not.include('--admin-password');
     expect(cmdline).to.include('--workers');
-  });
-});
-
-describe('admin sessions and logins', () => {
-  it('takes a session it issued until it expires, and refuses another key, an expired one and one logged out', () => {
-    const sessions = new Sessions();
-    const now = Date.now();
-    const fresh = sessions.issue(now);
-    expect(sessions.verify(fresh, now)).to.include({ expiresAt: now + SESSION_MS });
-    expect(sessions.verify(fresh, now + SESSION_MS)).to.equal(undefined);
-    expect(sessions.verify(sessions.issue(now - SESSION_MS - 1))).to.equal(undefined);
-    expect(new Sessions().verify(fresh, now)).to.equal(undefined);
-    sessions.end(sessions.verify(fresh, now));
-    expect(sessions.verify(fresh, now)).to.equal(undefined);
-  });
-
-  it('locks an address after five wrong passwords within the window, for LOCK_MS, the right password included', () => {
-    const results = [];
-    const logins = new Logins('right-password', (result) => results.push(result));
-    const t = Date.now();
-    for (let i = 0; i < 4; i++) logins.attempt('a', 'wrong', t + i);
-    expect(logins.attempt('a', 'wrong', t + 70000).result).to.equal(LoginResult.WRONG); // the first four are out of the window
-    for (let i = 0; i < 4; i++) logins.attempt('a', 'wrong', t + 70001 + i);
-    expect(logins.attempt('a', 'right-password', t + 70010)).to.deep.equal({ result: LoginResult.LOCKED, retryAfterS: 60 });
-    expect(logins.attempt('b', 'right-password', t + 70010).result).to.equal(LoginResult.OK);
-    expect(logins.attempt('a', 'right-password', t + 70004 + LOCK_MS).result).to.equal(LoginResult.OK);
-    expect(results.filter((r) => r === LoginResult.WRONG)).to.have.length(9);
   });
 });
