@@ -27,7 +27,7 @@ function fill(tbody, rows) {
 
 /** Shows a part's {error: {code, message}} (or null: the call failed) in its place, or hides it. */
 function problem(element, answer) {
-  const error = answer === null ? { code: 'failed', message: 'the call failed: see the gateway log' } : answer?.error;
+  const error = answer === null ? { code: 'failed', message: 'the worker failed this call without an error code' } : answer?.error;
   element.hidden = error === undefined;
   element.textContent = error === undefined ? '' : `${error.code}: ${error.message}`;
   return error !== undefined;

@@ -100,7 +100,7 @@ export function createAdmin({ password, call, stats, counted, maxPayload }) {
       return reply(res, err.code === ErrorCode.PAYLOAD_TOO_LARGE ? 413 : 400, { error: { code: err.code, message: err.message } }, HEADERS);
     }
     const answer = await call(action, params);
-    if (answer === null) return reply(res, 500, { error: { code: ErrorCode.UNAVAILABLE, message: 'the worker failed this call: see its log' } }, HEADERS);
+    if (answer === null) return reply(res, 500, { error: { code: ErrorCode.UNAVAILABLE, message: 'the worker failed this call without an error code' } }, HEADERS);
     reply(res, 200, answer, HEADERS);
   }
 

@@ -13,7 +13,7 @@ const ANSWER_MS = 10000;
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @returns {(method: string, params: object) => Promise<{result: any} | {error: {code: string, message: string}} | null>}
- *   the server API's answer; null: the worker failed the call without a code (see its log)
+ *   the server API's answer; null: the worker failed the call without an error code
  */
 export function attachAdminCalls(relay) {
   const pending = new Map(); // request -> {link, resolve, timer}
