@@ -109,6 +109,12 @@ export const options = {
   'drain-timeout': { ...ms(0), default: 30000, describe: 'ms to spread client closes over on shutdown' },
   'metrics-port': { ...int(0, 65535), default: 9091, describe: 'cluster-wide Prometheus port on the primary (0 disables)' },
   'metrics-host': { type: 'string', default: '127.0.0.1', describe: 'metrics listening address' },
+  'admin-password': {
+    type: 'string',
+    secret: 'primary',
+    check: (v) => (v.length >= 12 ? undefined : '--admin-password must be at least 12 characters'),
+    describe: 'enables the admin page (/admin on the metrics listener) behind this password, at least 12 characters; never logged, never given to the workers'
+  },
   'history-size': { ...int(0, 1e6), default: 100, describe: 'messages kept per channel for recovery (0 disables history)' },
   'history-ttl': { ...int(1, 7 * 24 * 3600), default: 300, describe: 'seconds a message stays in history' },
   'history-memory': {
@@ -256,6 +262,7 @@ function otherProblem(config) {
   if (config.redisSentinels !== undefined && config.redisCluster !== undefined) return 'give --redis-sentinels or --redis-cluster, not both';
   if (config.webhookUrl !== undefined && config.webhookSecret === undefined) return '--webhook-url needs --webhook-secret: every webhook body is signed';
   if (config.webhookSecret !== undefined && config.webhookUrl === undefined) return '--webhook-secret needs --webhook-url';
+  if (config.adminPassword !== undefined && config.metricsPort === 0) return '--admin-password needs the metrics listener, which --metrics-port 0 turns off';
   if (config.tlsCert !== undefined) return tlsProblem(config.tlsCert, config.tlsKey);
   return undefined;
 }

@@ -57,6 +57,7 @@ export const Op = Object.freeze({
   PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/worker/presence.js)
   PRESENCE_LEAVE: 'pleave',
   PRESENCE: 'pres', // a presence or presence_stats read
+  ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
   // primary -> worker
   MSG: 'msg',
   SEQ: 'seq',
@@ -70,7 +71,8 @@ export const Op = Object.freeze({
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
-  JOIN_LEAVE: 'jl' // a join or leave frame for the channel's subscribers
+  JOIN_LEAVE: 'jl', // a join or leave frame for the channel's subscribers
+  ADMIN: 'admin' // run a server API method for the admin page (lib/primary/admin-calls.js)
 });
 
 /**

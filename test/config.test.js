@@ -77,6 +77,8 @@ describe('gateway command line', () => {
     [['--tls-cert', 'package.json'], '--tls-cert and --tls-key go together'],
     [['--tls-cert', 'no-such.pem', '--tls-key', 'package.json'], '--tls-cert no-such.pem: ENOENT'],
     [['--tls-cert', 'package.json', '--tls-key', 'package.json'], '--tls-cert package.json with --tls-key package.json:'],
+    [['--admin-password', 'too-short'], '--admin-password must be at least 12 characters'],
+    [['--admin-password', 'long-enough-password', '--metrics-port', '0'], '--admin-password needs the metrics listener'],
     [['--engine', 'kafka'], 'engine'],
     [['--engine', 'redis', '--redis-url', 'http://127.0.0.1:6379'], '--redis-url must be a redis:// or rediss:// URL']
   ]) {

@@ -25,6 +25,8 @@ import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
+import { createAdmin } from '../admin/routes.js';
+import { attachAdminCalls } from './admin-calls.js';
 
 const SETTLE_MS = 2000;
 
@@ -80,7 +82,17 @@ export async function startPrimary(config) {
       registry: metrics.registry,
       log,
       stats: clusterStats.latest,
-      page: statusPage({ port, path: config.path, tls: config.tlsCert !== undefined })
+      page: statusPage({ port, path: config.path, tls: config.tlsCert !== undefined }),
+      admin:
+        config.adminPassword === undefined
+          ? undefined
+          : createAdmin({
+              password: config.adminPassword,
+              call: attachAdminCalls(relay),
+              stats: clusterStats.latest,
+              counted: (result) => metrics.adminLogins.inc({ result }),
+              maxPayload: config.maxPayload
+            })
     });
   }
 

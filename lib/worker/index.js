@@ -27,6 +27,7 @@ import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
 import { ServerApi } from './api.js';
 import { attachCalls } from './calls.js';
+import { attachAdmin } from './admin.js';
 import { createUpgradeHandler } from './upgrade.js';
 import { kClientIp } from './client-ip.js';
 import { listenOwnPort } from './listener.js';
@@ -72,6 +73,7 @@ export function startWorker(config, worker) {
   });
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
+  attachAdmin(relay, api.context);
   const handleRequest = createRequestHandler({ config, relay, streams, api, draining });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
