@@ -51,7 +51,7 @@ describe('README', () => {
       const [first, ...more] = ticked(where);
       if (!first.endsWith('/')) return [first, ...more];
       return ticked(job)
-        .filter((name) => /^[\w./-]+\.(js|ts|lua|html|json)$/.test(name))
+        .filter((name) => /^[\w./-]+\.(js|ts|lua|html|css|json)$/.test(name))
         .map((name) => path.posix.join(first, name));
     });
     for (const file of listed) expect(existsSync(path.join(ROOT, file)), `${file} (listed) exists`).to.equal(true);
@@ -111,7 +111,7 @@ function servedRoutes() {
   const found = new Set();
   for (const file of filesUnder('lib')) {
     if (!file.endsWith('.js') || NO_ROUTES.some((prefix) => file.startsWith(prefix))) continue;
-    const listener = file.startsWith('lib/primary/') ? 'metrics' : 'public';
+    const listener = file.startsWith('lib/primary/') || file.startsWith('lib/admin/') ? 'metrics' : 'public';
     const code = readFileSync(path.join(ROOT, file), 'utf8');
     for (const [, route] of code.matchAll(/(?:[!=]== |case |^\s*)'(\/[^']*)'(?=[\s,)]|:)/gm)) found.add(`${listener} ${route}`);
     for (const [, prefix] of code.matchAll(/startsWith\('(\/[^']*)'\)/g)) found.add(`${listener} ${prefix}…`);

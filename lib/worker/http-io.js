@@ -50,9 +50,9 @@ export function parseJsonObject(text) {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
   return value;
 }
 
