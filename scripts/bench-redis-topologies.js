@@ -69,7 +69,7 @@ for (const waitReplicas of [1, 0]) {
     console.log(JSON.stringify(run));
   }
 }
-console.table(failovers);
+console.table(failovers.map(({ events, ...figures }) => figures));
 const verdicts = [1, 0].map((waitReplicas) => {
   const runs = failovers.filter((r) => r.waitReplicas === waitReplicas);
   const seconds = runs.map((r) => r.secondsToFlowing);

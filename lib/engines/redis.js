@@ -57,7 +57,7 @@ import { ErrorCode } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RedisPresence } from './redis/presence.js';
-import { checkClusterSeeds, connectRedis, masterAddresses } from './redis/connect.js';
+import { checkClusterSeeds, closeRedis, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
 import { RemoteOccupancy } from './redis/occupancy.js';
@@ -289,7 +289,7 @@ export class RedisEngine {
     this.presence.stop();
     this.users?.stop();
     this.occupancy?.stop();
-    for (const connection of this.connections) connection.disconnect();
+    for (const connection of this.connections) closeRedis(connection);
   }
 
   forgetIfUnused(channel, state) {

@@ -4,13 +4,17 @@
 // a second in, and the run measures when acknowledged publishing came back
 // and which acknowledged publishes the new master lacks.
 import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
 import { RedisEngine } from '../../lib/engines/redis.js';
 import { SentinelGroup, MASTER_NAME } from './redis-topologies.js';
 import { eventually } from './gateway.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
+// What the sentinels announce, kept for a run that did not come back in time (their hello messages aside).
+const SENTINEL_EVENTS = /^[+-](sdown|odown|try-failover|elected-leader|selected-slave|promoted-slave|failover-end|failover-end-for-timeout|switch-master|convert-to-slave|role-change|slave-reconf-done|failover-abort-no-good-slave)$/;
 const KILL_AFTER_MS = 1000;
-const REFUSED_PAUSE_MS = 10; // a refused publish is tried again after this, as a client backs off
+const REFUSED_PAUSE_MS = 10;
+const SLOW_MS = 8000; // a run that took longer than this to come back keeps its events // a refused publish is tried again after this, as a client backs off
 
 /** The engine as the gateway builds it, with the given Redis and --redis-wait-replicas. */
 export function benchEngine(where, waitReplicas, log = quiet) {
@@ -77,12 +81,29 @@ export async function drive(engine, { seconds, inFlight, channels }) {
 export async function failoverUnderLoad({ waitReplicas, seconds = 12, inFlight = 64, channels = 16, log }) {
   const group = await SentinelGroup.start();
   const engine = benchEngine({ redisSentinels: group.addresses }, waitReplicas, log);
+  const events = [];
+  let killedAt = 0;
+  const note = (what) => events.push(`${((performance.now() - killedAt) / 1000).toFixed(2)} ${what}`);
+  const watchers = group.sentinels.map((sentinel, i) => {
+    const watcher = new Redis(`redis://${sentinel.address}`, { lazyConnect: false, maxRetriesPerRequest: 0 });
+    watcher.on('error', () => {});
+    watcher.psubscribe('*').catch(() => {});
+    watcher.on('pmessage', (pattern, name, text) => SENTINEL_EVENTS.test(name) && note(`sentinel ${i} ${name} ${text}`));
+    return watcher;
+  });
+  for (const [name, connection] of [['commands', engine.redis], ['subscriber', engine.sub.redis]]) {
+    connection.on('ready', () => note(`engine ${name} ready on ${connection.stream?.remotePort}`));
+    connection.on('close', () => note(`engine ${name} closed`));
+    let lastError = '';
+    connection.on('error', (err) => err.message !== lastError && note(`engine ${name} error ${(lastError = err.message)}`));
+  }
   try {
-    let killedAt = 0;
     const master = await group.master();
     const kill = setTimeout(() => {
       killedAt = performance.now();
+      events.length = 0;
       master.signal('SIGKILL');
+      note(`master ${master.port} killed`);
     }, KILL_AFTER_MS);
     const run = await drive(engine, { seconds, inFlight, channels });
     clearTimeout(kill);
@@ -90,7 +111,9 @@ export async function failoverUnderLoad({ waitReplicas, seconds = 12, inFlight =
     const { lost, epochsChanged } = await lostAcks(promoted, run.acked, channels);
     const lastRefused = run.refusedAt.at(-1) ?? 0;
     const firstAfter = run.acked.find((a) => a.at > Math.max(killedAt, lastRefused));
-    const firstAck = run.acked.find((a) => a.at > killedAt);
+    // Back: the first acknowledgement after the outage began (the kill's first refusal).
+    const outage = run.refusedAt.find((t) => t > killedAt) ?? killedAt;
+    const firstAck = run.acked.find((a) => a.at > outage);
     return {
       waitReplicas,
       secondsToFirstAck: firstAck ? round((firstAck.at - killedAt) / 1000) : null,
@@ -101,9 +124,12 @@ export async function failoverUnderLoad({ waitReplicas, seconds = 12, inFlight =
       channelsWithNewEpoch: epochsChanged,
       refused: run.refusedAt.length,
       refusedBeforeKill: run.refusedAt.filter((t) => t < killedAt).length,
-      refusedLaterThan5s: run.refusedAt.filter((t) => t > killedAt + 5000).length
+      refusedLaterThan5s: run.refusedAt.filter((t) => t > killedAt + 5000).length,
+      // What happened from the kill on, for a run that was slow to come back.
+      events: firstAfter === undefined || firstAfter.at - killedAt > SLOW_MS ? events : undefined
     };
   } finally {
+    for (const watcher of watchers) watcher.disconnect();
     engine.stop();
     await group.remove();
   }
