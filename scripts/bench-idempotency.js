@@ -5,9 +5,10 @@
 // no version) and guarded (a new key and a higher version on every publish,
 // so every check misses and every key is kept: the worst case), with the
 // keys' store full, as on a gateway that has run a while.
-//   node --expose-gc scripts/bench-idempotency.js [--publishes 2000000] [--root DIR] [--json FILE]
-// --root: the repository whose engine is measured (another checkout, for a
-// before/after in one run).
+//   npm run bench:idempotency -- [--publishes 2000000] [--against DIR] [--json FILE]
+//   (node --expose-gc scripts/bench-idempotency.js …)
+// --against: another checkout of this repository (an older tree), measured
+// the same way in the same run, side by side.
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -18,22 +19,17 @@ import { pathToFileURL } from 'node:url';
 const { values } = parseArgs({
   options: {
     publishes: { type: 'string', default: '2000000' },
-    root: { type: 'string', default: path.resolve(import.meta.dirname, '..') },
+    against: { type: 'string' },
     json: { type: 'string' }
   }
 });
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
-const root = pathToFileURL(path.resolve(values.root) + '/').href;
-const { MemoryEngine } = await import(`${root}lib/engines/memory.js`);
-const { resolveConfig } = await import(`${root}lib/config.js`);
-const { MAX_IDEMPOTENCY_KEYS } = await import(`${root}lib/engines/idempotency.js`);
 const PUBLISHES = Number(values.publishes);
 const CHANNELS = 1000;
 const ROUNDS = 5; // each figure is the best of these: the least disturbed by the rest of the machine
+let MemoryEngine, resolveConfig, MAX_IDEMPOTENCY_KEYS, positional;
 
 const channels = Array.from({ length: CHANNELS }, (_, i) => `chat:${i}`);
-// One shape for both interfaces: publish(publication, done, a, b), or the positional one of older trees.
-const positional = MemoryEngine.prototype.publish.length > 4;
 
 function newEngine() {
   const engine = new MemoryEngine(resolveConfig({}));
@@ -100,12 +96,27 @@ function nsPerPublish(guarded) {
   return Math.round(best);
 }
 
-const result = {
-  root: values.root,
-  publishes: PUBLISHES,
-  heapBytesPerKey: heapPerKey(),
-  unguardedNsPerPublish: nsPerPublish(false),
-  guardedNsPerPublish: nsPerPublish(true)
-};
-console.log(`idempotency keys (${values.root}): ${result.heapBytesPerKey} B per key (heap and buffers); ${result.unguardedNsPerPublish} ns per publish unguarded, ${result.guardedNsPerPublish} ns guarded`);
-if (values.json) writeFileSync(values.json, JSON.stringify(result, null, 2) + '\n');
+/** The figures of the engine in the checkout at `root`. */
+async function measure(root) {
+  const url = pathToFileURL(path.resolve(root) + '/').href;
+  ({ MemoryEngine } = await import(`${url}lib/engines/memory.js`));
+  ({ resolveConfig } = await import(`${url}lib/config.js`));
+  ({ MAX_IDEMPOTENCY_KEYS } = await import(`${url}lib/engines/idempotency.js`));
+  // One shape for both interfaces: publish(publication, done, a, b), or the positional one of older trees.
+  positional = MemoryEngine.prototype.publish.length > 4;
+  return {
+    tree: path.resolve(root),
+    bytesPerKey: heapPerKey(),
+    unguardedNsPerPublish: nsPerPublish(false),
+    guardedNsPerPublish: nsPerPublish(true)
+  };
+}
+
+const trees = [path.resolve(import.meta.dirname, '..'), ...(values.against ? [values.against] : [])];
+const results = [];
+for (const root of trees) results.push(await measure(root));
+console.log(`idempotency keys on the memory engine (${MAX_IDEMPOTENCY_KEYS} keys of 36 characters; ${PUBLISHES} publishes, best of ${ROUNDS})`);
+for (const r of results) {
+  console.log(`  ${r.tree}: ${r.bytesPerKey} B per key (heap and buffers), ${r.unguardedNsPerPublish} ns per publish unguarded, ${r.guardedNsPerPublish} ns guarded`);
+}
+if (values.json) writeFileSync(values.json, JSON.stringify({ publishes: PUBLISHES, results }, null, 2) + '\n');
