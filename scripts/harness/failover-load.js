@@ -16,13 +16,13 @@ const KILL_AFTER_MS = 1000;
 const REFUSED_PAUSE_MS = 10;
 const SLOW_MS = 8000; // a run that took longer than this to come back keeps its events // a refused publish is tried again after this, as a client backs off
 
-/** The engine as the gateway builds it, with the given Redis and --redis-wait-replicas. */
-export function benchEngine(where, waitReplicas, log = quiet) {
+/** The engine as the gateway builds it, with the given Redis, --redis-wait-replicas and --redis-wait-timeout. */
+export function benchEngine(where, waitReplicas, log = quiet, waitTimeout = 100) {
   return new RedisEngine({
     ...where,
     redisMasterName: MASTER_NAME,
     redisWaitReplicas: waitReplicas,
-    redisWaitTimeout: 100,
+    redisWaitTimeout: waitTimeout,
     historySize: 100000,
     historyTtl: 300,
     maxConnsPerUser: 0,
@@ -73,14 +73,14 @@ export async function drive(engine, { seconds, inFlight, channels }) {
 
 /**
  * One failover: a fresh master, two replicas and three sentinels; the load
- * for `seconds`, the master SIGKILLed a second in.
+ * for `seconds`, the master SIGKILLed a second in; `waitTimeout`: --redis-wait-timeout (100).
  * @returns {Promise<object>} secondsToFlowing: from the kill to the first
  *   acknowledgement after the last refusal (null: refusals went on to the
  *   end); ackedLost: acknowledged publishes the new master does not hold
  */
-export async function failoverUnderLoad({ waitReplicas, seconds = 12, inFlight = 64, channels = 16, log }) {
+export async function failoverUnderLoad({ waitReplicas, waitTimeout, seconds = 12, inFlight = 64, channels = 16, log }) {
   const group = await SentinelGroup.start();
-  const engine = benchEngine({ redisSentinels: group.addresses }, waitReplicas, log);
+  const engine = benchEngine({ redisSentinels: group.addresses }, waitReplicas, log, waitTimeout);
   const events = [];
   let killedAt = 0;
   const note = (what) => events.push(`${((performance.now() - killedAt) / 1000).toFixed(2)} ${what}`);
