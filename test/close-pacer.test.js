@@ -52,6 +52,48 @@ describe('close pacer', function () {
   });
 });
 
+describe('close pacer, reads', function () {
+  let server;
+  afterEach(() => server?.close());
+
+  it('past the reads a turn takes, a socket waits for a later turn, its bytes in order, and every close is still echoed', async () => {
+    const pacer = new ClosePacer(5, 100, 1); // one chunk a turn goes straight to ws; the rest wait
+    const wss = new WebSocketServer({ noServer: true });
+    server = http.createServer();
+    server.on('upgrade', (req, socket, head) =>
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        pacer.watch(ws);
+        ws.on('message', (data) => ws.send(data));
+      })
+    );
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `ws://127.0.0.1:${server.address().port}`;
+    const clients = await Promise.all(
+      Array.from({ length: BURST }, async () => {
+        const ws = new WebSocket(url);
+        await once(ws, 'open');
+        return ws;
+      })
+    );
+    const echoes = clients.map((ws) => {
+      const got = [];
+      ws.on('message', (data) => got.push(String(data)));
+      return got;
+    });
+    const closed = clients.map((ws) => once(ws, 'close').then(([code]) => code));
+    // Each client's messages in separate writes, then its close: many sockets with bytes in the same turns.
+    for (let n = 0; n < 5; n++) {
+      clients.forEach((ws, i) => ws.send(`${i}:${n}`));
+      await new Promise((resolve) => setTimeout(resolve, 1)); // a chunk of its own, while earlier ones may still wait
+    }
+    clients.forEach((ws, i) => ws.close(4000 + i));
+    expect(await Promise.all(closed)).to.deep.equal(clients.map((_, i) => 4000 + i));
+    expect(echoes).to.deep.equal(clients.map((_, i) => [0, 1, 2, 3, 4].map((n) => `${i}:${n}`)));
+    expect(pacer.readsWaited).to.be.above(BURST);
+  });
+});
+
 describe('mass disconnect through the gateway', function () {
   let gw;
   afterEach(() => gw?.stop());
