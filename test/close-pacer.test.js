@@ -18,25 +18,11 @@ describe('close pacer', function () {
     const pacer = new ClosePacer(0, 1);
     const seen = [];
     const sockets = []; // per server socket: the turn it stopped reading in once answered, the turn it closed in, whether it read the FIN
-    const wss = new WebSocketServer({ noServer: true });
-    server = http.createServer();
-    server.on('upgrade', (req, socket, head) =>
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        pacer.watch(ws);
-        ws.on('close', (code) => seen.push({ code, turn: pacer.turns }));
-        sockets.push(watchSocket(socket, pacer));
-      })
-    );
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `ws://127.0.0.1:${server.address().port}`;
-    const clients = await Promise.all(
-      Array.from({ length: BURST }, async () => {
-        const ws = new WebSocket(url);
-        await once(ws, 'open');
-        return ws;
-      })
-    );
+    server = await pacedServer(pacer, (ws, socket) => {
+      ws.on('close', (code) => seen.push({ code, turn: pacer.turns }));
+      sockets.push(watchSocket(socket, pacer));
+    });
+    const clients = await openClients(server);
     const echoed = clients.map((ws) => once(ws, 'close').then(([code]) => code));
     clients.forEach((ws, i) => ws.close(4000 + i));
     const codes = await Promise.all(echoed);
@@ -58,24 +44,8 @@ describe('close pacer, reads', function () {
 
   it('past the reads a turn takes, a socket waits for a later turn, its bytes in order, and every close is still echoed', async () => {
     const pacer = new ClosePacer(5, 100, 1); // one chunk a turn goes straight to ws; the rest wait
-    const wss = new WebSocketServer({ noServer: true });
-    server = http.createServer();
-    server.on('upgrade', (req, socket, head) =>
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        pacer.watch(ws);
-        ws.on('message', (data) => ws.send(data));
-      })
-    );
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `ws://127.0.0.1:${server.address().port}`;
-    const clients = await Promise.all(
-      Array.from({ length: BURST }, async () => {
-        const ws = new WebSocket(url);
-        await once(ws, 'open');
-        return ws;
-      })
-    );
+    server = await pacedServer(pacer, (ws) => ws.on('message', (data) => ws.send(data)));
+    const clients = await openClients(server);
     const echoes = clients.map((ws) => {
       const got = [];
       ws.on('message', (data) => got.push(String(data)));
@@ -111,6 +81,33 @@ describe('mass disconnect through the gateway', function () {
     expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="normal"}')).to.equal(BURST);
   });
 });
+
+/** A ws server on a free port whose connections `pacer` watches; `setUp(ws, socket)` for each. */
+async function pacedServer(pacer, setUp) {
+  const wss = new WebSocketServer({ noServer: true });
+  const server = http.createServer();
+  server.on('upgrade', (req, socket, head) =>
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      pacer.watch(ws);
+      setUp(ws, socket);
+    })
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return server;
+}
+
+/** BURST clients of `server`, open. */
+function openClients(server) {
+  const url = `ws://127.0.0.1:${server.address().port}`;
+  return Promise.all(
+    Array.from({ length: BURST }, async () => {
+      const ws = new WebSocket(url);
+      await once(ws, 'open');
+      return ws;
+    })
+  );
+}
 
 /** Records the pacer turn a socket stops reading in, the turn it closes in, and whether it read the peer's FIN. */
 function watchSocket(socket, pacer) {
