@@ -11,6 +11,7 @@
 // the same way in the same run, side by side.
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
@@ -72,6 +73,11 @@ function heapPerKey() {
   return Math.round((held(true) - plain) / MAX_IDEMPOTENCY_KEYS);
 }
 
+/** The checkout's commit, for the record. */
+function commitOf(root) {
+  return execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+}
+
 /** The JS heap and the typed arrays' memory outside it. */
 function heldBytes() {
   const { heapUsed, arrayBuffers } = process.memoryUsage();
@@ -105,14 +111,15 @@ async function measure(root) {
   // One shape for both interfaces: publish(publication, done, a, b), or the positional one of older trees.
   positional = MemoryEngine.prototype.publish.length > 4;
   return {
-    tree: path.resolve(root),
+    tree: path.resolve(root) === here ? 'this tree' : `against ${root} (${commitOf(root)})`,
     bytesPerKey: heapPerKey(),
     unguardedNsPerPublish: nsPerPublish(false),
     guardedNsPerPublish: nsPerPublish(true)
   };
 }
 
-const trees = [path.resolve(import.meta.dirname, '..'), ...(values.against ? [values.against] : [])];
+const here = path.resolve(import.meta.dirname, '..');
+const trees = [here, ...(values.against ? [values.against] : [])];
 const results = [];
 for (const root of trees) results.push(await measure(root));
 console.log(`idempotency keys on the memory engine (${MAX_IDEMPOTENCY_KEYS} keys of 36 characters; ${PUBLISHES} publishes, best of ${ROUNDS})`);
