@@ -4,7 +4,7 @@
 // Failure detection is turned down from the defaults' half a minute, so a
 // failover takes a few seconds: to a second for a Cluster node; to 2.5 s for
 // a sentinel, which on a loaded machine at 1 s once took a freshly promoted
-// master for down (its PONG late) and failed over again to the only replica,
+// master for down (1.07 s after switching to it) and failed over again to the only replica,
 // leaving two masters with no replica between them until Sentinel turned the
 // first back into a replica 8 s later (nothing can be acknowledged under
 // --redis-wait-replicas 1 meanwhile).
