@@ -10,11 +10,30 @@
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
   SOCKET: 'sticky:balance', // sticky-session's hand-over message, with the socket
+  START: 'gateway:start', // a worker's first message, and the primary's answer: its configuration and number (whenStarted)
   READY: 'gateway:ready',
   BATCH: 'gateway:batch',
   DRAIN: 'gateway:drain',
   PROBE: 'gateway:probe' // a throwaway handle: checks the hand-over is acknowledged (lib/primary/probe.js)
 });
+
+/**
+ * In a worker: asks the primary for its configuration and calls `start` with
+ * the answer. The configuration (its secrets included) travels over the IPC
+ * channel rather than in the environment, where /proc/<pid>/environ shows it
+ * and every process the worker spawns would inherit it. The worker asks once
+ * it listens: a message sent before a process has a 'message' listener is
+ * lost.
+ * @param {(config: object, worker: number) => void} start
+ */
+export function whenStarted(start) {
+  process.on('message', function started(msg) {
+    if (msg?.type !== Message.START) return;
+    process.off('message', started);
+    start(msg.config, msg.worker);
+  });
+  process.send({ type: Message.START });
+}
 
 /**
  * Operation names. Where operations are dispatched, a name that is none of
@@ -39,6 +58,7 @@ export const Op = Object.freeze({
   PRESENCE_LEAVE: 'pleave',
   PRESENCE: 'pres', // a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
+  ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
   // primary -> worker
   MSG: 'msg',
   SEQ: 'seq',
@@ -52,7 +72,8 @@ export const Op = Object.freeze({
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
-  JOIN_LEAVE: 'jl' // a join or leave frame for the channel's subscribers
+  JOIN_LEAVE: 'jl', // a join or leave frame for the channel's subscribers
+  ADMIN: 'admin' // run a server API method for the admin page (lib/primary/admin-calls.js)
 });
 
 /**

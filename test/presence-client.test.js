@@ -42,6 +42,12 @@ describe('client library: presence and the live member list', function () {
     const gone = b.welcome.connectionId;
     b.close();
     expect(await left).to.include({ type: 'leave', client: gone });
+    // A channel not subscribed is forbidden; one subscribed outside a presence namespace a bad request.
+    await a.presence('plain:x').then(
+      () => expect.fail('presence of a channel not subscribed'),
+      (err) => expect(err.code).to.equal('forbidden')
+    );
+    await a.subscribe('plain:x', () => {});
     await a.presence('plain:x').then(
       () => expect.fail('presence outside a presence namespace'),
       (err) => expect(err.code).to.equal('bad_request')

@@ -120,7 +120,7 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     const typed = await wrongType.request({ type: 'auth', token: await joseHs256({ sub: 'ok', info: 'Ann' }) });
     expect(typed).to.include({ type: 'error', code: 'unauthorized' }).and.have.property('message').that.match(/info must be a JSON object/);
     // The worker is still fine.
-    expect(await big.request({ type: 'presence_stats', channel: 'room:big' })).to.include({ clients: 6 });
+    expect(await many[1].request({ type: 'presence_stats', channel: 'room:big' })).to.include({ clients: 6 });
   });
 
   it('sends at most --join-leave-rate join frames per second per channel, counts the rest dropped, and presence stays exact', async () => {

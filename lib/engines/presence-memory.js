@@ -56,6 +56,11 @@ export class MemoryPresence {
   /** Nothing is asked elsewhere: settled at once. */
   async settled() {}
 
+  /** The figures it reports: the join/leave frames it drops. */
+  instrument(instruments) {
+    this.sender.instruments = instruments;
+  }
+
   onMember(listener) {
     this.members.push(listener);
   }

@@ -45,6 +45,6 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
       connections,
       refuse: (req, socket, head, err) => refuseUpgrade(wss, req, socket, head, err)
     },
-    route: { prefix: '/apps/', request: (req, res, path) => api.request(req, res, path) }
+    route: { matches: (path) => path.startsWith('/apps/'), request: (req, res, path) => api.request(req, res, path) }
   };
 }

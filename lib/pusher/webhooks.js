@@ -8,7 +8,6 @@
 import { Op } from '../ipc.js';
 import { WebhookQueue } from '../webhooks/queue.js';
 import { MemberGrace } from '../webhooks/members.js';
-import { LocalDepartures } from '../webhooks/departures.js';
 import { webhookSender } from '../webhooks/send.js';
 import { appsOf } from './apps.js';
 import { clientName, isInternal, isOwn } from './channels.js';
@@ -32,7 +31,7 @@ export function startPusherWebhooks({ config, engine, relay, count, log }) {
     const send = webhookSender(app.webhookUrl, 'x-pusher-signature', { 'x-pusher-key': app.key });
     const queue = new WebhookQueue({ post: (body) => send(body, sign(app.secret, body)), count, log, format: pusherBody });
     const grace = new MemberGrace({
-      departures: engine.departures ?? new LocalDepartures(),
+      departures: engine.departures,
       graceMs: config.memberGrace,
       announce: (name, channel, user) => queue.add({ name, channel: clientName(channel), user_id: user }),
       log

@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { Op } from '../ipc.js';
 import { ipCapInPrimary } from '../config.js';
-import { workerCapacity } from '../doctor/limits.js';
+import { workerCapacity } from '../capacity.js';
 import { createVerifier } from './auth.js';
 import { Hooks, hooksConfigured } from './hooks.js';
 import { clientIp } from './client-ip.js';

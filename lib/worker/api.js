@@ -5,7 +5,7 @@
 // methods are the command core's (../core/server.js).
 import { ErrorCode, GatewayError } from '../errors.js';
 import { METHODS, runMethod } from '../core/server.js';
-import { keyCheck, readBody, reply, replyError } from './http-io.js';
+import { keyCheck, parseJsonObject, readBody, reply, replyError } from './http-io.js';
 import { metrics } from './metrics.js';
 
 const OK = 'ok';
@@ -38,22 +38,11 @@ export class ServerApi {
       return fail(err);
     }
     readBody(req, this.maxPayload)
-      .then((text) => runMethod(method, parseParams(text), this.context))
+      .then((text) => runMethod(method, parseJsonObject(text), this.context))
       .then((result) => {
         metrics.apiRequests.inc({ method, code: OK });
         reply(res, 200, { result });
       }, fail)
       .catch(() => res.destroy());
   }
-}
-
-function parseParams(text) {
-  let params;
-  try {
-    params = JSON.parse(text);
-  } catch {
-    throw new GatewayError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
-  }
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
-  return params;
 }

@@ -26,7 +26,7 @@ const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
  * @param {import('./sse.js').SseStreams} options.streams GET /sse
  * @param {import('./api.js').ServerApi} options.api POST /api/<method>
  * @param {() => boolean} options.draining
- * @param {{prefix: string, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (./ways-in.js)
+ * @param {{matches: (path: string) => boolean, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (./ways-in.js)
  * @returns {(req, res) => void} the request listener
  */
 export function createRequestHandler({ config, relay, streams, api, draining, routes = [] }) {
@@ -41,7 +41,7 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
     if (path === '/sse') return streams.request(req, res);
     if (path.startsWith('/api/')) return api.request(req, res, path.slice(5));
     if (path === '/publish' || path === '/disconnect') return keyed(req, res, path === '/publish' ? publish : disconnect);
-    for (const route of routes) if (path.startsWith(route.prefix)) return route.request(req, res, path);
+    for (const route of routes) if (route.matches(path)) return route.request(req, res, path);
     if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 404, { error: ErrorCode.NOT_FOUND });
     if (path === '/health') {
       if (draining()) return reply(res, 503, { status: 'draining' });

@@ -27,6 +27,7 @@ import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
 import { ServerApi } from './api.js';
 import { attachCalls } from './calls.js';
+import { attachAdmin } from './admin.js';
 import { createUpgradeHandler } from './upgrade.js';
 import { protocolWaysIn } from './ways-in.js';
 import { kClientIp } from './client-ip.js';
@@ -73,6 +74,7 @@ export function startWorker(config, worker) {
   });
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
+  attachAdmin(relay, api.context);
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
   const protocols = protocolWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log });
   const routes = protocols.map((protocol) => protocol.route);

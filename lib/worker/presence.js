@@ -1,4 +1,4 @@
-// The worker's part of presence: it
+// The worker's part of presence (README, "Presence and join/leave"): it
 // tells the primary when a connection's subscription to a channel of a
 // `presence` or `joinLeave` namespace goes live and when it ends (the engine
 // keeps the entries: lib/engines/index.js), delivers the join and leave

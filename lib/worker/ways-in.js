@@ -8,7 +8,7 @@ const PROTOCOLS = [pusherWaysIn];
 
 /**
  * @param {object} worker the worker's parts: config, relay, subscriptions, namespaces, presence, sessions, log
- * @returns {{upgrade: import('./upgrade.js').UpgradeWay, route: {prefix: string, request: Function}}[]}
+ * @returns {{upgrade: import('./upgrade.js').UpgradeWay, route: {matches: Function, request: Function}}[]}
  */
 export function protocolWaysIn(worker) {
   return PROTOCOLS.map((start) => start(worker)).filter((ways) => ways !== undefined);

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../../protocol.js';
 import { PresenceTable } from '../presence-table.js';
 import { JoinLeaveSender, entryJson, tooMany } from '../join-leave.js';
+import { requireNumbers } from '../check-options.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
 const UNAVAILABLE = { error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' };
@@ -30,6 +31,7 @@ export class RedisPresence {
    * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
    */
   constructor({ redis, publish, tagOf, ttl, maxClients, rate, routesOf, namespaceOf }) {
+    requireNumbers('RedisPresence', { ttl, maxClients }, { ttl: 1, maxClients: 1 });
     this.redis = redis;
     this.publish = publish;
     this.tagOf = tagOf;
@@ -121,6 +123,11 @@ export class RedisPresence {
     } finally {
       this.calls.delete(call);
     }
+  }
+
+  /** The figures it reports: the join/leave frames it drops. */
+  instrument(instruments) {
+    this.sender.instruments = instruments;
   }
 
   onMember(listener) {
