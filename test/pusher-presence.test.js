@@ -8,7 +8,7 @@ import Echo from 'laravel-echo';
 import PusherJs from 'pusher-js';
 import { startGateway } from '../scripts/harness/gateway.js';
 import { configFile } from './helpers/api.js';
-import { APP, channelAuth, clientOptions, connected, eventually, pusherClient, RawPusher, serverSdk, subscribed } from './helpers/pusher.js';
+import { APP, OTHER_APP, channelAuth, clientAwayFrom, clientOptions, connected, eventually, pusherClient, RawPusher, serverSdk, subscribed } from './helpers/pusher.js';
 
 const member = (id, name) => ({ user_id: id, user_info: { name } });
 
@@ -19,7 +19,7 @@ describe('Pusher presence', function () {
   const track = (client) => (clients.push(client), client);
 
   before(async () => {
-    const file = configFile({ pusherApps: [{ ...APP, clientEvents: true, maxPresenceMembers: 3 }] });
+    const file = configFile({ pusherApps: [{ ...APP, clientEvents: true, maxPresenceMembers: 3 }, OTHER_APP] });
     gw = await startGateway(['--config', file, '--balance', 'even']);
   });
   after(() => gw?.stop());
@@ -32,10 +32,7 @@ describe('Pusher presence', function () {
 
   it('lists each user once, tells member_added/member_removed across workers, once per user', async () => {
     const alice = track(pusherClient(gw, { member: member('1', 'Alice') }));
-    const idAlice = await connected(alice);
-    const bob = track(pusherClient(gw, { member: member('2', 'Bob') }));
-    const idBob = await connected(bob);
-    expect(idAlice.split('.')[0]).to.not.equal(idBob.split('.')[0]); // two workers
+    const bob = track(await clientAwayFrom(await connected(alice), () => pusherClient(gw, { member: member('2', 'Bob') })));
     const { channel: aliceRoom, data: first } = await subscribed(alice, 'presence-room');
     expect(first.count).to.equal(1);
     expect(first.me.id).to.equal('1');
@@ -115,6 +112,28 @@ describe('Pusher presence', function () {
     const [data, meta] = await got;
     expect(data).to.deep.equal({ text: 'hello' });
     expect(meta.user_id).to.equal('10');
+  });
+
+  it("keeps two apps apart: the same channel name is two channels, and one app's signature opens nothing of the other's", async () => {
+    const one = track(await RawPusher.open(gw));
+    const two = track(await RawPusher.open(gw, { key: OTHER_APP.key }));
+    for (const raw of [one, two]) {
+      raw.send({ event: 'pusher:subscribe', data: { channel: 'same-name' } });
+      await raw.event('pusher_internal:subscription_succeeded', 'same-name');
+    }
+    expect((await serverSdk(gw, OTHER_APP).trigger('same-name', 'for-two', '{}')).status).to.equal(200);
+    await two.event('for-two', 'same-name');
+    expect((await serverSdk(gw).trigger('same-name', 'for-one', '{}')).status).to.equal(200);
+    await one.event('for-one', 'same-name');
+    expect(one.frames.some((f) => f.event === 'for-two')).to.equal(false);
+    expect(two.frames.some((f) => f.event === 'for-one')).to.equal(false);
+    // App one's signature for app two's socket and channel: 401 there.
+    const socketId = await two.socketId();
+    two.send({ event: 'pusher:subscribe', data: { channel: 'private-x', auth: channelAuth(`${socketId}:private-x`) } });
+    expect((await two.event('pusher:subscription_error', 'private-x')).data.status).to.equal(401);
+    // App one's HTTP API credentials on app two's path: 401.
+    const wrongApp = await serverSdk(gw, { ...APP, appId: OTHER_APP.appId }).trigger('same-name', 'x', '{}').catch((err) => err);
+    expect(wrongApp.status).to.equal(401);
   });
 
   it('works through Laravel Echo configured as the README says', async () => {

@@ -10,6 +10,7 @@ import { api } from './helpers/api.js';
 import {
   APP,
   channelAuth,
+  clientAwayFrom,
   connected,
   eventually,
   pusherClient,
@@ -109,11 +110,7 @@ describe('Pusher protocol', function () {
 
   it('carries client events between two pusher-js clients on two workers, never back to the sender', async () => {
     const a = track(pusherClient(gw));
-    const idA = await connected(a);
-    const b = track(pusherClient(gw));
-    const idB = await connected(b);
-    // Under --balance even the second connection lands on the other worker: each worker has its own socket_id prefix.
-    expect(idA.split('.')[0]).to.not.equal(idB.split('.')[0]);
+    const b = track(await clientAwayFrom(await connected(a), () => pusherClient(gw)));
     const { channel: chA } = await subscribed(a, 'private-chat');
     const { channel: chB } = await subscribed(b, 'private-chat');
     const echoed = [];
@@ -291,6 +288,21 @@ describe('Pusher beside --auth jwt', function () {
 
 describe('Pusher at the door', function () {
   this.timeout(30000);
+  it('refuses a connection over --max-connections with pusher:error and close 4100 (back off), counting nothing', async () => {
+    const gw = await startPusherGateway(['--workers', '1', '--max-connections', '1']);
+    try {
+      const held = await RawPusher.open(gw);
+      await held.socketId();
+      const over = await RawPusher.open(gw);
+      expect((await over.event('pusher:error')).data.code).to.equal(4100);
+      expect((await over.closed).code).to.equal(4100);
+      expect(await gw.metric('gateway_connections', '{transport="ws",protocol="pusher"}')).to.equal(1);
+      held.close();
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('refuses an Origin not allowed with pusher:error and close 4009 (a browser cannot read an HTTP refusal)', async () => {
     const gw = await startPusherGateway(['--allowed-origins', 'https://app.example.com']);
     try {

@@ -63,6 +63,26 @@ export function connected(client) {
   });
 }
 
+/** The worker a socket_id belongs to: each worker's socket_ids share their prefix. */
+export function workerOf(socketId) {
+  return socketId.split('.')[0];
+}
+
+/**
+ * A connected client on a worker other than `socketId`'s. Under --balance
+ * even the least-loaded worker takes a new connection, by counts that lag
+ * behind closes: a client that lands beside `socketId` is closed and made again.
+ * @param {() => PusherJs} make
+ */
+export async function clientAwayFrom(socketId, make) {
+  for (let tries = 0; tries < 20; tries++) {
+    const client = make();
+    if (workerOf(await connected(client)) !== workerOf(socketId)) return client;
+    client.disconnect();
+  }
+  throw new Error(`no connection landed on a worker other than ${socketId}'s`);
+}
+
 /** Subscribes and waits for subscription_succeeded (its data: the members on presence channels). */
 export function subscribed(client, name) {
   const channel = client.subscribe(name);
