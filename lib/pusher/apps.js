@@ -9,7 +9,7 @@
 // be guessed.
 
 export const MIN_SECRET_LENGTH = 16;
-export const DEFAULT_MAX_PRESENCE_MEMBERS = 100; // Pusher's own limit
+const DEFAULT_MAX_PRESENCE_MEMBERS = 100; // Pusher's own limit
 const ID = /^[A-Za-z0-9_-]{1,64}$/; // in internal channel names (./channels.js): no '.' or ':'
 const KEY = /^[A-Za-z0-9_-]{1,64}$/; // in the path /app/<key>
 const KEYS = ['appId', 'key', 'secret', 'clientEvents', 'webhookUrl', 'maxPresenceMembers'];

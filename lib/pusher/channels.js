@@ -15,7 +15,7 @@
 import { ErrorCode, GatewayError } from '../errors.js';
 import { appsOf } from './apps.js';
 
-export const MAX_NAME_LENGTH = 164;
+const MAX_NAME_LENGTH = 164;
 const NAME = /^[A-Za-z0-9_\-=@,.;]{1,164}$/;
 // An internal name: '#', the app id, '.', the kind, ':', the Pusher name.
 const INTERNAL = /^#[A-Za-z0-9_-]{1,64}\.[a-z]+:[A-Za-z0-9_\-=@,.;]{1,164}$/;

@@ -8,7 +8,6 @@ import { ErrorCode, GatewayError } from '../errors.js';
 /** Pusher's error codes (pusher:error and close codes) the gateway uses. */
 export const PusherCode = Object.freeze({
   APP_NOT_FOUND: 4001, // no app with this key: do not reconnect
-  BAD_REQUEST: 4000, // generic refusal of a frame
   UNSUPPORTED_PROTOCOL: 4007,
   NO_PROTOCOL: 4008,
   OVER_QUOTA: 4004, // the app's connection quota (here: --max-conns-per-ip)

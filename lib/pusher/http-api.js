@@ -68,7 +68,7 @@ export class PusherHttpApi {
  * the timestamp, the body's MD5, then the signature over all of them.
  * @throws {GatewayError} unauthorized (401)
  */
-export function authenticate(app, method, path, query, body) {
+function authenticate(app, method, path, query, body) {
   const refuse = (why) => {
     throw new GatewayError(ErrorCode.UNAUTHORIZED, why);
   };
