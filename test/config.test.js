@@ -78,6 +78,9 @@ describe('gateway command line', () => {
     [['--tls-cert', 'no-such.pem', '--tls-key', 'package.json'], '--tls-cert no-such.pem: ENOENT'],
     [['--tls-cert', 'package.json', '--tls-key', 'package.json'], '--tls-cert package.json with --tls-key package.json:'],
     [['--engine', 'kafka'], 'engine'],
+    [['--join-leave-interval', '0'], '--join-leave-interval must be at least 1'],
+    [['--join-leave-interval', '-5'], '--join-leave-interval must be at least 1'],
+    [['--join-leave-interval', '60001'], '--join-leave-interval must be at most 60000'],
     [['--engine', 'redis', '--redis-url', 'http://127.0.0.1:6379'], '--redis-url must be a redis:// or rediss:// URL']
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, () => {

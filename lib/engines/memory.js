@@ -65,7 +65,7 @@ export class MemoryEngine {
     this.configure(config);
     this.presence = new MemoryPresence({
       maxClients: config.presenceMaxClients,
-      rate: config.joinLeaveRate,
+      interval: config.joinLeaveInterval,
       routesOf: (channel) => this.channels.get(channel),
       namespaceOf: (channel) => this.namespaces.of(channel)
     });
@@ -168,10 +168,6 @@ export class MemoryEngine {
     this.occupancy = listener;
   }
 
-  instrument(instruments) {
-    this.presence.sender.instruments = instruments;
-  }
-
   /** The per-user view of presence (MemberListener in ./index.js). */
   onMember(listener) {
     this.presence.onMember(listener);
@@ -192,6 +188,7 @@ export class MemoryEngine {
 
   stop() {
     clearInterval(this.sweeper);
+    this.presence.stop();
   }
 
   create(channel, ns) {

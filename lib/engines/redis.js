@@ -153,7 +153,7 @@ export class RedisEngine {
       tagOf,
       ttl: options.presenceTtl,
       maxClients: options.presenceMaxClients,
-      rate: options.joinLeaveRate,
+      interval: options.joinLeaveInterval,
       routesOf: (channel) => this.channels.get(channel),
       namespaceOf: (channel) => this.namespaces.of(channel)
     });
@@ -172,7 +172,6 @@ export class RedisEngine {
   /** @param {{published: (seconds: number, count: number) => void, failedOver: () => void}} instruments */
   instrument(instruments) {
     this.instruments = instruments;
-    this.presence.sender.instruments = instruments;
   }
 
   /** Publishes go out on the command connection; the subscriber's outages are caught up. */
@@ -289,7 +288,7 @@ export class RedisEngine {
     const channel = name.slice(PREFIX.length, -1);
     const state = this.channels.get(channel);
     if (state === undefined) return;
-    if (message.charCodeAt(0) === 123) return this.presence.received(channel, message); // `{`: a join or leave frame
+    if (message.charCodeAt(0) === 123) return this.presence.received(channel, message); // `{`: a join or leave from ./redis/presence.lua
     const space = message.indexOf(' ');
     const seq = Number(message.slice(0, space));
     const dataStart = message.indexOf(' ', space + 1) + 1;

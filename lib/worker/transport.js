@@ -32,9 +32,10 @@ export const kTransport = Symbol('transport');
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker
  * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
- * @property {(kind: 'join'|'leave', frame: string) => Buffer} encodeEvent a
- *   join or leave frame (lib/engines/join-leave.js), for every connection of
- *   this transport on the worker: not a message (no seq, no cursor)
+ * @property {(kind: 'presence_diff', frame: string) => Buffer} encodeEvent a
+ *   frame that is not a message (no seq, no cursor: a presence_diff from
+ *   lib/engines/join-leave.js), for every connection of this transport on
+ *   the worker; `kind` names it (SSE's `event:`)
  * @property {(conn: object, bytes: Buffer|string, maxBuffered: number) => boolean} write
  *   pre-encoded bytes; false when the connection is no longer open
  * @property {(conn: object) => number} buffered bytes waiting to be written
