@@ -45,6 +45,11 @@ export const options = {
     check: (v) => (v.startsWith('/') ? undefined : `--path must start with /, got ${v}`),
     describe: 'WebSocket upgrade path'
   },
+  'write-delay': {
+    ...int(0, 1000),
+    default: 0,
+    describe: "ms a connection's frames may be held to go out in one write with later ones (0: those of one event-loop turn)"
+  },
   'ping-interval': { ...ms(100), default: 25000, describe: 'ms between server pings; a peer that missed the previous ping is terminated' },
   'gc-interval': {
     ...ms(0),

@@ -18,6 +18,7 @@ import { SseStreams } from './sse.js';
 import { Admission } from './admission.js';
 import { GatewaySocket } from './ws-transport.js';
 import { carriedBy } from './transport.js';
+import { coalescer } from './coalesce.js';
 import { closeAll } from './drain.js';
 import { Keepalive } from './keepalive.js';
 import { ClosePacer } from './close-pacer.js';
@@ -50,6 +51,7 @@ export function startWorker(config, worker) {
 
   let state = RUNNING;
   const draining = () => state === DRAINING;
+  coalescer.delay = config.writeDelay;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
   const presence = new WorkerPresence({ relay, subscriptions, namespaces: new Namespaces(config), maxBuffered: config.maxBuffered });

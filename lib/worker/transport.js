@@ -9,15 +9,17 @@
 // - a message is encoded once per worker per transport (`encode`), and each
 //   connection gets those bytes, or a variant built from them, through
 //   `writeMessage`;
-// - every write goes through writeBytes below: a connection with more than
-//   --max-buffered bytes waiting is a slow consumer, closed with 1013, so the
-//   others are not held back;
+// - every write goes through writeBytes below, which coalesces a turn's
+//   writes to one connection (./coalesce.js) and closes a slow consumer (more
+//   than --max-buffered bytes waiting) with 1013, so the others are not held
+//   back;
 // - `answersPings`: the peer of such a transport answers each ping, and one
 //   that has not answered the previous ping is dead (the keepalive wheel
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
 import { CloseCode } from '../protocol.js';
 import { metrics } from './metrics.js';
+import { coalescer } from './coalesce.js';
 
 export const kTransport = Symbol('transport');
 
@@ -62,10 +64,12 @@ export function defineTransport(Connection, descriptor) {
 }
 
 /**
- * Writes bytes to the socket of an open connection; closes a slow consumer.
+ * Writes bytes to the socket of an open connection, with the rest of its
+ * turn's (./coalesce.js); closes a slow consumer.
  * @returns {boolean} true: the bytes were written
  */
 export function writeBytes(conn, socket, bytes, maxBuffered) {
+  coalescer.hold(socket);
   socket.write(bytes);
   if (socket.writableLength > maxBuffered) {
     metrics.dropped.inc({ reason: 'slow_consumer' });

@@ -1,0 +1,43 @@
+// Coalesced writes: everything a connection is sent within one turn of the
+// worker's event loop (a batch of messages from the primary on twenty of its
+// channels, a presence diff, an ack) goes out in one write, one system call
+// for all of its frames. The first write of a turn corks the socket; the end
+// of the turn (setImmediate), or --write-delay ms later, uncorks every socket
+// corked meanwhile, and Node hands each one's frames to the kernel in one
+// writev. Frames stay in the order they were written, whoever wrote them
+// (ws's own sends cork-wait behind the fan-out's, and the other way round).
+//
+// A corked socket's bytes count in its writableLength (ws's bufferedAmount),
+// so the slow-consumer check in ./transport.js sees them at once.
+
+export class WriteCoalescer {
+  /** @param {number} delay --write-delay, ms (0: the end of the turn) */
+  constructor(delay = 0) {
+    this.delay = delay;
+    this.corked = []; // sockets corked since the last flush
+    this.scheduled = false;
+    this.flush = this.flush.bind(this);
+  }
+
+  /** Holds the socket's writes until the flush; a socket corked already (this turn) stays as it is. */
+  hold(socket) {
+    if (socket.writableCorked !== 0) return;
+    socket.cork();
+    this.corked.push(socket);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    if (this.delay === 0) setImmediate(this.flush);
+    else setTimeout(this.flush, this.delay);
+  }
+
+  /** Writes out what every held socket was given: one write each. */
+  flush() {
+    this.scheduled = false;
+    const corked = this.corked;
+    this.corked = [];
+    for (const socket of corked) socket.uncork();
+  }
+}
+
+/** The worker's one coalescer; lib/worker/index.js sets its delay from the configuration. */
+export const coalescer = new WriteCoalescer();
