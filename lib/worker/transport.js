@@ -11,8 +11,8 @@
 //   `writeMessage`;
 // - every write goes through writeBytes below, which coalesces a turn's
 //   writes to one connection (./coalesce.js) and closes a slow consumer (more
-//   than --max-buffered bytes waiting) with 1013, so the others are not held
-//   back;
+//   than --max-buffered bytes waiting once the held ones went to the kernel)
+//   with 1013, so the others are not held back;
 // - `answersPings`: the peer of such a transport answers each ping, and one
 //   that has not answered the previous ping is dead (the keepalive wheel
 //   terminates it); the others are pinged only to keep proxies from timing
@@ -71,6 +71,9 @@ export function defineTransport(Connection, descriptor) {
 export function writeBytes(conn, socket, bytes, maxBuffered) {
   coalescer.hold(socket);
   socket.write(bytes);
+  if (socket.writableLength <= maxBuffered) return true;
+  // The turn's held bytes go to the kernel first: only what it would not take makes a slow consumer.
+  socket.uncork();
   if (socket.writableLength > maxBuffered) {
     metrics.dropped.inc({ reason: 'slow_consumer' });
     conn[kTransport].close(conn, CloseCode.TRY_AGAIN, 'slow consumer');
