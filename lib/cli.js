@@ -3,15 +3,11 @@
 // validates, documents and reports bad flags the same way: a clear message and
 // exit code 2, never a stack trace.
 import yargs from 'yargs';
+import { UsageError } from './errors.js';
 
 export const USAGE_ERROR = 2;
 
-export class UsageError extends Error {
-  constructor(message) {
-    super(message);
-    this.code = 'usage';
-  }
-}
+export { UsageError };
 
 /**
  * Checks one value against its table entry.
@@ -51,18 +47,32 @@ export function resolveOptions(table, given = {}) {
  * the file the `config` option names fill those given neither way (its keys
  * that are no flag, such as a gateway's namespaces, are kept as they are).
  * @param {object} options
+ * @param {Record<string, string>} [options.env] variables read as if they were in
+ *   the environment (those a process took out of its own), under the real ones
  * @param {(path: string) => object} [options.configFile] reads and checks the file (camelCase keys)
  * @returns {Promise<object>} the resolved options, camelCase keys
  */
-export async function parseCommandLine({ argv, table, usage, envPrefix, epilogue, configFile }) {
-  const args = await buildParser({ argv, table, usage, envPrefix, epilogue }).parse();
+export async function parseCommandLine({ argv, table, usage, envPrefix, epilogue, configFile, env = {} }) {
+  const args = await parseWith(buildParser({ argv, table, usage, envPrefix, epilogue }), env);
   if (configFile === undefined || args.config === undefined) return resolveOptions(table, args);
   const file = configFile(args.config);
   const names = new Set(Object.keys(table).map(camel));
   const flags = Object.fromEntries(Object.entries(file).filter(([key]) => names.has(key)));
-  const resolved = resolveOptions(table, await buildParser({ argv, table, usage, envPrefix, epilogue }).config(flags).parse());
+  const resolved = resolveOptions(table, await parseWith(buildParser({ argv, table, usage, envPrefix, epilogue }).config(flags), env));
   for (const [key, value] of Object.entries(file)) if (!Object.hasOwn(resolved, key)) resolved[key] = value;
   return resolved;
+}
+
+// yargs reads process.env itself, synchronously within parse(): `env` is
+// there for that call only, so nothing forked meanwhile can inherit it.
+function parseWith(parser, env) {
+  const lent = Object.keys(env).filter((name) => process.env[name] === undefined);
+  for (const name of lent) process.env[name] = env[name];
+  try {
+    return parser.parse();
+  } finally {
+    for (const name of lent) delete process.env[name];
+  }
 }
 
 function buildParser({ argv, table, usage, envPrefix, epilogue }) {
@@ -97,6 +107,11 @@ export function exitOnUsageError(err) {
   if (!(err instanceof UsageError)) throw err;
   process.stderr.write(`error: ${err.message}\nRun with --help for the options.\n`);
   process.exit(USAGE_ERROR);
+}
+
+/** The environment variable that sets option `name` under `prefix`: GATEWAY_JWT_SECRET for jwt-secret. */
+export function envVariable(prefix, name) {
+  return `${prefix}_${name.toUpperCase().replaceAll('-', '_')}`;
 }
 
 export function camel(name) {

@@ -5,11 +5,16 @@
 // the file over the defaults. Checked whole before anything starts: a bad
 // file is a usage error naming the file, the key and why.
 import { readFileSync } from 'node:fs';
-import { parseCommandLine, checkOption, camel, UsageError } from './cli.js';
-import { options, checkCombinations } from './config.js';
+import { parseCommandLine, checkOption, camel, envVariable, UsageError } from './cli.js';
+import { options, checkCombinations, SECRET_OPTIONS } from './config.js';
 import { namespacesProblem } from './namespaces.js';
 
 const FLAGS = new Map(Object.keys(options).map((name) => [camel(name), name]));
+const ENV_PREFIX = 'GATEWAY';
+const SECRET_VARIABLES = SECRET_OPTIONS.map((name) => envVariable(ENV_PREFIX, name));
+
+/** The secret GATEWAY_* variables taken out of this process's environment, by name. */
+const withheld = {};
 
 /**
  * The gateway's configuration from its command line, its environment and
@@ -23,12 +28,27 @@ export async function gatewayConfig(argv) {
     argv,
     table: options,
     usage: 'gateway [options]',
-    envPrefix: 'GATEWAY',
+    envPrefix: ENV_PREFIX,
+    env: withheld,
     configFile: readConfigFile,
     epilogue: 'Every flag can also be set as GATEWAY_<FLAG> (dashes as underscores), or in the --config file. `gateway doctor --help` checks this machine.'
   });
   config.namespaces ??= [];
   return checkCombinations(config);
+}
+
+/**
+ * Takes the secret GATEWAY_* variables (the options with `secret`) out of
+ * this process's environment, where every process it forks would inherit
+ * them and /proc/<pid>/environ would show them; gatewayConfig() still reads
+ * them, so a SIGHUP resolves the same configuration.
+ */
+export function withholdSecretVariables() {
+  for (const name of SECRET_VARIABLES) {
+    if (process.env[name] === undefined) continue;
+    withheld[name] = process.env[name];
+    delete process.env[name];
+  }
 }
 
 /**

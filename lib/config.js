@@ -1,12 +1,19 @@
 // Every gateway option in one table: its flag, type, default, range and help.
 // The CLI (bin/gateway.js), the GATEWAY_* environment variables, the workers
-// (which receive the resolved object from the primary) and the README's table
-// all come from here.
+// (which receive the resolved object from the primary over IPC) and the
+// README's table all come from here.
+//
+// A row with `secret` holds a key: it never travels in a worker's
+// environment or command line (the primary takes its GATEWAY_* variable out
+// of its own before forking, ./config-file.js, forks the workers without
+// arguments and hands them their configuration over IPC).
+// `secret: 'workers'` is a key the workers use; `secret: 'primary'` one that
+// only the primary uses, never sent to a worker.
 import os from 'node:os';
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
-import { resolveOptions, commaList, UsageError } from './cli.js';
+import { resolveOptions, commaList, camel, UsageError } from './cli.js';
 import { engines } from './engines/index.js';
 import { namespacesProblem } from './namespaces.js';
 
@@ -61,7 +68,11 @@ export const options = {
   'max-subscriptions': { ...int(1, 1e6), default: 100, describe: 'channels per connection' },
   'max-publish-rate': { ...int(1, 1e9), default: 100, describe: 'publishes per second per connection (token bucket)' },
   'max-buffered': { ...int(1024, 1 << 30), default: 1048576, describe: 'bytes queued to one client before it is dropped with 1013' },
-  'api-key': { type: 'string', describe: 'bearer token that POST /publish requires (unset = HTTP publish disabled)' },
+  'api-key': {
+    type: 'string',
+    secret: 'workers',
+    describe: 'bearer token of the keyed HTTP routes: POST /publish, POST /disconnect and POST /api/* (unset: they answer 403)'
+  },
   auth: {
     type: 'string',
     choices: ['none', 'jwt', 'hook'],
@@ -70,7 +81,7 @@ export const options = {
       'none: anyone may connect, subscribe and publish (a warning is logged); jwt: every connection presents a token; ' +
       'hook: the application authorises each connection (--connect-hook)'
   },
-  'jwt-secret': { type: 'string', check: minLength('jwt-secret', 32), describe: 'HMAC key for HS256/384/512 tokens (at least 32 characters)' },
+  'jwt-secret': { type: 'string', secret: 'workers', check: minLength('jwt-secret', 32), describe: 'HMAC key for HS256/384/512 tokens (at least 32 characters)' },
   'jwt-public-key': { type: 'string', check: readablePublicKey, describe: 'path to a PEM public key for RS*, PS*, ES* or EdDSA tokens' },
   'jwt-jwks-url': { type: 'string', check: httpUrl('jwt-jwks-url'), describe: 'JWKS endpoint, cached and refetched on an unknown kid' },
   'jwt-audience': { type: 'string', describe: 'required aud claim (unchecked when unset)' },
@@ -103,6 +114,12 @@ export const options = {
   'drain-timeout': { ...ms(0), default: 30000, describe: 'ms to spread client closes over on shutdown' },
   'metrics-port': { ...int(0, 65535), default: 9091, describe: 'cluster-wide Prometheus port on the primary (0 disables)' },
   'metrics-host': { type: 'string', default: '127.0.0.1', describe: 'metrics listening address' },
+  'admin-password': {
+    type: 'string',
+    secret: 'primary',
+    check: (v) => (v.length >= 12 ? undefined : '--admin-password must be at least 12 characters'),
+    describe: 'enables the admin page (/admin on the metrics listener) behind this password, at least 12 characters; never logged, never given to the workers'
+  },
   'history-size': { ...int(0, 1e6), default: 100, describe: 'messages kept per channel for recovery (0 disables history)' },
   'history-ttl': { ...int(1, 7 * 24 * 3600), default: 300, describe: 'seconds a message stays in history' },
   'history-memory': {
@@ -157,6 +174,7 @@ export const options = {
   },
   'webhook-secret': {
     type: 'string',
+    secret: 'primary',
     check: minLength('webhook-secret', 32),
     describe: 'HMAC-SHA256 key signing each webhook body (X-Gateway-Signature: sha256=<hex>); at least 32 characters'
   },
@@ -174,6 +192,21 @@ export const options = {
     describe: 'pino log level'
   }
 };
+
+/** The flags of the secret options (rows with `secret`). */
+export const SECRET_OPTIONS = Object.keys(options).filter((name) => options[name].secret !== undefined);
+
+/**
+ * The configuration a worker starts with: all of it but the secrets that
+ * only the primary uses.
+ * @param {object} config resolved configuration
+ * @returns {object} a copy
+ */
+export function workerConfig(config) {
+  const copy = { ...config };
+  for (const name of SECRET_OPTIONS) if (options[name].secret === 'primary') delete copy[camel(name)];
+  return copy;
+}
 
 /**
  * The resolved configuration for `given` (camelCase keys), defaults filled.
@@ -238,6 +271,7 @@ function otherProblem(config) {
   if (config.redisSentinels !== undefined && config.redisCluster !== undefined) return 'give --redis-sentinels or --redis-cluster, not both';
   if (config.webhookUrl !== undefined && config.webhookSecret === undefined) return '--webhook-url needs --webhook-secret: every webhook body is signed';
   if (config.webhookSecret !== undefined && config.webhookUrl === undefined) return '--webhook-secret needs --webhook-url';
+  if (config.adminPassword !== undefined && config.metricsPort === 0) return '--admin-password needs the metrics listener, which --metrics-port 0 turns off';
   if (config.tlsCert !== undefined) return tlsProblem(config.tlsCert, config.tlsKey);
   return undefined;
 }

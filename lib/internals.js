@@ -10,13 +10,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { require } from './require.js';
+import { InternalsChanged } from './errors.js';
 
-export class InternalsChanged extends Error {
-  constructor(what) {
-    super(`this runtime changed an internal the gateway relies on: ${what}`);
-    this.code = 'internals_changed';
-  }
-}
+export { InternalsChanged };
 
 // ---- Node: the listening handle and the hand-over of handles over IPC ----
 

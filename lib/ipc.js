@@ -10,11 +10,30 @@
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
   SOCKET: 'sticky:balance', // sticky-session's hand-over message, with the socket
+  START: 'gateway:start', // a worker's first message, and the primary's answer: its configuration and number (whenStarted)
   READY: 'gateway:ready',
   BATCH: 'gateway:batch',
   DRAIN: 'gateway:drain',
   PROBE: 'gateway:probe' // a throwaway handle: checks the hand-over is acknowledged (lib/primary/probe.js)
 });
+
+/**
+ * In a worker: asks the primary for its configuration and calls `start` with
+ * the answer. The configuration (its secrets included) travels over the IPC
+ * channel rather than in the environment, where /proc/<pid>/environ shows it
+ * and every process the worker spawns would inherit it. The worker asks once
+ * it listens: a message sent before a process has a 'message' listener is
+ * lost.
+ * @param {(config: object, worker: number) => void} start
+ */
+export function whenStarted(start) {
+  process.on('message', function started(msg) {
+    if (msg?.type !== Message.START) return;
+    process.off('message', started);
+    start(msg.config, msg.worker);
+  });
+  process.send({ type: Message.START });
+}
 
 /**
  * Operation names. Where operations are dispatched, a name that is none of
@@ -38,6 +57,7 @@ export const Op = Object.freeze({
   PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/worker/presence.js)
   PRESENCE_LEAVE: 'pleave',
   PRESENCE: 'pres', // a presence or presence_stats read
+  ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
   // primary -> worker
   MSG: 'msg',
   SEQ: 'seq',
@@ -51,7 +71,8 @@ export const Op = Object.freeze({
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
-  PRESENCE_DIFF: 'pdiff' // a presence_diff frame for the channel's subscribers
+  PRESENCE_DIFF: 'pdiff', // a presence_diff frame for the channel's subscribers
+  ADMIN: 'admin' // run a server API method for the admin page (lib/primary/admin-calls.js)
 });
 
 /**
@@ -60,11 +81,11 @@ export const Op = Object.freeze({
  * server API's methods that reach users' connections or gather figures.
  */
 export const Call = Object.freeze({
-  KICK: 'kick', // [user, code, reason] -> connections closed
-  SUBSCRIBE: 'subscribe', // [user, channel] -> connections subscribed
-  UNSUBSCRIBE: 'unsubscribe', // [user, channel] -> connections unsubscribed
-  CHANNELS: 'channels', // [prefix] -> {name: subscribers}, or null past the bound
-  INFO: 'info' // [] -> [node figures]
+  KICK: 'kick', // {user, code, reason} -> connections closed
+  SUBSCRIBE: 'subscribe', // {user, channel} -> connections subscribed
+  UNSUBSCRIBE: 'unsubscribe', // {user, channel} -> connections unsubscribed
+  CHANNELS: 'channels', // {prefix} -> {name: subscribers}, or null past the bound
+  INFO: 'info' // {} -> [node figures]
 });
 
 /** Channels one answer of Call.CHANNELS may list; past it the answer is null (the API's too_many). */

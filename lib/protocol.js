@@ -1,23 +1,9 @@
 // The wire protocol, in one place for the gateway, the browser client, the
-// load generator and the tests. Plain JavaScript with no imports, so the
-// browser can load it as it is.
+// load generator and the tests. Plain JavaScript importing only the error
+// family (./errors.js), so the browser can load both as they are.
+import { ErrorCode, GatewayError } from './errors.js';
 
-/** Error codes carried by `{"type":"error"}` frames. */
-export const ErrorCode = Object.freeze({
-  BAD_REQUEST: 'bad_request',
-  INVALID_CHANNEL: 'invalid_channel',
-  TOO_MANY_SUBSCRIPTIONS: 'too_many_subscriptions',
-  RATE_LIMITED: 'rate_limited',
-  FORBIDDEN: 'forbidden', // the token does not allow this channel (or a wrong API key)
-  UNAUTHORIZED: 'unauthorized', // no valid token yet, or a bad one
-  TOKEN_EXPIRED: 'token_expired',
-  PAYLOAD_TOO_LARGE: 'payload_too_large',
-  UNAVAILABLE: 'unavailable', // the engine (Redis) cannot be reached: retry later
-  TOO_MANY: 'too_many', // an answer would exceed its bound
-  EPOCH_CHANGED: 'epoch_changed', // a history read's since is from another sequence of the channel
-  TOO_OLD: 'too_old', // a history read's since is older than the history reaches
-  NOT_FOUND: 'not_found' // no such server API method
-});
+export { CloseCode, ErrorCode, GatewayError } from './errors.js';
 
 /** Why a publish with an idempotencyKey or a version published nothing (the label of gateway_publishes_skipped_total). */
 export const Skipped = Object.freeze({
@@ -32,19 +18,6 @@ export const Recovery = Object.freeze({
   TOO_OLD: 'too_old' // the history no longer reaches back to since.seq
 });
 
-/** WebSocket close codes the gateway uses. */
-export const CloseCode = Object.freeze({
-  GOING_AWAY: 1001, // drain: reconnect elsewhere
-  POLICY: 1008,
-  TOO_BIG: 1009,
-  INTERNAL: 1011,
-  RESTART: 1012,
-  TRY_AGAIN: 1013, // slow consumer, over capacity
-  AUTH_TIMEOUT: 4001, // no valid token within --auth-timeout: do not retry with the same token
-  TOKEN_EXPIRED: 4003, // exp passed unrefreshed: get a new token and reconnect
-  DISCONNECTED: 4004 // disconnected by POST /disconnect: do not reconnect
-});
-
 export const MAX_DATA_DEPTH = 64;
 export const MAX_ID_LENGTH = 128;
 export const MAX_USER_LENGTH = 128; // a token's sub
@@ -57,14 +30,6 @@ const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
 // publishes, so it stays a safe integer.
 const EPOCH = /^[0-9a-z]{1,16}$/;
 
-export class ProtocolError extends Error {
-  constructor(code, message, id) {
-    super(message);
-    this.code = code;
-    this.id = id;
-  }
-}
-
 export function isValidChannel(name) {
   return typeof name === 'string' && CHANNEL.test(name);
 }
@@ -72,20 +37,20 @@ export function isValidChannel(name) {
 /**
  * Parses and validates one client text frame.
  * @returns {{type: string, id?: string|number, channel?: string, data?: *, token?: string}}
- * @throws {ProtocolError} with the code to answer
+ * @throws {GatewayError} with the code to answer
  */
 export function parseClientFrame(text) {
   const frame = parseObject(text, 'frame');
   const { type, id } = frame;
   if (id !== undefined && !isValidId(id)) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, `id must be a number or a string of at most ${MAX_ID_LENGTH} characters`);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, `id must be a number or a string of at most ${MAX_ID_LENGTH} characters`);
   }
   switch (type) {
     case 'ping':
       return { type, id };
     case 'auth':
       if (typeof frame.token !== 'string' || frame.token === '') {
-        throw new ProtocolError(ErrorCode.UNAUTHORIZED, 'auth needs a token string', id);
+        throw new GatewayError(ErrorCode.UNAUTHORIZED, 'auth needs a token string', id);
       }
       return frame.since === undefined ? { type, id, token: frame.token } : { type, id, token: frame.token, since: checkHeld(frame.since, id) };
     case 'subscribe': {
@@ -98,12 +63,12 @@ export function parseClientFrame(text) {
       return { type, id, channel: checkChannel(frame.channel, id) };
     case 'publish': {
       const channel = checkChannel(frame.channel, id);
-      if (!('data' in frame)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'publish needs a data field', id);
+      if (!('data' in frame)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'publish needs a data field', id);
       checkDepth(frame.data, id);
       return { type, id, channel, data: frame.data };
     }
     default:
-      throw new ProtocolError(
+      throw new GatewayError(
         ErrorCode.BAD_REQUEST,
         type === undefined ? 'frame needs a type' : `unknown type ${JSON.stringify(String(type)).slice(0, 64)}`,
         id
@@ -114,12 +79,12 @@ export function parseClientFrame(text) {
 /**
  * Validates the body of an HTTP publish (`{"channel":"c","data":<JSON>}`).
  * @returns {{channel: string, data: *}}
- * @throws {ProtocolError}
+ * @throws {GatewayError}
  */
 export function parsePublishBody(text) {
   const body = parseObject(text, 'body');
   const channel = checkChannel(body.channel);
-  if (!('data' in body)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body needs a data field');
+  if (!('data' in body)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'body needs a data field');
   checkDepth(body.data);
   return { channel, data: body.data };
 }
@@ -135,12 +100,12 @@ export function infoProblem(info) {
 /**
  * Validates the body of POST /disconnect (`{"user":"42"}`).
  * @returns {string} the user id
- * @throws {ProtocolError}
+ * @throws {GatewayError}
  */
 export function parseDisconnectBody(text) {
   const { user } = parseObject(text, 'body');
   if (typeof user !== 'string' || user === '' || user.length > MAX_USER_LENGTH) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, `user must be a string of 1 to ${MAX_USER_LENGTH} characters`);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, `user must be a string of 1 to ${MAX_USER_LENGTH} characters`);
   }
   return user;
 }
@@ -273,17 +238,17 @@ const CURSOR_ENTRY = /^(?:(\d{1,16})\.([0-9a-z]{1,16}))?$/;
 /**
  * Reads a Last-Event-ID for a stream on `count` channels.
  * @returns {Array<{seq: number, epoch: string}|undefined>} where to resume each channel from
- * @throws {ProtocolError} bad_request for anything but a cursor of `count` entries
+ * @throws {GatewayError} bad_request for anything but a cursor of `count` entries
  */
 export function parseCursor(text, count) {
   const entries = text.length <= count * 34 ? text.split(',') : [];
   if (entries.length !== count) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, `Last-Event-ID must be a cursor of this stream's ${count} channel(s)`);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, `Last-Event-ID must be a cursor of this stream's ${count} channel(s)`);
   }
   return entries.map((entry) => {
     const match = CURSOR_ENTRY.exec(entry);
     const seq = match === null ? NaN : Number(match[1] ?? 0);
-    if (!Number.isSafeInteger(seq)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'Last-Event-ID is not a cursor this gateway wrote');
+    if (!Number.isSafeInteger(seq)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'Last-Event-ID is not a cursor this gateway wrote');
     return match[1] === undefined ? undefined : { seq, epoch: match[2] };
   });
 }
@@ -293,10 +258,10 @@ function parseObject(text, what) {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, `${what} is not valid JSON`);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, `${what} is not valid JSON`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, `${what} must be a JSON object`);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, `${what} must be a JSON object`);
   }
   return value;
 }
@@ -316,32 +281,32 @@ export const MAX_HELD = 1000;
  */
 function checkHeld(held, id) {
   if (held === null || typeof held !== 'object' || Array.isArray(held)) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since must be an object {"<channel>": {seq, epoch}}', id);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'since must be an object {"<channel>": {seq, epoch}}', id);
   }
   const entries = Object.entries(held);
-  if (entries.length > MAX_HELD) throw new ProtocolError(ErrorCode.BAD_REQUEST, `since holds more than ${MAX_HELD} channels`, id);
+  if (entries.length > MAX_HELD) throw new GatewayError(ErrorCode.BAD_REQUEST, `since holds more than ${MAX_HELD} channels`, id);
   return new Map(entries.map(([channel, since]) => [checkChannel(channel, id), checkSince(since, id)]));
 }
 
 /** `since` of a subscribe: `{"seq": <integer >= 0>, "epoch": "<base 36>"}`. */
 export function checkSince(since, id) {
   if (since === null || typeof since !== 'object' || Array.isArray(since)) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since must be an object {seq, epoch}', id);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'since must be an object {seq, epoch}', id);
   }
   const { seq, epoch } = since;
   if (!Number.isSafeInteger(seq) || seq < 0) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since.seq must be a whole number from 0', id);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'since.seq must be a whole number from 0', id);
   }
   if (typeof epoch !== 'string' || !EPOCH.test(epoch)) {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'since.epoch must be the epoch string of an earlier ack', id);
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'since.epoch must be the epoch string of an earlier ack', id);
   }
   return { seq, epoch };
 }
 
 export function checkChannel(channel, id) {
-  if (channel === undefined) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'channel is missing', id);
+  if (channel === undefined) throw new GatewayError(ErrorCode.BAD_REQUEST, 'channel is missing', id);
   if (!isValidChannel(channel)) {
-    throw new ProtocolError(ErrorCode.INVALID_CHANNEL, 'channel must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ / -', id);
+    throw new GatewayError(ErrorCode.INVALID_CHANNEL, 'channel must be 1 to 128 characters of A-Z a-z 0-9 _ . : @ / -', id);
   }
   return channel;
 }
@@ -355,7 +320,7 @@ export function checkDepth(data, id) {
     const depth = stack.pop();
     const value = stack.pop();
     if (depth > MAX_DATA_DEPTH) {
-      throw new ProtocolError(ErrorCode.BAD_REQUEST, `data is nested deeper than ${MAX_DATA_DEPTH} levels`, id);
+      throw new GatewayError(ErrorCode.BAD_REQUEST, `data is nested deeper than ${MAX_DATA_DEPTH} levels`, id);
     }
     for (const key in value) {
       const child = value[key];

@@ -5,13 +5,9 @@
 // the worker untouched), or under --balance reuseport by the worker that
 // accepted the connection, before its HTTP parser sees a byte.
 import { isIPv4, isIPv6 } from 'node:net';
+import { ProxyHeaderError } from './errors.js';
 
-export class ProxyHeaderError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.code = code;
-  }
-}
+export { ProxyHeaderError };
 
 const V1_PREFIX = Buffer.from('PROXY ');
 const V1_MAX = 107; // the spec's bound, CRLF included

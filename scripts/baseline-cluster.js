@@ -13,13 +13,13 @@ if (cluster.isPrimary) {
   await primary();
 } else {
   const { startWorker } = await import('../lib/worker/index.js');
-  const config = JSON.parse(process.env.GATEWAY_WORKER_CONFIG);
-  startWorker(config, Number(process.env.GATEWAY_WORKER_NUMBER)).server.listen(config.port, config.host);
+  const { whenStarted } = await import('../lib/ipc.js');
+  whenStarted((config, n) => startWorker(config, n).server.listen(config.port, config.host));
 }
 
 async function primary() {
   const { parseCommandLine, exitOnUsageError } = await import('../lib/cli.js');
-  const { options } = await import('../lib/config.js');
+  const { options, workerConfig } = await import('../lib/config.js');
   const { PrimaryRelay } = await import('../lib/primary/relay.js');
   const { MemoryEngine } = await import('../lib/engines/memory.js');
   const { startClusterStats } = await import('../lib/primary/cluster-stats.js');
@@ -43,13 +43,14 @@ async function primary() {
   const execArgv = ['--expose-gc'];
   if (config.maxOldSpaceSize) execArgv.push(`--max-old-space-size=${config.maxOldSpaceSize}`);
   if (config.maxSemiSpaceSize) execArgv.push(`--max-semi-space-size=${config.maxSemiSpaceSize}`);
-  cluster.setupPrimary({ execArgv });
+  cluster.setupPrimary({ args: [], execArgv }); // the configuration goes over IPC, as the gateway's
 
   let listening = 0;
   for (let n = 1; n <= config.workers; n++) {
-    const worker = cluster.fork({ GATEWAY_WORKER_CONFIG: JSON.stringify(config), GATEWAY_WORKER_NUMBER: String(n) });
+    const worker = cluster.fork();
     worker.on('message', (msg) => {
-      if (msg?.type === Message.READY) relay.attach(worker);
+      if (msg?.type === Message.START) worker.send({ type: Message.START, config: workerConfig(config), worker: n });
+      else if (msg?.type === Message.READY) relay.attach(worker);
       else if (msg?.type === Message.BATCH) relay.receive(worker, msg.ops);
     });
     worker.on('listening', () => {

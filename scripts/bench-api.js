@@ -11,6 +11,7 @@ import { startGateway, eventually } from './harness/gateway.js';
 import { TestClient } from '../test/helpers/client.js';
 import { RedisServer } from './harness/redis.js';
 import { IdempotencyKeys } from '../lib/engines/idempotency.js';
+import { quantile } from '../lib/loadgen/quantile.js';
 
 const KEY = 'bench-key';
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '10' }, channels: { type: 'string', default: '1000' }, json: { type: 'string' } } });
@@ -48,9 +49,8 @@ async function broadcast(engine) {
       times.push(performance.now() - started);
     }
     client.close();
-    times.sort((a, b) => a - b);
-    const median = times[Math.floor(times.length / 2)];
-    return { channels: count, rounds, medianMs: round2(median), p90Ms: round2(times[Math.floor(times.length * 0.9)]), deliveriesPerSec: Math.round((count * 1000) / median) };
+    const median = quantile(times, 0.5);
+    return { channels: count, rounds, medianMs: round2(median), p90Ms: round2(quantile(times, 0.9)), deliveriesPerSec: Math.round((count * 1000) / median) };
   } finally {
     await gw.stop();
     await redis?.remove();

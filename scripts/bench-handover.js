@@ -22,14 +22,14 @@ const MODES = {
   handle: 'hands each to a child as the bare TCP handle'
 };
 
-const role = process.argv[2];
-if (role === 'child') child();
-else if (role === 'client') client(Number(process.argv[3]), Number(process.argv[4]));
-else await main();
+const { values } = parseArgs({
+  options: { role: { type: 'string', default: 'main' }, port: { type: 'string' }, connections: { type: 'string', default: '10000' } }
+});
+if (values.role === 'child') child();
+else if (values.role === 'client') client(Number(values.port), Number(values.connections));
+else await main(Number(values.connections));
 
-async function main() {
-  const { values } = parseArgs({ options: { connections: { type: 'string', default: '10000' } } });
-  const n = Number(values.connections);
+async function main(n) {
   console.log(`Node's handle passing, ${n} loopback connections per mode: server CPU µs per connection`);
   for (const [mode, what] of Object.entries(MODES)) {
     const { listener, child: inChild } = await run(mode, n);
@@ -39,7 +39,7 @@ async function main() {
 }
 
 async function run(mode, n) {
-  const worker = mode === 'in place' ? undefined : fork(process.argv[1], ['child']);
+  const worker = mode === 'in place' ? undefined : fork(process.argv[1], ['--role', 'child']);
   if (worker) await once(worker, 'message');
   const line = worker && new HandOverLine({ process: worker, send: (...args) => worker.send(...args) });
   const server = net.createServer({ pauseOnConnect: true }, (socket) => {
@@ -52,7 +52,7 @@ async function run(mode, n) {
   await once(server, 'listening');
   if (mode === 'handle') takeConnections(server, (err, handle) => err || line.push(handle, {}));
   const before = process.cpuUsage();
-  const load = fork(process.argv[1], ['client', String(server.address().port), String(n)]);
+  const load = fork(process.argv[1], ['--role', 'client', '--port', String(server.address().port), '--connections', String(n)]);
   await once(load, 'exit');
   const listener = cpuUs(process.cpuUsage(before)) / n;
   server.close();

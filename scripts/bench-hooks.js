@@ -27,6 +27,7 @@ import WebSocket from 'ws';
 import { SignJWT } from 'jose';
 import { startGateway } from './harness/gateway.js';
 import { sampleTree, cpuBetween } from './bench/proc-sampler.js';
+import { quantile } from '../lib/loadgen/quantile.js';
 
 const MAX_CONNECTS = 20000;
 const MAX_STORM = 5000; // sockets held by this process at once: well under its 20,000 files
@@ -114,8 +115,7 @@ function medians(list) {
   const out = { rounds: list };
   for (const key of Object.keys(list[0])) {
     if (list[0][key] === undefined) continue;
-    const sorted = list.map((r) => r[key]).sort((a, b) => a - b);
-    out[key] = sorted[Math.floor(sorted.length / 2)];
+    out[key] = quantile(list.map((r) => r[key]), 0.5);
   }
   return out;
 }
@@ -216,7 +216,7 @@ function inFlightPerWorker(events, port) {
 
 /** The backend process (./bench/hook-backend.js): {port, url, send(msg), report(), stop()}. */
 async function startBackend(delayMs) {
-  const proc = fork(BACKEND, [String(delayMs)], { stdio: 'inherit' });
+  const proc = fork(BACKEND, ['--delay-ms', String(delayMs)], { stdio: 'inherit' });
   const [{ port }] = await once(proc, 'message');
   return {
     port,

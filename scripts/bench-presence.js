@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Presence figures (issue 22's closing note), loopback only, bounded in
+// Presence figures (README, "Presence and join/leave"), loopback only, bounded in
 // clients and time; starts and stops its own gateways and redis-server:
 // - 10,000 clients in one presence channel over two workers: presence_stats
 //   latency, the presence answer's size and time (--presence-max-clients
@@ -27,6 +27,7 @@ import { RedisServer } from './harness/redis.js';
 import { askChild, track } from './bench/children.js';
 import { welcomed } from './bench/ws-clients.js';
 import { configFile } from '../test/helpers/api.js';
+import { quantile } from '../lib/loadgen/quantile.js';
 
 const MAX_CLIENTS = 20000;
 const KEY = 'bench-key';
@@ -264,9 +265,7 @@ function tableEntryBytes(n) {
 }
 
 function summary(samples) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q) => round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
-  return { p50: at(0.5), p99: at(0.99), max: round(sorted.at(-1)) };
+  return { p50: round(quantile(samples, 0.5)), p99: round(quantile(samples, 0.99)), max: round(Math.max(...samples)) };
 }
 
 function round(x) {

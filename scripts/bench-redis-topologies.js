@@ -14,6 +14,7 @@ import { RedisEngine } from '../lib/engines/redis.js';
 import { RedisServer } from './harness/redis.js';
 import { SentinelGroup, RedisClusterGroup, MASTER_NAME } from './harness/redis-topologies.js';
 import { eventually } from './harness/gateway.js';
+import { quantile } from '../lib/loadgen/quantile.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, 'in-flight': { type: 'string', default: '64' } } });
 const SECONDS = Number(values.seconds);
@@ -74,9 +75,8 @@ async function drive(e, seconds) {
 }
 
 function summary(name, run) {
-  const sorted = run.latencies.sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]?.toFixed(2);
-  return { topology: name, publishesPerS: Math.round(sorted.length / run.wall), p50Ms: at(0.5), p99Ms: at(0.99), refused: run.refused };
+  const at = (q) => (run.latencies.length === 0 ? undefined : quantile(run.latencies, q).toFixed(2));
+  return { topology: name, publishesPerS: Math.round(run.latencies.length / run.wall), p50Ms: at(0.5), p99Ms: at(0.99), refused: run.refused };
 }
 
 async function throughput() {

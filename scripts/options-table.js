@@ -3,8 +3,10 @@
 // options table, so the README cannot drift from the code (a test compares).
 //   node scripts/options-table.js gateway|loadgen
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { options as gateway } from '../lib/config.js';
 import { options as loadgen } from '../lib/loadgen/options.js';
+import { envVariable } from '../lib/cli.js';
 
 export const TABLES = { gateway: [gateway, 'GATEWAY'], loadgen: [loadgen, 'LOADGEN'] };
 
@@ -12,10 +14,10 @@ export function optionsTable(name) {
   const [table, prefix] = TABLES[name];
   const rows = Object.entries(table).map(([flag, spec]) => {
     const shown = spec.defaultDescription ?? (spec.default === undefined ? '(unset)' : String(spec.default));
-    const env = `${prefix}_${flag.toUpperCase().replaceAll('-', '_')}`;
+    const env = envVariable(prefix, flag);
     return `| \`--${flag}\` | \`${env}\` | ${shown} | ${spec.describe} |`;
   });
   return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable(process.argv[2] ?? 'gateway'));
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable(parseArgs({ allowPositionals: true }).positionals[0] ?? 'gateway'));

@@ -6,9 +6,11 @@
 //   node scripts/soak-compare.js DIR [DIR ...]
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { workerFits, mib } from './soak/verdict.js';
+import { quantile } from '../lib/loadgen/quantile.js';
 
-const dirs = process.argv.slice(2);
+const dirs = parseArgs({ allowPositionals: true }).positionals;
 if (dirs.length === 0) {
   process.stderr.write('usage: node scripts/soak-compare.js DIR [DIR ...]  (folders written by npm run soak)\n');
   process.exit(2);
@@ -34,7 +36,7 @@ function figures(dir) {
   const warm = samples.filter((s) => s.t >= o.warmupS);
   const workers = warm.flatMap((s) => s.workers);
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const median = (xs) => quantile(xs, 0.5);
   const fits = workerFits(samples, o.warmupS).filter((f) => f.points >= 15);
   // gcRuns is a worker's own count: its rise per process is how many forced collections ran.
   const forced = new Map();

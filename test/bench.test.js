@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OPTIONS } from '../scripts/bench/options.js';
-import { gcPauses, quantile } from '../scripts/bench/gc-trace.js';
+import { gcPauses } from '../scripts/bench/gc-trace.js';
+import { quantile } from '../lib/loadgen/quantile.js';
 
 const BENCH = fileURLToPath(new URL('../scripts/bench.js', import.meta.url));
 

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { readSnapshot } from '../lib/doctor/proc.js';
-import { FD_HEADROOM } from '../lib/doctor/limits.js';
+import { FD_HEADROOM } from '../lib/capacity.js';
 
 const GATEWAY = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
 const TUNED = fileURLToPath(new URL('./fixtures/proc-tuned', import.meta.url));

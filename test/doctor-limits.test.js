@@ -10,12 +10,12 @@ import { readSnapshot } from '../lib/doctor/proc.js';
 import {
   checkLimits,
   capacityWarnings,
-  FD_HEADROOM,
   UNCAPPED_PER_WORKER,
   BYTES_PER_CONNECTION,
   BYTES_PER_PROCESS,
   BYTES_NODE_SHARED
 } from '../lib/doctor/limits.js';
+import { FD_HEADROOM } from '../lib/capacity.js';
 import { Status } from '../lib/doctor/status.js';
 import { resolveConfig } from '../lib/config.js';
 

@@ -48,6 +48,12 @@ describe('client library: presence and the live member list', function () {
       const gone = b.welcome.connectionId;
       b.close();
       await eventually(() => about(gone, 'leaves'), { what: 'a diff with the leave' });
+      // A channel not subscribed is forbidden; one subscribed outside a presence namespace a bad request.
+      await a.presence('plain:x').then(
+        () => expect.fail('presence of a channel not subscribed'),
+        (err) => expect(err.code).to.equal('forbidden')
+      );
+      await a.subscribe('plain:x', () => {});
       await a.presence('plain:x').then(
         () => expect.fail('presence outside a presence namespace'),
         (err) => expect(err.code).to.equal('bad_request')

@@ -103,7 +103,10 @@ describe('presence and join/leave (memory engine, two workers)', function () {
   });
 
   it('refuses bad presence reads with clear errors', async () => {
-    const c = track(await member(gw.url, 'bad', { subscribe: ['room:mine'] }));
+    const c = track(await member(gw.url, 'bad', { subscribe: ['room:mine', 'plain:x'] }));
+    // A channel not subscribed is forbidden before its namespace is asked; one subscribed outside presence is a bad request.
+    expect(await c.request({ type: 'presence', channel: 'plain:x' })).to.include({ type: 'error', code: 'forbidden' });
+    await c.subscribe('plain:x');
     expect(await c.request({ type: 'presence', channel: 'plain:x' })).to.include({ type: 'error', code: 'bad_request' }).and.have.property('message').that.match(/namespace plain lack presence/);
     expect(await c.request({ type: 'presence_stats', channel: 'nowhere:x' })).to.include({ type: 'error', code: 'invalid_channel' });
     expect(await c.request({ type: 'presence', channel: 'room:other' })).to.include({ type: 'error', code: 'forbidden' });
@@ -122,8 +125,9 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     const wrongType = track(await TestClient.connect(gw.url));
     const typed = await wrongType.request({ type: 'auth', token: await joseHs256({ sub: 'ok', info: 'Ann' }) });
     expect(typed).to.include({ type: 'error', code: 'unauthorized' }).and.have.property('message').that.match(/info must be a JSON object/);
-    // The worker is still fine.
-    expect(await big.request({ type: 'presence_stats', channel: 'room:big' })).to.include({ clients: 6 });
+    // The worker is still fine (a read needs a subscription).
+    await big.subscribe('room:big');
+    expect(await big.request({ type: 'presence_stats', channel: 'room:big' })).to.include({ clients: 7 });
   });
 
   it('folds a burst of joins into at most one diff per interval, and a presence read plus the diffs after it is exact', async () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import {
   ErrorCode,
-  ProtocolError,
+  GatewayError,
   isValidChannel,
   parseClientFrame,
   parsePublishBody,
@@ -15,7 +15,7 @@ const codeOf = (fn) => {
   try {
     fn();
   } catch (err) {
-    expect(err).to.be.instanceOf(ProtocolError);
+    expect(err).to.be.instanceOf(GatewayError);
     return err.code;
   }
   throw new Error('did not throw');

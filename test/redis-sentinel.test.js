@@ -166,7 +166,7 @@ describe('redis engine: --redis-wait-replicas delivers only what the replicas ho
 
     replica.signal('SIGSTOP'); // stored on the master alone: WAIT cannot confirm it
     expect(await publisher.publish('held', { n: 1 })).to.include({ type: 'error', code: 'unavailable' });
-    // Before this change the script published it live at once, ~300 ms before this refusal.
+    // A publish goes out live only once WAIT confirms it: a subscriber must not see what may yet be lost.
     for (const s of subscribers) expect(s.messages('held'), 'delivered while no replica held it').to.have.length(0);
 
     replica.signal('SIGCONT');

@@ -12,7 +12,7 @@ import { RedisClusterGroup } from '../scripts/harness/redis-topologies.js';
 import { TestClient } from './helpers/client.js';
 import { WebhookEndpoint, WEBHOOK_SECRET } from './helpers/webhook-endpoint.js';
 import { MemberGrace } from '../lib/webhooks/members.js';
-import { LocalDepartures } from '../lib/webhooks/departures.js';
+import { LocalDepartures } from '../lib/engines/departures-memory.js';
 import { RemoteDepartures } from '../lib/engines/redis/departures.js';
 import { ENTRY_TTL_MS } from '../lib/engines/redis/occupancy.js';
 

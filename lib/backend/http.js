@@ -12,22 +12,19 @@
 // the cap), a redirect (never followed: the backend is one URL the operator
 // chose), an unreachable backend (refused, reset, DNS, TLS).
 import { require } from '../require.js';
+import { BackendError } from '../errors.js';
+
+export { BackendError };
 
 /** Failure codes of BackendError. */
 export const BackendFailure = Object.freeze({
   TIMEOUT: 'timeout', // no complete answer within the timeout
   UNREACHABLE: 'unreachable', // no connection, or it broke before the answer was whole
   TOO_LARGE: 'too_large', // the answer's body is over maxBytes
-  REDIRECT: 'redirect' // a 3xx: not followed
+  REDIRECT: 'redirect', // a 3xx: not followed
+  STATUS: 'status' // answered, but not 2xx (for a caller that takes 2xx only: ../webhooks/send.js)
 });
 
-/** A request that got no usable answer; `code` is a BackendFailure. */
-export class BackendError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.code = code;
-  }
-}
 
 const DEFAULT_MAX_BYTES = 64 * 1024;
 const KEEP_ALIVE_MS = 30000;

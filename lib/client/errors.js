@@ -1,6 +1,7 @@
 // Errors the client raises itself. Errors the gateway reports arrive as the
-// protocol's ProtocolError (codes in ErrorCode); both carry `.code`, so
-// callers branch on the code alone.
+// gateway's own GatewayError (codes in ErrorCode); both are of one family and
+// carry `.code`, so callers branch on the code alone.
+import { GatewayError } from '../errors.js';
 
 export const ClientErrorCode = Object.freeze({
   QUEUE_FULL: 'queue_full', // publish while disconnected, with maxQueued already waiting
@@ -9,10 +10,14 @@ export const ClientErrorCode = Object.freeze({
   RECEIVE_ONLY: 'receive_only' // publish over SSE: publish through the application's server and POST /publish
 });
 
-export class ClientError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = 'ClientError';
-    this.code = code;
+export class ClientError extends GatewayError {
+  /** @param {number} [closeCode] with `closed`: the close code the gateway ended the client with */
+  constructor(code, message, closeCode) {
+    super(code, message);
+    this.gatewayCloseCode = closeCode;
+  }
+
+  get closeCode() {
+    return this.gatewayCloseCode;
   }
 }

@@ -16,6 +16,11 @@ export declare const ErrorCode: Readonly<{
   EPOCH_CHANGED: 'epoch_changed';
   TOO_OLD: 'too_old';
   NOT_FOUND: 'not_found';
+  METHOD_NOT_ALLOWED: 'method_not_allowed';
+  DRAINING: 'draining';
+  OVER_CAPACITY: 'over_capacity';
+  ORIGIN: 'origin';
+  IP_CAP: 'ip_cap';
 }>;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -39,19 +44,27 @@ export declare const ClientErrorCode: Readonly<{
 }>;
 export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
-/** An error the gateway reported (an error frame). */
-export declare class ProtocolError extends Error {
-  constructor(code: ErrorCode, message: string, id?: string | number);
-  code: ErrorCode;
+/** The gateway's errors: an error frame the gateway sent, or one the client raised itself (ClientError). */
+export declare class GatewayError extends Error {
+  constructor(code: string, message: string, id?: string | number);
+  code: string;
   id?: string | number;
+  /** The HTTP status the gateway answers this code with. */
+  readonly status: number;
+  /** The WebSocket close code, where the error ends a connection. */
+  readonly closeCode: number | undefined;
 }
 
+/** The name GatewayError had in earlier releases of this client. */
+export declare const ProtocolError: typeof GatewayError;
+export type ProtocolError = GatewayError;
+
 /** An error the client raised itself. */
-export declare class ClientError extends Error {
-  constructor(code: ClientErrorCode, message: string);
+export declare class ClientError extends GatewayError {
+  constructor(code: ClientErrorCode, message: string, closeCode?: number);
   code: ClientErrorCode;
   /** With `closed`: the close code the gateway ended the client with. */
-  closeCode?: number;
+  readonly closeCode: number | undefined;
 }
 
 export declare const State: Readonly<{
@@ -164,7 +177,7 @@ export declare function presenceDigest(ids: Iterable<string>): number;
 export interface MembersEvents {
   change: (members: Map<string, PresenceEntry>) => void;
   /** A presence read failed (`too_many` past the gateway's --presence-max-clients). */
-  error: (error: ProtocolError | ClientError | Error) => void;
+  error: (error: GatewayError | Error) => void;
 }
 
 /** A live member list of one channel: a presence read and the diffs after it, read again once resubscribed after a reconnect. */
@@ -183,7 +196,7 @@ export interface ClientEvents {
   state: (state: State, detail?: unknown) => void;
   recovered: (info: { channel: string; from: number; to: number }) => void;
   gap: (info: { channel: string; expected: number; got: number }) => void;
-  error: (error: ProtocolError | ClientError | Error) => void;
+  error: (error: GatewayError | Error) => void;
   /** The server subscribed this connection to a channel (token claim or server API); its messages come as 'message'. */
   subscribed: (info: ServerSubscription) => void;
   /** The server ended one of its subscriptions. */

@@ -7,7 +7,7 @@
 // Browsers load this file as /client.js and its siblings as /client/*.js, so
 // it imports them as '../client/x.js': the same file in Node (lib/client/x.js)
 // and in the browser (/client/x.js). '../protocol.js' is /protocol.js there.
-import { ErrorCode, ProtocolError, isValidChannel } from '../protocol.js';
+import { ErrorCode, GatewayError, isValidChannel } from '../protocol.js';
 import { backoffDelay } from '../client/backoff.js';
 import { closePolicy } from '../client/close-policy.js';
 import { Emitter } from '../client/emitter.js';
@@ -19,7 +19,9 @@ import { Subscription } from '../client/subscription.js';
 import { TokenSource } from '../client/token.js';
 import { Members } from '../client/members.js';
 
-export { ErrorCode, CloseCode, ProtocolError, presenceDigest } from '../protocol.js';
+export { ErrorCode, CloseCode, GatewayError, presenceDigest } from '../protocol.js';
+// The name the gateway's reported errors had in earlier releases of this client.
+export { GatewayError as ProtocolError } from '../protocol.js';
 export { ClientError, ClientErrorCode } from '../client/errors.js';
 
 export const State = Object.freeze({
@@ -281,7 +283,7 @@ export class Client extends Emitter {
         if (frame.expiresAt !== undefined) this.#expiresAt = frame.expiresAt;
         return this.#settle(frame.id, undefined, frame);
       case 'error':
-        return this.#settle(frame.id, new ProtocolError(frame.code, frame.message, frame.id));
+        return this.#settle(frame.id, new GatewayError(frame.code, frame.message, frame.id));
       case 'presence':
       case 'presence_stats':
         return this.#settle(frame.id, undefined, frame);
@@ -488,8 +490,7 @@ export class Client extends Emitter {
   /** Closes for good on the gateway's word, and reports why. */
   #stop(code, reason, largestCode) {
     this.#drop(largestCode);
-    const err = new ClientError(ClientErrorCode.CLOSED, `the gateway closed the connection for good (${code} ${reason})`);
-    err.closeCode = code;
+    const err = new ClientError(ClientErrorCode.CLOSED, `the gateway closed the connection for good (${code} ${reason})`, code);
     this.#finish({ code, reason });
     this.emit('error', err);
   }
@@ -504,7 +505,7 @@ export class Client extends Emitter {
 function noop() {}
 
 function invalidChannel(channel) {
-  return new ProtocolError(ErrorCode.INVALID_CHANNEL, `invalid channel name ${JSON.stringify(String(channel)).slice(0, 140)}`);
+  return new GatewayError(ErrorCode.INVALID_CHANNEL, `invalid channel name ${JSON.stringify(String(channel)).slice(0, 140)}`);
 }
 
 function receiveOnly() {

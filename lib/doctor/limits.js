@@ -3,6 +3,7 @@
 // serve `gateway doctor` (./cli.js) and the warnings the primary logs at start
 // (capacityWarnings below), so the two never disagree.
 import { readSnapshot, sysctlFile } from './proc.js';
+import { FD_HEADROOM } from '../capacity.js';
 import { Status } from './status.js';
 import { count, bytes, show } from './format.js';
 
@@ -30,21 +31,15 @@ export const BYTES_PER_PROCESS = 20 * 1024 ** 2;
  */
 export const BYTES_NODE_SHARED = 48 * 1024 ** 2;
 
-/**
- * Descriptors a Node process holds besides its clients: stdio, epoll and
- * eventfds, IPC channels to the primary, log files, and on the primary the
- * sockets in flight between accept and the hand-over to a worker.
- */
-export const FD_HEADROOM = 1024;
-
 /** Bytes in the pages net.ipv4.tcp_mem counts. */
 const PAGE_SIZE = 4096;
 
 /**
  * Connections per worker the start-up warnings check against when
- * --max-connections is 0 (no cap): a conservative reading of the seeds (600k
- * idle connections on 4 cores, ~150k per Node process). A limit below it is
- * the gateway's real cap, so it deserves a warning.
+ * --max-connections is 0 (no cap): a conservative reading of what the
+ * gateway is built for (600k idle connections on 4 cores, ~150k per Node
+ * process). A limit below it is the gateway's real cap, so it deserves a
+ * warning.
  */
 export const UNCAPPED_PER_WORKER = 100_000;
 
@@ -72,7 +67,7 @@ export const UNCAPPED_PER_WORKER = 100_000;
  * Checks every limit of a machine snapshot (./proc.js) against a target.
  * @param {ReturnType<typeof readSnapshot>} snapshot
  * @param {Target} target
- * @returns {Result[]} one per limit, in the order the seeds hit them
+ * @returns {Result[]} one per limit, in the order a growing gateway hits them
  */
 export function checkLimits(snapshot, target) {
   return CHECKS.map(({ id, label, source, sysctl, unit, read, evaluate, missing }) => {
@@ -102,18 +97,6 @@ export function capacityWarnings(config, { root = '/' } = {}) {
   return checkLimits(readSnapshot(root), { connections: perWorker * workers, workers, backlog, balance: config.balance })
     .filter((r) => r.status === Status.WARN || r.status === Status.FAIL)
     .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${r.neededFor ?? basis}: ${r.detail}. Fix: ${r.fix}`);
-}
-
-/**
- * Connections one worker may hold: --max-connections, or when that is 0 what
- * its open-files limit allows (the hard limit, to which Node raises the soft
- * one at start-up, less the headroom), so a worker answers 503 instead of
- * failing with EMFILE. The primary balances on it and the worker enforces it.
- */
-export function workerCapacity(config, { root = '/' } = {}) {
-  if (config.maxConnections > 0) return config.maxConnections;
-  const hard = readSnapshot(root).openFiles?.hard;
-  return hard === undefined ? Infinity : Math.max(1, hard - FD_HEADROOM);
 }
 
 const CHECKS = [

@@ -96,9 +96,10 @@
  *   loses its last (vacated), once for the cluster. A channel's subscribers
  *   are its routes: every worker's (a worker that died is detached), every
  *   node's under a shared engine.
- * @property {import('../webhooks/members.js').Departures} [departures] the
- *   member grace's markers where every node sees them (redis); an engine
- *   alone on its machine leaves it out (lib/webhooks/departures.js)
+ * @property {import('../webhooks/members.js').Departures} departures the
+ *   member grace's markers, where every node that may see the user come back
+ *   reads them: the machine's own (./departures-memory.js), or Redis
+ *   (./redis/departures.js)
  * @property {Calls} [calls] the cluster-wide part, below
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
  * @property {Presence} presence who is in which channel, below

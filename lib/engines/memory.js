@@ -28,6 +28,7 @@ import { Skipped } from '../protocol.js';
 import { Namespaces } from '../namespaces.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
+import { LocalDepartures } from './departures-memory.js';
 import { historyAnswer } from './history-read.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { MemoryPresence } from './presence-memory.js';
@@ -62,6 +63,7 @@ export class MemoryEngine {
     this.historyBytes = 0;
     this.keys = new IdempotencyKeys();
     this.occupancy = undefined; // (channel, occupied) => void, under --webhook-url
+    this.departures = new LocalDepartures();
     this.configure(config);
     this.presence = new MemoryPresence({
       maxClients: config.presenceMaxClients,

@@ -53,7 +53,7 @@ import { addRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { Namespaces } from '../namespaces.js';
-import { ErrorCode } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RedisPresence } from './redis/presence.js';
@@ -394,7 +394,7 @@ export class RedisEngine {
     if (this.waitReplicas === 0) return;
     const masters = this.cluster ? this.redis.nodes('master') : [this.redis];
     const counts = await Promise.all(masters.map((master) => master.wait(this.waitReplicas, this.waitTimeout)));
-    if (counts.some((count) => count < this.waitReplicas)) throw new Error(`fewer than ${this.waitReplicas} replicas confirmed a read`);
+    if (counts.some((count) => count < this.waitReplicas)) throw new GatewayError(ErrorCode.UNAVAILABLE, `fewer than ${this.waitReplicas} replicas confirmed a read`);
   }
 
   read(channel, state) {

@@ -5,6 +5,8 @@
 // millions of messages costs the same few KiB as a run of ten. Min, max, mean
 // and standard deviation are exact.
 
+import { rankOf } from './quantile.js';
+
 const SUB_BITS = 8;
 const HALF = 1 << (SUB_BITS - 1);
 const MAX_VALUE = 2 ** 31 - 1; // ~36 minutes in microseconds; larger values are clamped
@@ -30,10 +32,10 @@ export class Histogram {
     if (v > this.max) this.max = v;
   }
 
-  /** The value at quantile q (0..1): the middle of its bucket, clamped to [min, max]. */
+  /** The value at quantile q (0..1), by ./quantile.js's rank: the middle of its bucket, clamped to [min, max]. */
   quantile(q) {
     if (this.count === 0) return 0;
-    const rank = Math.max(1, Math.ceil(q * this.count));
+    const rank = rankOf(q, this.count);
     let seen = 0;
     for (let i = 0; i < BUCKETS; i++) {
       seen += this.counts[i];

@@ -1,5 +1,6 @@
-// The run's report: the JSON object (field names fixed by DESIGN.md), the
-// human summary, the progress line, and whether the run fell short.
+// The run's report: the JSON object (its field names are a fixed interface:
+// scripts and the benchmarks read them), the human summary, the progress
+// line, and whether the run fell short.
 import { Histogram } from './histogram.js';
 import { countOf } from './totals.js';
 

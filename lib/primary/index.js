@@ -12,22 +12,27 @@ import { attachCalls } from './calls.js';
 import { attachIpCounts } from './ip-counts.js';
 import { attachPresence } from './presence.js';
 import { ipCapInPrimary } from '../config.js';
+import { withholdSecretVariables } from '../config-file.js';
 import { Op } from '../ipc.js';
 import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from '../proxy-protocol.js';
 import { statusPage } from './status-page.js';
-import { capacityWarnings, workerCapacity } from '../doctor/limits.js';
+import { capacityWarnings } from '../doctor/limits.js';
+import { workerCapacity } from '../capacity.js';
 import { checkWs } from '../internals.js';
 import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
+import { createAdmin } from '../admin/routes.js';
+import { attachAdminCalls } from './admin-calls.js';
 
 const SETTLE_MS = 2000;
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
+  withholdSecretVariables(); // before anything is forked: a child inherits the environment
   const log = createLogger(config.logLevel, { role: 'primary' });
   const refuse = (err) => {
     log.fatal({ err: err.message, code: err.code }, 'cannot start');
@@ -76,7 +81,17 @@ export async function startPrimary(config) {
       registry: metrics.registry,
       log,
       stats: clusterStats.latest,
-      page: statusPage({ port, path: config.path, tls: config.tlsCert !== undefined })
+      page: statusPage({ port, path: config.path, tls: config.tlsCert !== undefined }),
+      admin:
+        config.adminPassword === undefined
+          ? undefined
+          : createAdmin({
+              password: config.adminPassword,
+              call: attachAdminCalls(relay),
+              stats: clusterStats.latest,
+              counted: (result) => metrics.adminLogins.inc({ result }),
+              maxPayload: config.maxPayload
+            })
     });
   }
 

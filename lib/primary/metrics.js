@@ -64,7 +64,7 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5]
     }),
     restarts: make(client.Counter, { name: 'gateway_worker_restarts_total', help: 'Workers restarted after dying' }),
-    relayed: make(client.Counter, { name: 'gateway_relay_publishes_total', help: 'Publishes sequenced by the primary' }),
+    relayed: make(client.Counter, { name: 'gateway_relay_publishes_total', help: "Publishes this node's workers handed to the engine" }),
     handoverStalls: make(client.Counter, {
       name: 'gateway_handover_stalls_total',
       help: 'Connections handed to a worker whose acknowledgement never came: the line moved on after about a second'
@@ -72,6 +72,11 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
     webhookEvents: make(client.Counter, {
       name: 'gateway_webhook_events_total',
       help: 'Webhook events by result: sent (the endpoint answered 2xx), retried (in an attempt that failed: once per attempt), dropped (given up after 5 minutes, or too many waiting)',
+      labelNames: ['result']
+    }),
+    adminLogins: make(client.Counter, {
+      name: 'gateway_admin_logins_total',
+      help: 'Admin page login attempts by result: ok, wrong (a wrong password), locked (refused unchecked: five wrong within a minute from the address)',
       labelNames: ['result']
     }),
     refused: make(client.Counter, {
@@ -83,18 +88,24 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
 }
 
 /**
- * Serves GET /metrics, GET / (the status page) and GET /stats (its JSON) on host:port.
+ * Serves GET /metrics, GET / (the status page), GET /stats (its JSON) and,
+ * with --admin-password, the admin page under /admin (lib/admin/) on host:port.
  * @param {object} options
  * @param {() => object|null} options.stats the latest cluster stats (lib/primary/cluster-stats.js)
  * @param {Buffer} options.page the status page (lib/primary/status-page.js)
+ * @param {(req, res) => void} [options.admin] the admin page's routes; without them /admin is not found
  * @returns {Promise<http.Server>} once listening
  */
-export function serveMetrics({ host, port, registry, log, stats, page }) {
+export function serveMetrics({ host, port, registry, log, stats, page, admin }) {
   const aggregator = new client.AggregatorRegistry();
   const server = http.createServer(async (req, res) => {
     const path = req.url.split('?', 1)[0];
     if (path === '/') {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache' }).end(page);
+      return;
+    }
+    if (admin !== undefined && (path === '/admin' || path.startsWith('/admin/'))) {
+      admin(req, res);
       return;
     }
     if (path === '/stats') {

@@ -5,21 +5,22 @@
 // else) is refused at start, with the reason, not found out by the workers.
 // It also settles --port 0: the workers must share one port, so the primary
 // picks it here.
+import { UsageError } from '../errors.js';
 import net from 'node:net';
 import { once } from 'node:events';
 
 /**
  * @param {{host: string, port: number, platform?: string}} where platform: the seam a test sets
  * @returns {Promise<number>} the port the workers will share
- * @throws {Error} with the reason the mode cannot be used here
+ * @throws {UsageError} with the reason the mode cannot be used here
  */
 export async function reservePort({ host, port, platform = process.platform }) {
-  if (platform !== 'linux') throw new Error(`--balance reuseport needs Linux (SO_REUSEPORT spreading connections): this is ${platform}`);
+  if (platform !== 'linux') throw new UsageError(`--balance reuseport needs Linux (SO_REUSEPORT spreading connections): this is ${platform}`);
   const first = await listen(host, port);
   try {
     const shared = first.address().port;
     const second = await listen(host, shared).catch((err) => {
-      throw new Error(`--balance reuseport: a second listener on ${host}:${shared} failed (${err.code}): this kernel or Node does not share the port`);
+      throw new UsageError(`--balance reuseport: a second listener on ${host}:${shared} failed (${err.code}): this kernel or Node does not share the port`);
     });
     second.close();
     return shared;

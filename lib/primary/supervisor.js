@@ -5,6 +5,7 @@ import cluster from 'node:cluster';
 import { EventEmitter, once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Message } from '../ipc.js';
+import { workerConfig } from '../config.js';
 
 const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
 const HEALTHY_UPTIME_MS = 10000; // a worker that lived this long resets the backoff
@@ -38,7 +39,10 @@ export class Supervisor extends EventEmitter {
       handed: 0,
       retry: null
     }));
-    cluster.setupPrimary({ exec: WORKER_ENTRY, execArgv: workerExecArgv(config) });
+    // No arguments: a worker's configuration comes over IPC (whenStarted in
+    // ../ipc.js), and the primary's flags, --jwt-secret among them, would
+    // otherwise be repeated in every worker's /proc/<pid>/cmdline.
+    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: workerExecArgv(config) });
   }
 
   start() {
@@ -55,10 +59,7 @@ export class Supervisor extends EventEmitter {
     clearTimeout(slot.retry);
     slot.retry = null;
     if (slot.starting !== null) return slot.starting;
-    const worker = cluster.fork({
-      GATEWAY_WORKER_CONFIG: JSON.stringify(this.config),
-      GATEWAY_WORKER_NUMBER: String(slot.number)
-    });
+    const worker = cluster.fork();
     const startedAt = Date.now();
     worker.on('message', (msg) => {
       if (msg?.type === Message.BATCH) {
@@ -71,6 +72,8 @@ export class Supervisor extends EventEmitter {
         }
       } else if (msg?.type === Message.READY) {
         this.ready(slot, worker);
+      } else if (msg?.type === Message.START) {
+        worker.send({ type: Message.START, config: workerConfig(this.config), worker: slot.number });
       }
     });
     worker.on('error', (err) => this.log.warn({ err: err.message, worker: slot.number }, 'worker IPC error'));

@@ -7,7 +7,6 @@
 // them go out signed (./sign.js), batched and retried in order (./queue.js).
 import { WebhookQueue } from './queue.js';
 import { MemberGrace } from './members.js';
-import { LocalDepartures } from './departures.js';
 import { signatureOf } from './sign.js';
 import { webhookSender } from './send.js';
 
@@ -29,12 +28,12 @@ export function startWebhooks({ config, engine, count, log }) {
   const queue = new WebhookQueue({ post: (body) => send(body, signatureOf(webhookSecret, body)), count, log });
   engine.onOccupancy((channel, occupied) => queue.add({ name: occupied ? 'channel_occupied' : 'channel_vacated', channel }));
   const grace = new MemberGrace({
-    departures: engine.departures ?? new LocalDepartures(),
+    departures: engine.departures,
     graceMs: memberGrace,
     announce: (name, channel, user) => queue.add({ name, channel, user }),
     log
   });
-  engine.onMember?.((channel, user, present) => grace.member(channel, user, present)); // presence (issue 22)
+  engine.onMember?.((channel, user, present) => grace.member(channel, user, present));
   return {
     /** Sends what is queued, for at most CLOSE_MS; departures still in their grace are not announced. */
     async close() {

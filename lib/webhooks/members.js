@@ -3,9 +3,9 @@
 // flaky network) produces neither event. The engine's presence says when a
 // user's first client joins a channel and its last one leaves, once for the
 // whole cluster (engine.onMember); the departure is marked where every node
-// sees it (a Departures store: ./departures.js on one machine,
-// lib/engines/redis/departures.js under Redis), so the user may come back on
-// any node:
+// sees it (a Departures store: lib/engines/departures-memory.js on one
+// machine, lib/engines/redis/departures.js under Redis), so the user may come
+// back on any node:
 // - leaving marks the departure with a token of its own;
 // - coming back removes the marker: if there was one, nothing is announced;
 // - at the grace's end the node that marked it announces member_removed only

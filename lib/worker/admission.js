@@ -13,38 +13,32 @@
 //   4. the credential, asynchronous: verify(token) (jose, ./auth.js) under
 //      --auth jwt, or identify(request) under --auth hook (the application's
 //      connect hook, ./hooks.js: the same identity a token's claims give),
-//      then admitUser(user), --max-conns-per-user counted across the
-//      cluster by the primary. A WebSocket presents its token in its first
-//      frame, after the 101, and is identified by the hook right after the
-//      101, before its welcome; a stream presents its token in its URL and
-//      is identified before its response starts.
+//      then the user counted across the cluster (./sessions.js). A WebSocket
+//      presents its token in its first frame, after the 101, and is
+//      identified by the hook right after the 101, before its welcome; a
+//      stream presents its token in its URL and is identified before its
+//      response starts.
+// Each refusal is a GatewayError (../errors.js) whose code and status the
+// way in answers with.
 import { randomBytes } from 'node:crypto';
-import { ErrorCode } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { Op } from '../ipc.js';
 import { ipCapInPrimary } from '../config.js';
-import { workerCapacity } from '../doctor/limits.js';
-import { AuthError, createVerifier } from './auth.js';
+import { workerCapacity } from '../capacity.js';
+import { createVerifier } from './auth.js';
 import { Hooks, hooksConfigured } from './hooks.js';
 import { clientIp } from './client-ip.js';
 import { IpCounts } from './ip-counts.js';
 import { WorkerUsers } from './users.js';
 import { metrics } from './metrics.js';
 
-/** Why a connection is not let in: the HTTP status, a reason (metrics label and error code) and a message. */
-export class Refusal {
-  constructor(status, reason, message) {
-    this.status = status;
-    this.reason = reason;
-    this.message = message;
-  }
-}
-
 const kIp = Symbol('reservedIp'); // the IP whose place in the primary's count a connection holds
 
-const DRAINING = new Refusal(503, 'draining', 'this worker is draining: reconnect');
-const OVER_CAPACITY = new Refusal(503, 'over_capacity', 'this worker is full');
-const ORIGIN = new Refusal(403, 'origin', 'this Origin is not allowed');
-const IP_CAP = new Refusal(429, 'ip_cap', 'too many connections from this address');
+// Shared: a refusal at the door costs no allocation, whatever the flood.
+const DRAINING = new GatewayError(ErrorCode.DRAINING, 'this worker is draining: reconnect');
+const OVER_CAPACITY = new GatewayError(ErrorCode.OVER_CAPACITY, 'this worker is full');
+const ORIGIN = new GatewayError(ErrorCode.ORIGIN, 'this Origin is not allowed');
+const IP_CAP = new GatewayError(ErrorCode.IP_CAP, 'too many connections from this address');
 
 export class Admission {
   /**
@@ -89,7 +83,7 @@ export class Admission {
    * @param {string} client its connection id
    * @param {'ws'|'sse'} transport
    * @param {() => boolean} present whether the client is still there when the request's turn comes
-   * @returns {Promise<import('./identity.js').Identity|import('./hooks.js').HookRefusal|import('./hooks.js').HookFailure>}
+   * @returns {Promise<import('./identity.js').Identity>} rejects with HookRefused or HookFailed
    */
   identify(req, client, transport, ip, present) {
     const { cookie, authorization, origin } = req.headers;
@@ -97,27 +91,25 @@ export class Admission {
     return this.hooks.connect({ client, transport, ip, headers }, present);
   }
 
-  /** @returns {Refusal|undefined} why the request may not open a connection, if it may not */
+  /** @throws {GatewayError} why the request may not open a connection, if it may not */
   check(req) {
-    if (this.draining()) return DRAINING;
-    if (this.held >= this.capacity) return OVER_CAPACITY;
-    if (this.origins && !this.origins.has(req.headers.origin)) return ORIGIN;
-    if (!this.perIp.allows(clientIp(req, this.config.trustForwarded))) return IP_CAP;
-    return undefined;
+    if (this.draining()) throw DRAINING;
+    if (this.held >= this.capacity) throw OVER_CAPACITY;
+    if (this.origins && !this.origins.has(req.headers.origin)) throw ORIGIN;
+    if (!this.perIp.allows(clientIp(req, this.config.trustForwarded))) throw IP_CAP;
   }
 
   /**
    * Takes one of the IP's places in the primary's count, when it keeps them.
-   * @returns {Promise<Refusal|undefined>} past the cap, the refusal
+   * @returns {Promise<void>} rejects with the refusal past the cap
    */
   async reserveIp(ip) {
-    if (!this.ipsInPrimary || (await this.relay.ask([Op.IP_ADD, ip]))) return undefined;
-    return IP_CAP;
+    if (this.ipsInPrimary && !(await this.relay.ask([Op.IP_ADD, ip]))) throw IP_CAP;
   }
 
   /** A place reserveIp() took for a connection that never opened. */
   releaseIp(ip) {
-    if (this.ipsInPrimary) this.relay.batch.push([Op.IP_DEL, ip]);
+    if (this.ipsInPrimary) this.relay.send([Op.IP_DEL, ip]);
   }
 
   /** A connection let in by check() (and reserveIp()) is open: counted until left(). */
@@ -131,14 +123,5 @@ export class Admission {
     this.held--;
     if (this.ipsInPrimary) this.releaseIp(conn[kIp]);
     else this.perIp.remove(conn);
-  }
-
-  /**
-   * Counts one more connection of `user` across the cluster.
-   * @returns {Promise<AuthError|undefined>} the refusal past --max-conns-per-user
-   */
-  async admitUser(user) {
-    if (await this.users.admit(user)) return undefined;
-    return new AuthError(ErrorCode.FORBIDDEN, 'forbidden', `at most ${this.config.maxConnsPerUser} connections per user`);
   }
 }

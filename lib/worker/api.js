@@ -1,13 +1,11 @@
 // POST /api/<method>: the server API, for the application's backend. Every
 // call carries the --api-key as a bearer token and a JSON object body (at
 // most --max-payload bytes); a success answers 200 {"result": …}, a failure
-// {"error": {"code", "message"}} with the status its code calls for. The
-// methods are in ./api-methods.js; POST /publish and /disconnect stay as
-// they were (./http.js).
-import { ErrorCode, ProtocolError } from '../protocol.js';
-import { Namespaces } from '../namespaces.js';
-import { METHODS, runMethod } from './api-methods.js';
-import { keyCheck, readBody, reply } from './http-io.js';
+// {"error": {"code", "message"}} with the status its error knows. The
+// methods are the command core's (../core/server.js).
+import { ErrorCode, GatewayError } from '../errors.js';
+import { METHODS, runMethod } from '../core/server.js';
+import { keyCheck, parseJsonObject, readBody, reply, replyError } from './http-io.js';
 import { metrics } from './metrics.js';
 
 const OK = 'ok';
@@ -16,65 +14,35 @@ export class ServerApi {
   /**
    * @param {object} options
    * @param {object} options.config resolved gateway configuration
-   * @param {import('./relay.js').WorkerRelay} options.relay
-   * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt or hook
-   * @param {import('./presence.js').WorkerPresence} options.presence
+   * @param {import('../core/server.js').ServerContext} options.context what the methods run against
    */
-  constructor({ config, relay, users, presence }) {
-    this.context = { relay, users, presence, namespaces: new Namespaces(config) };
-    this.keyProblem = keyCheck(config.apiKey);
+  constructor({ config, context }) {
+    this.context = context;
+    this.checkKey = keyCheck(config.apiKey);
     this.maxPayload = config.maxPayload;
   }
 
   request(req, res, method) {
     const label = Object.hasOwn(METHODS, method) ? method : 'unknown';
-    const fail = (status, code, message, headers) => {
-      metrics.apiRequests.inc({ method: label, code });
-      reply(res, status, { error: { code, message } }, headers);
+    const fail = (err) => {
+      if (!(err instanceof GatewayError)) throw err;
+      metrics.apiRequests.inc({ method: label, code: err.code });
+      replyError(res, err, { error: { code: err.code, message: err.message } }, err.status === 405 ? { Allow: 'POST' } : undefined);
     };
-    if (req.method !== 'POST') return fail(405, ErrorCode.BAD_REQUEST, 'the server API takes POST', { Allow: 'POST' });
-    const problem = this.keyProblem(req);
-    if (problem !== undefined) return fail(problem[0], ErrorCode.FORBIDDEN, problem[1], problem[2]);
-    if (label === 'unknown') {
+    try {
+      if (req.method !== 'POST') throw new GatewayError(ErrorCode.METHOD_NOT_ALLOWED, 'the server API takes POST');
+      this.checkKey(req);
+      if (label === 'unknown') throw new GatewayError(ErrorCode.NOT_FOUND, `no method ${JSON.stringify(method.slice(0, 64))}: see the README's server API table`);
+    } catch (err) {
       req.resume();
-      return fail(404, ErrorCode.NOT_FOUND, `no method ${JSON.stringify(method.slice(0, 64))}: see the README's server API table`);
+      return fail(err);
     }
     readBody(req, this.maxPayload)
-      .then((text) => runMethod(method, parseParams(text), this.context))
-      .then(
-        (result) => {
-          metrics.apiRequests.inc({ method, code: OK });
-          reply(res, 200, { result });
-        },
-        (err) => {
-          if (!(err instanceof ProtocolError)) throw err;
-          fail(statusOf(err), err.code, err.message, err.code === ErrorCode.UNAVAILABLE || err.code === ErrorCode.RATE_LIMITED ? { 'Retry-After': '1' } : undefined);
-        }
-      )
+      .then((text) => runMethod(method, parseJsonObject(text), this.context))
+      .then((result) => {
+        metrics.apiRequests.inc({ method, code: OK });
+        reply(res, 200, { result });
+      }, fail)
       .catch(() => res.destroy());
   }
-}
-
-/** The HTTP status of a refused call. */
-export function statusOf(err) {
-  return STATUS[err.code] ?? 400;
-}
-
-const STATUS = {
-  [ErrorCode.FORBIDDEN]: 403,
-  [ErrorCode.NOT_FOUND]: 404,
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
-  [ErrorCode.UNAVAILABLE]: 503,
-  [ErrorCode.RATE_LIMITED]: 503
-};
-
-function parseParams(text) {
-  let params;
-  try {
-    params = JSON.parse(text);
-  } catch {
-    throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
-  }
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) throw new ProtocolError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
-  return params;
 }

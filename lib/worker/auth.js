@@ -1,6 +1,7 @@
 // Token verification: one function wrapping jose's jwtVerify, shared by
-// everything that accepts a token. It returns the identity or a coded refusal,
-// never throws, and spends at most one signature verification per token.
+// everything that accepts a token. It resolves with the identity or rejects
+// with a coded refusal (AuthFailed), and spends at most one signature
+// verification per token.
 //
 // The accepted algorithms follow from the configured key alone: an HMAC
 // secret accepts HS*, a public key only the algorithms of its type, a JWKS
@@ -9,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { require } from '../require.js';
-import { ErrorCode } from '../protocol.js';
+import { AuthFailed, ErrorCode } from '../errors.js';
 import { identityFrom } from './identity.js';
 import { boundedJwksFetch } from './jwks-fetch.js';
 
@@ -26,20 +27,11 @@ const RSA = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
 const BY_CURVE = { prime256v1: ['ES256'], secp384r1: ['ES384'], secp521r1: ['ES512'] };
 const ASYMMETRIC = [...RSA, 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
-/** A refused token: `code` for the client, `reason` for the metrics. */
-export class AuthError extends Error {
-  constructor(code, reason, message) {
-    super(message);
-    this.code = code;
-    this.reason = reason;
-  }
-}
-
 /**
  * @param {object} config resolved gateway configuration with auth 'jwt'
  * @param {import('pino').Logger} log
- * @returns {(token: *) => Promise<import('./identity.js').Identity|AuthError>} the token's claims
- *   (./identity.js), or why it is refused
+ * @returns {(token: *) => Promise<import('./identity.js').Identity>} the token's claims
+ *   (./identity.js); rejects with AuthFailed saying why it is refused
  */
 export function createVerifier(config, log) {
   // Loaded here, under --auth jwt only: jose costs a worker ~9 MB of RSS.
@@ -54,24 +46,25 @@ export function createVerifier(config, log) {
   };
 
   return async function verify(token) {
-    if (typeof token !== 'string' || token === '') return new AuthError(ErrorCode.UNAUTHORIZED, 'missing', 'auth needs a token');
-    if (token.length > MAX_TOKEN_LENGTH) return invalid();
+    if (typeof token !== 'string' || token === '') throw new AuthFailed(ErrorCode.UNAUTHORIZED, 'missing', 'auth needs a token');
+    if (token.length > MAX_TOKEN_LENGTH) throw invalid();
     let payload;
     try {
       ({ payload } = await jwtVerify(token, key, options));
     } catch (err) {
-      if (err.code === 'ERR_JWT_EXPIRED') return new AuthError(ErrorCode.TOKEN_EXPIRED, 'expired', 'the token has expired');
-      return invalid();
+      if (err.code === 'ERR_JWT_EXPIRED') throw new AuthFailed(ErrorCode.TOKEN_EXPIRED, 'expired', 'the token has expired');
+      throw invalid();
     }
-    if (!Number.isFinite(payload.exp)) return invalid();
+    if (!Number.isFinite(payload.exp)) throw invalid();
     const identity = identityFrom(payload.sub, payload.exp, payload, 'sub');
-    return typeof identity === 'string' ? invalid(identity) : identity;
+    if (typeof identity === 'string') throw invalid(identity);
+    return identity;
   };
 }
 
 // One message for every bad token, so a refusal tells a prober nothing.
 function invalid(detail) {
-  return new AuthError(ErrorCode.UNAUTHORIZED, 'invalid', detail ? `invalid token: ${detail}` : 'invalid token');
+  return new AuthFailed(ErrorCode.UNAUTHORIZED, 'invalid', detail ? `invalid token: ${detail}` : 'invalid token');
 }
 
 function verificationKey(config, { createRemoteJWKSet, customFetch }, log) {

@@ -19,18 +19,18 @@ import { kTransport } from './transport.js';
  */
 export function attachCalls({ relay, users, connections, subscriptions }) {
   relay.answers(Op.CALL_DONE);
-  relay.handle(Op.RUN, ([, name, args, request]) => relay.batch.push([Op.RAN, request, run(name, args)]));
+  relay.handle(Op.RUN, ([, name, args, request]) => relay.send([Op.RAN, request, run(name, args)]));
 
-  function run(name, [user, channel, reason]) {
+  function run(name, args) {
     switch (name) {
       case Call.KICK:
-        return users?.closeHere(user, channel, reason) ?? 0; // [user, code, reason]
+        return users?.closeHere(args.user, args.code, args.reason) ?? 0;
       case Call.SUBSCRIBE:
-        return count(user, (conn) => connections.serverSubscribe(conn, channel));
+        return count(args.user, (conn) => connections.serverSubscribe(conn, args.channel));
       case Call.UNSUBSCRIBE:
-        return count(user, (conn) => connections.serverUnsubscribe(conn, channel));
+        return count(args.user, (conn) => connections.serverUnsubscribe(conn, args.channel));
       case Call.CHANNELS:
-        return subscriptions.counts(user, MAX_CHANNELS); // [prefix]
+        return subscriptions.counts(args.prefix, MAX_CHANNELS);
       default:
         throw new TypeError(`unknown cluster call ${JSON.stringify(name)}`);
     }

@@ -7,8 +7,8 @@
 // transport's timer wheel (./deadlines.js).
 import { CloseCode } from '../protocol.js';
 import { kTransport } from './transport.js';
-import { HookFailure } from './hooks.js';
-import { kClient, kUser } from './identity.js';
+import { HookFailed } from '../errors.js';
+import { kClient, userOf } from './identity.js';
 import { metrics } from './metrics.js';
 
 const kExpiresAt = Symbol('expiresAt'); // under --refresh-hook: the end the refresh is ahead of
@@ -39,16 +39,20 @@ export class Expiry {
     const expiresAt = conn[kExpiresAt];
     if (expiresAt === undefined || Date.now() >= expiresAt) return expire(conn);
     const transport = conn[kTransport];
-    this.hooks.refresh({ client: conn[kClient], user: conn[kUser] }, () => transport.isOpen(conn)).then((outcome) => {
-      if (!transport.isOpen(conn)) return;
-      if (outcome instanceof HookFailure) {
+    this.hooks.refresh({ client: conn[kClient], user: userOf(conn) }, () => transport.isOpen(conn)).then(
+      (outcome) => {
+        if (!transport.isOpen(conn)) return;
+        if (outcome.expired) return expire(conn);
+        this.set(conn, outcome.expiresAt);
+      },
+      (err) => {
+        if (!transport.isOpen(conn)) return;
+        if (!(err instanceof HookFailed)) return expire(conn); // refused
         // The backend could not say: asked again later while there is time, else the end stands.
         const left = expiresAt - Date.now();
-        return this.deadlines.set(conn, left > MIN_RETRY_MS ? Date.now() + left * (0.25 + 0.25 * Math.random()) : expiresAt);
+        this.deadlines.set(conn, left > MIN_RETRY_MS ? Date.now() + left * (0.25 + 0.25 * Math.random()) : expiresAt);
       }
-      if (outcome.expiresAt === undefined) return expire(conn); // expired, or refused
-      this.set(conn, outcome.expiresAt);
-    });
+    );
   }
 }
 

@@ -6,12 +6,13 @@
 // Every call goes through one limiter per worker (../backend/limiter.js):
 // at most --hook-concurrency in flight, at most --hook-queue waiting, the
 // rest refused at once; and one pooled client (../backend/http.js) whose
-// --hook-timeout starts when the request leaves the queue. A call never
-// rejects: it ends as the answer, a HookRefusal (the application said no) or
-// a HookFailure (no usable answer: the client is told to come back later).
+// --hook-timeout starts when the request leaves the queue. A call resolves
+// with the answer, or rejects with HookRefused (the application said no) or
+// HookFailed (no usable answer: the client is told to come back later).
 // Each outcome is counted under its result label, so the metrics say what
 // the backend did.
-import { BackendClient, BackendError } from '../backend/http.js';
+import { BackendError, HookFailed, HookRefused } from '../errors.js';
+import { BackendClient } from '../backend/http.js';
 import { Limiter, QUEUE_FULL } from '../backend/limiter.js';
 import { identityFrom } from './identity.js';
 import { gaugeReads, metrics } from './metrics.js';
@@ -31,22 +32,6 @@ export const HookResult = Object.freeze({
 });
 
 const GONE = Symbol('gone');
-
-/** The application refused: `code` (4000–4999) closes a WebSocket, a stream gets 403. */
-export class HookRefusal {
-  constructor(code, message) {
-    this.code = code;
-    this.message = message;
-  }
-}
-
-/** No usable answer: `result` is the metrics label; the client should retry later. */
-export class HookFailure {
-  constructor(result, message) {
-    this.result = result;
-    this.message = message;
-  }
-}
 
 /** Whether `config` names any hook: only then does a worker load the HTTP client. */
 export function hooksConfigured(config) {
@@ -77,23 +62,23 @@ export class Hooks {
    * client that left while it waited costs the backend nothing.
    * @param {{client: string, transport: 'ws'|'sse', ip: string, headers: object}} body
    * @param {() => boolean} present
-   * @returns {Promise<import('./identity.js').Identity|HookRefusal|HookFailure>}
+   * @returns {Promise<import('./identity.js').Identity>} rejects with HookRefused or HookFailed
    */
   connect(body, present) {
     return this.call('connect', body, present, connectResult);
   }
 
-  /** @returns {Promise<true|HookRefusal|HookFailure>} true: allowed */
+  /** @returns {Promise<true>} allowed; rejects with HookRefused or HookFailed */
   subscribe(body, present) {
     return this.call('subscribe', body, present, allowed);
   }
 
-  /** @returns {Promise<{dataJson?: string}|HookRefusal|HookFailure>} dataJson: the replacement to publish instead */
+  /** @returns {Promise<{dataJson?: string}>} dataJson: the replacement to publish instead; rejects with HookRefused or HookFailed */
   publish(body, present) {
     return this.call('publish', body, present, publishResult);
   }
 
-  /** @returns {Promise<{expiresAt: number}|{expired: true}|HookRefusal|HookFailure>} */
+  /** @returns {Promise<{expiresAt: number}|{expired: true}>} rejects with HookRefused or HookFailed */
   refresh(body, present) {
     return this.call('refresh', body, present, refreshResult);
   }
@@ -106,6 +91,7 @@ export class Hooks {
     const outcome = await this.limiter.run(() => (present() ? this.send(hook, body) : Promise.resolve(GONE)));
     const value = NOT_SENT.get(outcome) ?? classify(outcome, interpret);
     metrics.hookRequests.inc({ hook, result: resultLabel(value) });
+    if (value instanceof Error) throw value;
     return value;
   }
 
@@ -119,13 +105,13 @@ export class Hooks {
 
 // What a request that was never sent ends as.
 const NOT_SENT = new Map([
-  [QUEUE_FULL, new HookFailure(HookResult.QUEUE_FULL, 'too many hook requests waiting')],
-  [GONE, new HookFailure(HookResult.GONE, 'the client left before its turn')]
+  [QUEUE_FULL, new HookFailed(HookResult.QUEUE_FULL, 'too many hook requests waiting')],
+  [GONE, new HookFailed(HookResult.GONE, 'the client left before its turn')]
 ]);
 
 function resultLabel(value) {
-  if (value instanceof HookFailure) return value.result;
-  return value instanceof HookRefusal ? HookResult.REFUSED : HookResult.OK;
+  if (value instanceof HookFailed) return value.result;
+  return value instanceof HookRefused ? HookResult.REFUSED : HookResult.OK;
 }
 
 function url(text) {
@@ -135,9 +121,9 @@ function url(text) {
 // The backend's answer, in the order the contract reads it: a status, JSON,
 // then `error` (a refusal) or `result` (for `interpret`).
 function classify(outcome, interpret) {
-  if (outcome instanceof BackendError) return new HookFailure(outcome.code, outcome.message);
+  if (outcome instanceof BackendError) return new HookFailed(outcome.code, outcome.message);
   const { status, text } = outcome;
-  if (status >= 500) return new HookFailure(HookResult.SERVER_ERROR, `answered ${status}`);
+  if (status >= 500) return new HookFailed(HookResult.SERVER_ERROR, `answered ${status}`);
   if (status < 200 || status > 299) return invalid(`answered ${status}`);
   let answer;
   try {
@@ -157,7 +143,7 @@ function refusal(error) {
   const { code = DEFAULT_REFUSAL, message = 'refused by the application' } = error;
   if (!Number.isInteger(code) || code < 4000 || code > 4999) return invalid('error.code must be an integer from 4000 to 4999');
   if (typeof message !== 'string') return invalid('error.message must be a string');
-  return new HookRefusal(code, truncate(message));
+  return new HookRefused(code, truncate(message));
 }
 
 function connectResult(result) {
@@ -179,7 +165,7 @@ function refreshResult(result) {
 }
 
 function invalid(message) {
-  return new HookFailure(HookResult.INVALID, message);
+  return new HookFailed(HookResult.INVALID, message);
 }
 
 function isObject(value) {

@@ -1,29 +1,30 @@
 // What the keyed HTTP routes (POST /publish, /disconnect: ./http.js; POST
 // /api/<method>: ./api.js) and GET /sse share: reading a bounded body,
-// answering JSON, and checking the API key.
+// answering JSON, answering an error of the family (../errors.js) with the
+// status it knows, and checking the API key.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ErrorCode, ProtocolError } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 
 /**
+ * The API key guards every keyed route: POST /publish, POST /disconnect and
+ * POST /api/<method>. Without --api-key they are disabled.
  * @param {string|undefined} apiKey --api-key
- * @returns {(req) => [number, string, object?]|undefined} why a request may not use a keyed route
- *   (status, message, headers), or undefined when it carries the key
+ * @returns {(req) => void} throws the GatewayError answering a request that may not use a keyed route
  */
 export function keyCheck(apiKey) {
   const keyHash = apiKey === undefined ? undefined : sha256(apiKey);
-  return function keyProblem(req) {
-    if (keyHash === undefined) return [403, `POST ${req.url.split('?', 1)[0]} is disabled: start the gateway with --api-key`];
+  return function checkKey(req) {
+    if (keyHash === undefined) throw new GatewayError(ErrorCode.FORBIDDEN, `POST ${req.url.split('?', 1)[0]} is disabled: start the gateway with --api-key`);
     const auth = req.headers.authorization;
-    if (auth === undefined || !auth.startsWith('Bearer ')) return [401, 'Authorization: Bearer <api key> is required', { 'WWW-Authenticate': 'Bearer' }];
-    if (!timingSafeEqual(sha256(auth.slice(7)), keyHash)) return [403, 'wrong api key'];
-    return undefined;
+    if (auth === undefined || !auth.startsWith('Bearer ')) throw new GatewayError(ErrorCode.UNAUTHORIZED, 'Authorization: Bearer <api key> is required');
+    if (!timingSafeEqual(sha256(auth.slice(7)), keyHash)) throw new GatewayError(ErrorCode.FORBIDDEN, 'wrong api key');
   };
 }
 
 /** Reads a request body of at most `limit` bytes; larger is payload_too_large. */
 export function readBody(req, limit) {
   return new Promise((resolve, reject) => {
-    const tooLarge = () => new ProtocolError(ErrorCode.PAYLOAD_TOO_LARGE, `body is over ${limit} bytes`);
+    const tooLarge = () => new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `body is over ${limit} bytes`);
     if (Number(req.headers['content-length']) > limit) {
       req.resume();
       return reject(tooLarge());
@@ -43,10 +44,32 @@ export function readBody(req, limit) {
   });
 }
 
+/** A request body that must be a JSON object (the server API's params, the admin page's actions). */
+export function parseJsonObject(text) {
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
+  return value;
+}
+
 export function reply(res, status, body, headers = {}) {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+/**
+ * Answers a refused request with the error's status and `body` (each route
+ * keeps its body's shape): a 401 says how to authenticate, a 503 when to
+ * come back.
+ */
+export function replyError(res, err, body, headers) {
+  const told = err.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : err.status === 503 ? { 'Retry-After': '1' } : undefined;
+  reply(res, err.status, body, { ...told, ...headers });
 }
 
 function sha256(text) {

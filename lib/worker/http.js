@@ -1,39 +1,35 @@
 // Plain HTTP on the public port: health, the keyed POST routes (publish,
 // disconnect; the server API, POST /api/<method>, is ./api.js), the browser
 // client, and the entry of GET /sse (./sse.js). Upgrades are handled in
-// ./upgrade.js.
+// ./upgrade.js. POST /publish and /disconnect run the server API's own
+// methods (../core/server.js) and keep their answers' shapes: 202 {seq} and
+// 200 {disconnected}; a failure is {error: <code>, message}.
 import { readFileSync } from 'node:fs';
-import { ErrorCode, ProtocolError, parseDisconnectBody, parsePublishBody } from '../protocol.js';
-import { UNAVAILABLE_MESSAGE } from './relay.js';
+import { ErrorCode, GatewayError } from '../errors.js';
+import { parseDisconnectBody, parsePublishBody } from '../protocol.js';
+import { runMethod } from '../core/server.js';
 import { carriedBy } from './transport.js';
-import { keyCheck, readBody, reply } from './http-io.js';
+import { keyCheck, readBody, reply, replyError } from './http-io.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
-  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8']
+  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8'],
+  '/errors.js': ['errors.js', 'text/javascript; charset=utf-8']
 };
 
 const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
-
-const STATUS_FOR = {
-  [ErrorCode.BAD_REQUEST]: 400,
-  [ErrorCode.INVALID_CHANNEL]: 400,
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
-  [ErrorCode.UNAVAILABLE]: 503
-};
 
 /**
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
  * @param {import('./relay.js').WorkerRelay} options.relay
- * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt or hook
  * @param {import('./sse.js').SseStreams} options.streams GET /sse
  * @param {import('./api.js').ServerApi} options.api POST /api/<method>
  * @param {() => boolean} options.draining
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, users, streams, api, draining }) {
-  const keyProblem = keyCheck(config.apiKey);
+export function createRequestHandler({ config, relay, streams, api, draining }) {
+  const checkKey = keyCheck(config.apiKey);
   const files = new Map();
 
   return function handleRequest(req, res) {
@@ -43,12 +39,8 @@ export function createRequestHandler({ config, relay, users, streams, api, drain
     if (draining()) res.setHeader('Connection', 'close');
     if (path === '/sse') return streams.request(req, res);
     if (path.startsWith('/api/')) return api.request(req, res, path.slice(5));
-    if (path === '/publish' || path === '/disconnect') {
-      if (req.method !== 'POST') return reply(res, 405, { error: 'method_not_allowed' }, { Allow: 'POST' });
-      if (!keyAccepted(req, res)) return;
-      return path === '/publish' ? publish(req, res) : disconnect(req, res);
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 404, { error: 'not_found' });
+    if (path === '/publish' || path === '/disconnect') return keyed(req, res, path === '/publish' ? publish : disconnect);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 404, { error: ErrorCode.NOT_FOUND });
     if (path === '/health') {
       if (draining()) return reply(res, 503, { status: 'draining' });
       // 200 all the same: every node loses Redis at once, and a load balancer
@@ -59,42 +51,37 @@ export function createRequestHandler({ config, relay, users, streams, api, drain
     // The client's own modules, imported by /client.js as ./client/<name>.js.
     const part = CLIENT_PART.exec(path);
     if (part !== null) return serveFile(res, `client/${part[1]}`, STATIC['/client.js'][1]);
-    reply(res, 404, { error: 'not_found' });
+    reply(res, 404, { error: ErrorCode.NOT_FOUND });
   };
 
-  /** Whether the request carries the API key; answers 401/403 if not. */
-  function keyAccepted(req, res) {
-    const problem = keyProblem(req);
-    if (problem === undefined) return true;
-    const [status, message, headers] = problem;
-    reply(res, status, { error: ErrorCode.FORBIDDEN, message }, headers);
-    return false;
+  /** A keyed POST route: the method and the key, then the body to `run`, answered 'ok(status, body)' or with its error. */
+  function keyed(req, res, run) {
+    const fail = (err) => {
+      if (!(err instanceof GatewayError)) throw err;
+      replyError(res, err, { error: err.code, message: err.message }, err.status === 405 ? { Allow: 'POST' } : undefined);
+    };
+    try {
+      if (req.method !== 'POST') throw new GatewayError(ErrorCode.METHOD_NOT_ALLOWED, `${req.url.split('?', 1)[0]} takes POST`);
+      checkKey(req);
+    } catch (err) {
+      req.resume();
+      return fail(err);
+    }
+    readBody(req, config.maxPayload)
+      .then(run)
+      .then(([status, body]) => reply(res, status, body), fail)
+      .catch(() => res.destroy());
   }
 
-  function publish(req, res) {
-    if (relay.busy) {
-      const body = { error: ErrorCode.RATE_LIMITED, message: 'the gateway is busy relaying: retry shortly' };
-      return reply(res, 503, body, { 'Retry-After': '1' });
-    }
-    if (relay.unavailable) {
-      return reply(res, 503, { error: ErrorCode.UNAVAILABLE, message: UNAVAILABLE_MESSAGE }, { 'Retry-After': '1' });
-    }
-    const seq = readBody(req, config.maxPayload).then((text) => {
-      const { channel, data } = parsePublishBody(text);
-      return relay.publishForSeq(channel, JSON.stringify(data));
-    });
-    answer(res, seq, (value) => reply(res, 202, { seq: value.seq }));
+  async function publish(text) {
+    const { channel, data } = parsePublishBody(text);
+    const { seq } = await runMethod('publish', { channel, data }, api.context);
+    return [202, { seq }];
   }
 
-  function disconnect(req, res) {
-    if (users === undefined) {
-      return reply(res, 400, { error: ErrorCode.BAD_REQUEST, message: 'there are no users to disconnect under --auth none' });
-    }
-    answer(
-      res,
-      readBody(req, config.maxPayload).then((text) => users.disconnect(parseDisconnectBody(text))),
-      (disconnected) => reply(res, 200, { disconnected })
-    );
+  async function disconnect(text) {
+    const user = parseDisconnectBody(text);
+    return [200, await runMethod('disconnect', { user }, api.context)];
   }
 
   function serveFile(res, file, type) {
@@ -103,7 +90,7 @@ export function createRequestHandler({ config, relay, users, streams, api, drain
       try {
         body = readFileSync(new URL(`../${file}`, import.meta.url));
       } catch {
-        return reply(res, 404, { error: 'not_found' });
+        return reply(res, 404, { error: ErrorCode.NOT_FOUND });
       }
       files.set(file, body);
     }
@@ -115,14 +102,4 @@ export function createRequestHandler({ config, relay, users, streams, api, drain
     });
     res.end(body);
   }
-}
-
-/** Replies with `ok(value)` once `promise` settles, or with the ProtocolError it failed with. */
-function answer(res, promise, ok) {
-  promise
-    .then(ok, (err) => {
-      if (!(err instanceof ProtocolError)) throw err;
-      reply(res, STATUS_FOR[err.code], { error: err.code, message: err.message });
-    })
-    .catch(() => res.destroy());
 }

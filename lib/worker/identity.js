@@ -18,6 +18,8 @@ const NO_CHANNELS = Object.freeze([]);
  * @property {{subscribe: object, publish: object}} permissions compiled (./permissions.js)
  * @property {string[]} channels server-side subscriptions made once admitted
  * @property {object|undefined} info
+ * @property {string} shown the JSON members presence shows for it
+ *   (`,"user":…,"info":…`: lib/engines/join-leave.js)
  */
 
 /**
@@ -40,30 +42,59 @@ export function identityFrom(user, exp, claims, userClaim) {
   }
   const problem = infoProblem(claims.info);
   if (problem !== undefined) return problem;
-  return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions, channels, info: claims.info };
+  return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions, channels, info: claims.info, shown: shownFields(user, claims.info) };
 }
 
-// Who a connection of either transport is: its id (Admission.clientId: the
+// Who a connection of any transport is: its id (Admission.clientId: the
 // welcome frame's connectionId, an SSE stream's ready event, the hooks'
-// `client`, presence's `client`), its user (null while its first
-// authentication is under way) and, once admitted, the identity's part that
-// presence and join/leave show (identify).
-export const kUser = Symbol('user');
+// `client`, presence's `client`) and, once admitted, its identity. The rules
+// (lib/core/commands.js) read the identity alone and never the auth mode:
+// under --auth none every connection is ANONYMOUS, whose grants are open.
 export const kClient = Symbol('client');
-const kShown = Symbol('shown');
-const ANONYMOUS = Object.freeze({ user: null, fields: '' });
+const kIdentity = Symbol('identity');
 
-/** @param {{user?: string, info?: object}} identity as the admission gate produced it */
-export function identify(conn, { user, info }) {
-  let fields = user === undefined ? '' : `,"user":${JSON.stringify(user)}`;
-  if (info !== undefined) fields += `,"info":${JSON.stringify(info)}`;
-  conn[kShown] = { user: user ?? null, fields };
+/** Every grant open, no user: a connection under --auth none. */
+export const ANONYMOUS = Object.freeze({
+  user: null,
+  expiresAt: undefined,
+  permissions: compilePermissions(['*'], ['*']),
+  channels: NO_CHANNELS,
+  info: undefined,
+  shown: ''
+});
+
+/** A credential is being checked for a connection that has no identity yet. */
+const PENDING = Object.freeze({ user: null, pending: true });
+
+/** The connection's identity from now on (admitted, or refreshed). */
+export function identify(conn, identity) {
+  conn[kIdentity] = identity;
+}
+
+/** Its first credential is being checked: it has no identity, and a second first credential waits for this one. */
+export function identifying(conn) {
+  conn[kIdentity] = PENDING;
 }
 
 /**
- * @returns {{user: string|null, fields: string}} the user (null: none) and
- *   the presence entry's JSON members (lib/engines/join-leave.js)
+ * @returns {Identity|undefined} the admitted identity; undefined while there
+ *   is none (no credential yet, or its first one still being checked)
  */
 export function identityOf(conn) {
-  return conn[kShown] ?? ANONYMOUS;
+  const identity = conn[kIdentity];
+  return identity === PENDING ? undefined : identity;
+}
+
+/** Whether the connection has presented a credential (checked, being checked, or refused): a next one is rate-limited. */
+export function hasCredential(conn) {
+  return conn[kIdentity] !== undefined;
+}
+
+/** The user of an admitted connection (null: anonymous). */
+export function userOf(conn) {
+  return conn[kIdentity]?.user ?? null;
+}
+
+function shownFields(user, info) {
+  return `,"user":${JSON.stringify(user)}${info === undefined ? '' : `,"info":${JSON.stringify(info)}`}`;
 }

@@ -16,6 +16,8 @@ import { Namespaces } from '../namespaces.js';
 import { Connections } from './connections.js';
 import { SseStreams } from './sse.js';
 import { Admission } from './admission.js';
+import { Sessions } from './sessions.js';
+import { Commands } from '../core/commands.js';
 import { GatewaySocket } from './ws-transport.js';
 import { carriedBy } from './transport.js';
 import { coalescer } from './coalesce.js';
@@ -26,6 +28,7 @@ import { PeriodicGc } from './gc.js';
 import { createRequestHandler } from './http.js';
 import { ServerApi } from './api.js';
 import { attachCalls } from './calls.js';
+import { attachAdmin } from './admin.js';
 import { createUpgradeHandler } from './upgrade.js';
 import { kClientIp } from './client-ip.js';
 import { listenOwnPort } from './listener.js';
@@ -54,12 +57,15 @@ export function startWorker(config, worker) {
   coalescer.delay = config.writeDelay;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
-  const presence = new WorkerPresence({ relay, subscriptions, namespaces: new Namespaces(config), maxBuffered: config.maxBuffered });
+  const namespaces = new Namespaces(config); // the process's one: every rule reads a channel's namespace here
+  const presence = new WorkerPresence({ relay, subscriptions, namespaces, maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const admission = new Admission({ config, relay, draining, worker, log });
-  const connections = new Connections({ config, worker, relay, subscriptions, keepalive, admission, presence, log });
-  const streams = new SseStreams({ config, relay, subscriptions, keepalive, admission });
+  const sessions = new Sessions({ admission, keepalive, subscriptions });
+  const commands = new Commands({ config, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
+  const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
+  const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
   const wss = new WebSocketServer({
     noServer: true,
     WebSocket: GatewaySocket, // ws's class, with the transport on its prototype
@@ -68,8 +74,9 @@ export function startWorker(config, worker) {
     maxPayload: config.maxPayload
   });
   attachCalls({ relay, users: admission.users, connections, subscriptions });
-  const api = new ServerApi({ config, relay, users: admission.users, presence });
-  const handleRequest = createRequestHandler({ config, relay, users: admission.users, streams, api, draining });
+  const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
+  attachAdmin(relay, api.context);
+  const handleRequest = createRequestHandler({ config, relay, streams, api, draining });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =
@@ -145,7 +152,7 @@ export function startWorker(config, worker) {
     stopStats();
     server.closeAllConnections();
     log.info('drained');
-    relay.batch.flush();
+    relay.flush();
     process.disconnect();
     setTimeout(() => process.exit(0), 1000).unref(); // in case anything still holds the loop
   }
@@ -157,7 +164,7 @@ export function startWorker(config, worker) {
   };
   if (config.balance !== 'reuseport') ready();
   else {
-    listenOwnPort(config, accept, (reason) => relay.batch.push([Op.REFUSED, reason])).then(
+    listenOwnPort(config, accept, (reason) => relay.send([Op.REFUSED, reason])).then(
       (own) => {
         listener = own;
         ready();

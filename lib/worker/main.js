@@ -1,5 +1,7 @@
 // Entry point of a worker process, forked by the primary (cluster exec). The
-// resolved configuration and the worker's number arrive in the environment.
+// resolved configuration and the worker's number arrive as the primary's
+// first IPC message, never in the environment (../ipc.js, whenStarted).
 import { startWorker } from './index.js';
+import { whenStarted } from '../ipc.js';
 
-startWorker(JSON.parse(process.env.GATEWAY_WORKER_CONFIG), Number(process.env.GATEWAY_WORKER_NUMBER));
+whenStarted(startWorker);

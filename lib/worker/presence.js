@@ -1,4 +1,4 @@
-// The worker's part of presence (DESIGN.md "Presence and join/leave"): it
+// The worker's part of presence (README, "Presence and join/leave"): it
 // tells the primary when a connection's subscription to a channel of a
 // `presence` or `joinLeave` namespace goes live and when it ends (the engine
 // keeps the entries: lib/engines/index.js), delivers the channel's
@@ -12,7 +12,7 @@
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../ipc.js';
-import { ErrorCode, ProtocolError } from '../protocol.js';
+import { GatewayError } from '../errors.js';
 import { TRANSPORTS, kTransport } from './transport.js';
 import { identityOf, kClient } from './identity.js';
 import { metrics } from './metrics.js';
@@ -48,13 +48,13 @@ export class WorkerPresence {
 
   /** A connection's subscription went live. */
   joined(conn, channel) {
-    const { user, fields } = identityOf(conn);
-    this.relay.batch.push([Op.PRESENCE_JOIN, channel, conn[kClient], user, fields]);
+    const { user, shown } = identityOf(conn);
+    this.relay.send([Op.PRESENCE_JOIN, channel, conn[kClient], user, shown]);
   }
 
   /** A live subscription ended (unsubscribed, or the connection closed). */
   left(conn, channel) {
-    this.relay.batch.push([Op.PRESENCE_LEAVE, channel, conn[kClient]]);
+    this.relay.send([Op.PRESENCE_LEAVE, channel, conn[kClient]]);
   }
 
   /**
@@ -94,24 +94,15 @@ export class WorkerPresence {
   }
 
   /**
-   * @param {string} channel checked with presenceProblem() first
+   * @param {string} channel of a presence namespace (lib/core/commands.js checks it)
    * @param {boolean} stats presence_stats rather than presence
    * @returns {Promise<{clients: string} | {clients: number, users: number}>} the engine's answer
-   * @throws {ProtocolError} too_many, unavailable
+   * @throws {GatewayError} too_many, unavailable
    */
   async read(channel, stats) {
     const answer = await this.relay.ask([Op.PRESENCE, channel, stats]);
-    if (answer.error !== undefined) throw new ProtocolError(answer.error, answer.message);
+    if (answer.error !== undefined) throw new GatewayError(answer.error, answer.message);
     return answer;
   }
 }
 
-/**
- * @param {import('../namespaces.js').Namespace} ns the channel's namespace
- * @returns {ProtocolError|undefined} why presence cannot be asked of the channel
- */
-export function presenceProblem(ns, channel, id) {
-  if (ns.presence) return undefined;
-  const where = ns.name === '' ? 'channels outside namespaces' : `namespace ${ns.name}`;
-  return new ProtocolError(ErrorCode.BAD_REQUEST, `no presence on ${channel}: ${where} lack presence: true`, id);
-}

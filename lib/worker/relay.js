@@ -28,12 +28,11 @@
 // Other operations go to the module that registered them with handle()
 // (./users.js, ./calls.js).
 import { IpcBatch, Op, unknownOp } from '../ipc.js';
-import { ErrorCode, ProtocolError, errorFrame, publishAckFrame } from '../protocol.js';
+import { ErrorCode, GatewayError, errorFrame, publishAckFrame } from '../protocol.js';
 import { TRANSPORTS, kTransport } from './transport.js';
 import { metrics } from './metrics.js';
 
-export const UNAVAILABLE_MESSAGE = 'the engine (Redis) is unreachable: retry shortly';
-export const NOT_STORED_MESSAGE =
+const NOT_STORED_MESSAGE =
   'not stored: Redis failed it, or its replicas did not confirm in time; it may have been published, so retry with the same idempotencyKey';
 
 export class WorkerRelay {
@@ -58,6 +57,16 @@ export class WorkerRelay {
     this.answers(Op.HISTORY_DONE);
   }
 
+  /** Sends `op` to the primary with the rest of this turn's operations: the one way onto the IPC batch. */
+  send(op) {
+    this.batch.push(op);
+  }
+
+  /** Sends what is batched now (a worker about to disconnect). */
+  flush() {
+    this.batch.flush();
+  }
+
   /** Routes operations named `name` from the primary to `handler(op)`. */
   handle(name, handler) {
     this.handlers.set(name, handler);
@@ -69,7 +78,7 @@ export class WorkerRelay {
    */
   ask(op) {
     const token = this.nextToken++;
-    this.batch.push([...op, token]);
+    this.send([...op, token]);
     return new Promise((resolve) => this.asked.set(token, resolve));
   }
 
@@ -104,7 +113,7 @@ export class WorkerRelay {
   publish(channel, dataJson, ws, id) {
     metrics.published.inc();
     const token = this.nextToken++;
-    this.batch.push([Op.PUB, channel, dataJson, token]);
+    this.send([Op.PUB, channel, dataJson, token]);
     this.acking.set(token, [ws, id]);
   }
 
@@ -116,7 +125,7 @@ export class WorkerRelay {
    */
   publishForSeq(channel, dataJson, idempotencyKey, version) {
     const token = this.nextToken++;
-    this.batch.push(
+    this.send(
       idempotencyKey === undefined && version === undefined
         ? [Op.PUB, channel, dataJson, token]
         : [Op.PUB, channel, dataJson, token, idempotencyKey, version]
@@ -139,16 +148,16 @@ export class WorkerRelay {
     const token = this.nextToken++;
     this.subscribing.set(token, request);
     const { channel, since } = request;
-    this.batch.push(since === undefined ? [Op.SUB, channel, token] : [Op.SUB, channel, token, since.seq, since.epoch]);
+    this.send(since === undefined ? [Op.SUB, channel, token] : [Op.SUB, channel, token, since.seq, since.epoch]);
   }
 
   /** Called by Subscriptions when the last local holder of a channel left. */
   channelClosed(channel) {
-    this.batch.push([Op.UNSUB, channel]);
+    this.send([Op.UNSUB, channel]);
   }
 
   reportStats(figures) {
-    this.batch.push([Op.STATS, figures]);
+    this.send([Op.STATS, figures]);
   }
 
   /** Handles a batch of operations from the primary. */
@@ -192,7 +201,7 @@ export class WorkerRelay {
     const reply = this.replies.get(token);
     if (reply === undefined) return;
     this.replies.delete(token);
-    if (seq === null) return reply.reject(new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE));
+    if (seq === null) return reply.reject(new GatewayError(ErrorCode.UNAVAILABLE, NOT_STORED_MESSAGE));
     if (skipped == null) metrics.published.inc(); // null: as IPC carries undefined
     else metrics.skipped.inc({ reason: skipped });
     reply.resolve(skipped == null ? { seq, epoch } : { skipped, seq, epoch });

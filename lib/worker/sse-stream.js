@@ -7,7 +7,7 @@
 // (`Connection: close`, no chunked framing), so an event is the same bytes
 // on every stream of the worker and HTTP/1.0 clients and proxies read it too.
 import { CloseCode, formatCursor } from '../protocol.js';
-import { carry, defineTransport, writeBytes } from './transport.js';
+import { defineTransport, writeBytes } from './transport.js';
 
 const OPEN = 1;
 const CLOSING = 2;
@@ -19,8 +19,7 @@ export class SseStream {
    * @param {string[]} channels the query's channels, in its order (the cursor's order)
    */
   constructor(socket, channels) {
-    this.socket = socket;
-    carry(socket, this);
+    this.socket = socket; // carried by the stream (./transport.js carry) once it opens
     this.state = OPEN;
     this.channels = channels;
     // Per channel, what says where the stream stands: null (not known yet),
@@ -69,7 +68,8 @@ export const sseTransport = defineTransport(SseStream, {
   encodeEvent: (kind, frame) => Buffer.from(`event: ${kind}\ndata: ${frame}\n\n`),
   write,
   buffered: (stream) => stream.socket.writableLength,
-  isOpen: (stream) => stream.state === OPEN,
+  // Before it opens, a stream is open while its request's socket is.
+  isOpen: (stream) => stream.state === OPEN && !stream.socket.destroyed,
   isClosed: (stream) => stream.state === CLOSED,
   close: (stream, code) => stream.close(code),
   terminate: (stream) => stream.socket.destroy()

@@ -2,6 +2,7 @@
 // (./admission.js), then ws's handshake. Where the primary counts IPs, the
 // upgrade waits for its answer first.
 import { STATUS_CODES } from 'node:http';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { clientIp } from './client-ip.js';
 
 /**
@@ -15,9 +16,10 @@ import { clientIp } from './client-ip.js';
  * @returns {(req, socket, head) => void} the server's 'upgrade' listener
  */
 export function createUpgradeHandler({ config, wss, admission, connections, closes, rejected }) {
-  const refuse = (socket, status, reason, message) => {
-    rejected(reason);
-    refuseUpgrade(socket, status, reason, message);
+  const refuse = (socket, err) => {
+    if (!(err instanceof GatewayError)) throw err;
+    rejected(err.code);
+    refuseUpgrade(socket, err);
   };
 
   // ws calls it with the request: the client's IP is read again rather than
@@ -40,20 +42,26 @@ export function createUpgradeHandler({ config, wss, admission, connections, clos
 
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
-    if (req.url.split('?', 1)[0] !== config.path) return refuse(socket, 404, 'not_found', `WebSockets are served on ${config.path}`);
-    const refusal = admission.check(req);
-    if (refusal !== undefined) return refuse(socket, refusal.status, refusal.reason, refusal.message);
+    try {
+      if (req.url.split('?', 1)[0] !== config.path) throw new GatewayError(ErrorCode.NOT_FOUND, `WebSockets are served on ${config.path}`);
+      admission.check(req);
+    } catch (err) {
+      return refuse(socket, err);
+    }
     if (!admission.ipsInPrimary) return void handshake(req, socket, head);
     const ip = clientIp(req, config.trustForwarded);
-    admission.reserveIp(ip).then((refused) => {
-      if (refused !== undefined) return refuse(socket, refused.status, refused.reason, refused.message);
-      if (!handshake(req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
-    });
+    admission.reserveIp(ip).then(
+      () => {
+        if (!handshake(req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
+      },
+      (err) => refuse(socket, err)
+    );
   };
 }
 
-function refuseUpgrade(socket, status, reason, message) {
-  const body = JSON.stringify({ error: reason, message });
+/** The refusal as an HTTP answer: a browser cannot read it, but a load balancer's health checks and other clients can. */
+function refuseUpgrade(socket, { status, code, message }) {
+  const body = JSON.stringify({ error: code, message });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`

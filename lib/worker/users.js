@@ -43,12 +43,12 @@ export class WorkerUsers {
     const held = this.byUser.get(user);
     if (held === ws) this.byUser.delete(user);
     else if (held instanceof Set && held.delete(ws) && held.size === 1) this.byUser.set(user, held.values().next().value);
-    if (this.cap > 0) this.relay.batch.push([Op.USER_DEL, user]);
+    if (this.cap > 0) this.relay.send([Op.USER_DEL, user]);
   }
 
   /** @returns {Promise<number>} connections closed with `code` (default 4004), on every worker and node */
   disconnect(user, code = CloseCode.DISCONNECTED, reason = 'disconnected by the server') {
-    return this.relay.call(Call.KICK, [user, code, reason]);
+    return this.relay.call(Call.KICK, { user, code, reason });
   }
 
   /** @returns {object[]} the user's connections on this worker, every transport */

@@ -20,13 +20,6 @@ export function gcPauses(lines, keep) {
   return out;
 }
 
-/** The q-quantile (0..1) of a list of numbers, 0 when empty. */
-export function quantile(values, q) {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-}
-
 /**
  * Collections the server's workers (or, without workers, the server itself)
  * make from now on; the server must run with --trace-gc.

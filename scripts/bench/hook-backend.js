@@ -3,10 +3,11 @@
 // with a new user after `delayMs`, and records each request's start and end
 // by the gateway's socket (remote port), so the bench can tell how many were
 // in flight at once per gateway worker.
-//   node scripts/bench/hook-backend.js <delayMs>   (forked: talks over IPC)
+//   node scripts/bench/hook-backend.js --delay-ms N   (forked: talks over IPC)
 import http from 'node:http';
+import { parseArgs } from 'node:util';
 
-const delayMs = Number(process.argv[2] ?? 0);
+const delayMs = Number(parseArgs({ options: { 'delay-ms': { type: 'string', default: '0' } } }).values['delay-ms']);
 let requests = 0;
 let inFlight = 0;
 let maxInFlight = 0;

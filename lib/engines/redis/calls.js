@@ -28,7 +28,7 @@ export class RemoteCalls {
     this.here = undefined; // until serve(): the other nodes' calls are not answered
   }
 
-  /** @param {(name: string, args: any[]) => Promise<any>} here runs a call's part on this node */
+  /** @param {(name: string, args: object) => Promise<any>} here runs a call's part on this node */
   serve(here) {
     this.here = here;
   }
@@ -54,7 +54,7 @@ export class RemoteCalls {
       return; // not ours
     }
     if (parsed === null || typeof parsed !== 'object') return;
-    if (typeof parsed.call === 'string' && Array.isArray(parsed.args) && parsed.from !== this.node && this.here !== undefined) {
+    if (typeof parsed.call === 'string' && isObject(parsed.args) && parsed.from !== this.node && this.here !== undefined) {
       this.here(parsed.call, parsed.args).then(
         (value) => {
           const answer = JSON.stringify({ answer: value, to: parsed.from, request: parsed.request });
@@ -75,4 +75,8 @@ export class RemoteCalls {
     this.asked.delete(request);
     asked.resolve(asked.values);
   }
+}
+
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -8,6 +8,7 @@
 //   for pub/sub, which keeps one sharded subscriber connection per master
 //   (SSUBSCRIBE, Redis 7+) and follows slot moves and failovers.
 // The rest of the engine never asks which it has, except through `cluster`.
+import { UsageError } from '../../errors.js';
 import { require } from '../../require.js';
 
 const { Redis, Cluster } = require('ioredis');
@@ -85,7 +86,7 @@ export async function checkClusterSeeds(seeds) {
       probe.disconnect();
     }
     if (!/cluster_enabled:1/.test(info)) {
-      throw new Error(`--redis-cluster: ${host}:${port} is a Redis without cluster mode (cluster_enabled:0); give it as --redis-url, or its Sentinels as --redis-sentinels`);
+      throw new UsageError(`--redis-cluster: ${host}:${port} is a Redis without cluster mode (cluster_enabled:0); give it as --redis-url, or its Sentinels as --redis-sentinels`);
     }
   }
 }

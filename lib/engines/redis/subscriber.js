@@ -3,6 +3,7 @@
 // message published on those names before it has arrived), and the events
 // 'message' (name, text) and 'lost' (the subscriptions may have dropped:
 // the engine subscribes again and catches its routes up from the history).
+import { ErrorCode, GatewayError } from '../../errors.js';
 import { checkShardSubscribers, shardSubscriberOf } from '../../internals.js';
 import { EventEmitter } from 'node:events';
 import { slotOf } from './connect.js';
@@ -73,6 +74,6 @@ export class ShardedSubscriber extends EventEmitter {
   async ping(names) {
     const connections = new Set();
     for (const name of names) connections.add(shardSubscriberOf(this.cluster, slotOf(name)));
-    await Promise.all([...connections].map((redis) => (redis ? redis.ping() : Promise.reject(new Error('no subscriber for a shard')))));
+    await Promise.all([...connections].map((redis) => (redis ? redis.ping() : Promise.reject(new GatewayError(ErrorCode.UNAVAILABLE, 'no subscriber for a shard')))));
   }
 }

@@ -20,7 +20,7 @@ const WORKER_NODE_ARGS = ['--max-semi-space-size=2'];
 export async function baseMemory(opts) {
   const results = [];
   for (const mode of ['bare', 'http+ws']) {
-    const child = track(fork(FLOOR_WORKER, [mode], { execArgv: WORKER_NODE_ARGS, stdio: 'ignore' }));
+    const child = track(fork(FLOOR_WORKER, ['--mode', mode], { execArgv: WORKER_NODE_ARGS, stdio: 'ignore' }));
     const [memory] = await once(child, 'message');
     results.push(result(`node, forked worker: ${mode === 'bare' ? 'nothing loaded' : 'http + ws only'}`, [memory]));
   }

@@ -5,7 +5,8 @@
 // from the same hold.
 import { holdIdle } from './idle.js';
 import { StatsWatch } from '../measure.js';
-import { watchGc, quantile } from '../gc-trace.js';
+import { watchGc } from '../gc-trace.js';
+import { quantile } from '../../../lib/loadgen/quantile.js';
 
 export async function gc(opts) {
   const results = [];

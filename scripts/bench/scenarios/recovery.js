@@ -7,6 +7,7 @@ import { withServer } from '../servers.js';
 import { openClients, closeClients } from '../ws-clients.js';
 import { runResult } from '../result.js';
 import { ENTRY_OVERHEAD } from '../../../lib/engines/history.js';
+import { quantile } from '../../../lib/loadgen/quantile.js';
 
 const HISTORY = 100; // messages per channel, the default --history-size
 const MESSAGE = 'x'.repeat(126); // 128 bytes once JSON-quoted
@@ -83,14 +84,13 @@ export async function recovery(opts) {
       const started = performance.now();
       const times = await Promise.all(clients.map((ws) => timeRecovery(ws, since)));
       const wallS = (performance.now() - started) / 1000;
-      times.sort((a, b) => a - b);
-      const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
+      const at = (q) => quantile(times, q);
       return [
         runResult({
           scenario: 'recovery',
           variant: `gateway, ${count} clients resubscribing at once, ${HISTORY} missed each`,
           size: count,
-          figures: { p50Ms: at(0.5), p99Ms: at(0.99), maxMs: times.at(-1), replayedPerSec: (count * HISTORY) / wallS }
+          figures: { p50Ms: at(0.5), p99Ms: at(0.99), maxMs: Math.max(...times), replayedPerSec: (count * HISTORY) / wallS }
         })
       ];
     } finally {

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import WebSocket from 'ws';
 import { withServer } from '../servers.js';
 import { runResult } from '../result.js';
-import { quantile } from '../gc-trace.js';
+import { quantile } from '../../../lib/loadgen/quantile.js';
 import { subscribeFrame, publishFrame } from '../../../lib/loadgen/frames.js';
 import { RedisServer } from '../../harness/redis.js';
 

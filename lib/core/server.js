@@ -1,7 +1,10 @@
-// The server API's methods (POST /api/<method>: ./api.js), each with the
-// keys its params may hold; a call with any other key, or a bad value, is
-// refused whole before anything is published. The rules of the contract
-// (DESIGN.md "Server API") are enforced here:
+// The server's operations: the server API's methods (POST /api/<method>:
+// ../worker/api.js), which POST /publish and POST /disconnect run too
+// (../worker/http.js). Each method lists the keys its params may hold; a
+// call with any other key, or a bad value, is refused whole before anything
+// is published. The server is trusted: it skips the identity, grant, rate
+// and hook checks of a client's command (./commands.js), never the name and
+// namespace checks, which are the core's own functions.
 // - broadcast: 1 to 1,000 distinct channels; each is published on its own
 //   (its own seq), and an error for one (a bad name, an unknown namespace)
 //   does not stop the others;
@@ -10,29 +13,27 @@
 // - idempotencyKey: 1 to 64 characters; version: a positive safe integer;
 // - subscribe, unsubscribe and disconnect reach users' connections: they
 //   need --auth jwt or hook (no users without them).
-import { CloseCode, ErrorCode, ProtocolError, checkChannel, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
+import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
-import { UNAVAILABLE_MESSAGE } from './relay.js';
-import { presenceProblem } from './presence.js';
-import { metrics } from './metrics.js';
+import { presenceAllowed } from './commands.js';
+import { metrics } from '../worker/metrics.js';
 
 const MAX_BROADCAST = 1000;
 const MAX_BATCH = 100;
 const MAX_KEY_LENGTH = 64;
 const MAX_REASON_BYTES = 123; // a WebSocket close reason's limit
 
-/** name -> {keys, run(params, context)}; `run` returns the result or throws a ProtocolError. */
+/** name -> {keys, run(params, context)}; `run` resolves with the result or rejects with a GatewayError. */
 export const METHODS = {
   publish: {
     keys: ['channel', 'data', 'idempotencyKey', 'version'],
     async run(params, context) {
-      const { relay } = context;
       const channel = knownChannel(params.channel, context);
       const dataJson = dataOf(params);
       const key = idempotencyKeyOf(params.idempotencyKey);
       const version = versionOf(params.version);
-      canPublish(relay);
-      return relay.publishForSeq(channel, dataJson, key, version);
+      context.commands.engineTakes();
+      return context.relay.publishForSeq(channel, dataJson, key, version);
     }
   },
   broadcast: {
@@ -46,7 +47,7 @@ export const METHODS = {
       if (new Set(channels).size !== channels.length) throw badRequest('a channel is named twice in channels');
       const dataJson = dataOf(params);
       const key = idempotencyKeyOf(params.idempotencyKey);
-      canPublish(relay);
+      context.commands.engineTakes();
       const results = channels.map((channel) => {
         try {
           knownChannel(channel, context);
@@ -64,14 +65,14 @@ export const METHODS = {
   subscribe: {
     keys: ['user', 'channel'],
     async run(params, context) {
-      const args = [userOf(params.user, context.users), knownChannel(params.channel, context)];
+      const args = { user: userOf(params.user, context.users), channel: knownChannel(params.channel, context) };
       return { subscribed: await context.relay.call(Call.SUBSCRIBE, args) };
     }
   },
   unsubscribe: {
     keys: ['user', 'channel'],
     async run(params, context) {
-      const args = [userOf(params.user, context.users), knownChannel(params.channel, context)];
+      const args = { user: userOf(params.user, context.users), channel: knownChannel(params.channel, context) };
       return { unsubscribed: await context.relay.call(Call.UNSUBSCRIBE, args) };
     }
   },
@@ -106,7 +107,7 @@ export const METHODS = {
     async run(params, context) {
       const { relay } = context;
       const channel = knownChannel(params.channel, context);
-      const { historySize } = context.namespaces.lookup(channel);
+      const { historySize } = context.commands.namespace(channel);
       const { limit, reverse = false } = params;
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > historySize)) {
         throw badRequest(historySize === 0 ? 'the channel keeps no history: no limit applies' : `limit must be an integer from 1 to the history size, ${historySize}`);
@@ -114,7 +115,7 @@ export const METHODS = {
       if (typeof reverse !== 'boolean') throw badRequest('reverse must be a boolean');
       const since = params.since === undefined ? undefined : checkSince(params.since);
       const answer = await relay.history(channel, { since, limit, reverse });
-      if (answer.error !== undefined) throw new ProtocolError(answer.error, answer.message);
+      if (answer.error !== undefined) throw new GatewayError(answer.error, answer.message);
       return { epoch: answer.epoch, seq: answer.seq, messages: answer.messages.map(({ seq, data }) => ({ seq, data: JSON.parse(data) })) };
     }
   },
@@ -122,8 +123,8 @@ export const METHODS = {
     keys: ['prefix'],
     async run({ prefix = '' }, { relay }) {
       if (typeof prefix !== 'string' || prefix.length > 128) throw badRequest('prefix must be a string of at most 128 characters');
-      const counts = await relay.call(Call.CHANNELS, [prefix]);
-      if (counts === null) throw new ProtocolError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
+      const counts = await relay.call(Call.CHANNELS, { prefix });
+      if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
       const channels = Object.create(null); // a channel may be called __proto__
       for (const name of Object.keys(counts).sort()) channels[name] = { subscribers: counts[name] };
       return { channels };
@@ -132,7 +133,7 @@ export const METHODS = {
   info: {
     keys: [],
     async run(params, { relay }) {
-      return { nodes: await relay.call(Call.INFO, []) };
+      return { nodes: await relay.call(Call.INFO, {}) };
     }
   },
   batch: {
@@ -148,7 +149,7 @@ export const METHODS = {
           replies.push({ result: await runMethod(method, params, context) });
           metrics.apiRequests.inc({ method, code: 'ok' });
         } catch (err) {
-          if (!(err instanceof ProtocolError)) throw err;
+          if (!(err instanceof GatewayError)) throw err;
           metrics.apiRequests.inc({ method, code: err.code });
           replies.push({ error: errorOf(err) });
         }
@@ -160,7 +161,7 @@ export const METHODS = {
 
 /**
  * Checks the params' keys, then runs the method.
- * @param {{relay: import('./relay.js').WorkerRelay, users?: import('./users.js').WorkerUsers, namespaces: import('../namespaces.js').Namespaces}} context
+ * @param {ServerContext} context
  */
 export async function runMethod(name, params, context) {
   const method = METHODS[name];
@@ -180,17 +181,23 @@ function checkCommand(command, i) {
   if (extra !== undefined) throw badRequest(`${at} takes method and params only`);
 }
 
-/** A valid channel name in a known namespace. */
-function knownChannel(channel, { namespaces }) {
-  checkChannel(channel);
-  if (namespaces.lookup(channel) === undefined) throw new ProtocolError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`);
+/**
+ * @typedef {object} ServerContext
+ * @property {import('./commands.js').Commands} commands the checks the server keeps
+ * @property {import('../worker/relay.js').WorkerRelay} relay
+ * @property {import('../worker/users.js').WorkerUsers} [users] under --auth jwt or hook
+ * @property {import('../worker/presence.js').WorkerPresence} presence
+ */
+
+/** A valid channel name in a known namespace (the core's check). */
+function knownChannel(channel, { commands }) {
+  commands.namespace(channel);
   return channel;
 }
 
 /** A channel of a presence namespace. */
-function presenceChannel(channel, context) {
-  const problem = presenceProblem(context.namespaces.lookup(knownChannel(channel, context)), channel);
-  if (problem !== undefined) throw problem;
+function presenceChannel(channel, { commands }) {
+  presenceAllowed(commands.namespace(channel), channel);
   return channel;
 }
 
@@ -218,17 +225,11 @@ function userOf(user, users) {
   return user;
 }
 
-/** Publishes are refused while the relay is congested or the engine unreachable. */
-function canPublish(relay) {
-  if (relay.busy) throw new ProtocolError(ErrorCode.RATE_LIMITED, 'the gateway is busy relaying: retry shortly');
-  if (relay.unavailable) throw new ProtocolError(ErrorCode.UNAVAILABLE, UNAVAILABLE_MESSAGE);
-}
-
 function errorOf(err) {
-  if (!(err instanceof ProtocolError)) throw err;
+  if (!(err instanceof GatewayError)) throw err;
   return { code: err.code, message: err.message };
 }
 
 function badRequest(message) {
-  return new ProtocolError(ErrorCode.BAD_REQUEST, message);
+  return new GatewayError(ErrorCode.BAD_REQUEST, message);
 }

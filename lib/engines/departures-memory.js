@@ -1,7 +1,8 @@
 // Departure markers on one machine (--engine memory): a user who left a
 // channel, marked for the grace period. An engine shared by several nodes
-// brings its own (lib/engines/redis/departures.js), so that a user who comes
-// back on another node finds the marker. Same interface, see ./members.js.
+// brings its own (./redis/departures.js), so that a user who comes back on
+// another node finds the marker. The interface: Departures in
+// ../webhooks/members.js.
 
 export class LocalDepartures {
   constructor() {

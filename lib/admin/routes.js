@@ -1,0 +1,155 @@
+// The admin page, on the primary's operator listener under /admin: a login
+// form, then a page that reads the cluster and acts on it. Every read and
+// action is a server API method run by a worker (lib/primary/admin-calls.js),
+// answered as the server API's core answers it: this file decides who may
+// ask, never what is allowed.
+//
+//   GET  /admin                    the page (or the login form, without a session)
+//   GET  /admin/admin.css|admin.js its style and its one module
+//   POST /admin/login              form field `password`: a session cookie, then back to /admin
+//   POST /admin/logout             ends the session
+//   GET  /admin/api/view?prefix=&channel=&limit=  what the page shows, polled while it is open
+//   POST /admin/api/<action>       publish, disconnect or unsubscribe: {result} or {error: {code, message}}
+//
+// A POST needs an Origin of this very host (a page elsewhere cannot make the
+// browser act for the admin), and every route past the login a live session.
+import { readFileSync } from 'node:fs';
+import { ErrorCode } from '../protocol.js';
+import { parseJsonObject, readBody, reply } from '../worker/http-io.js';
+import { Sessions, sessionCookie, setCookie } from './session.js';
+import { Logins, LoginResult } from './logins.js';
+
+const ACTIONS = new Set(['publish', 'disconnect', 'unsubscribe']);
+const TOP_CHANNELS = 100; // the busiest channels the page lists
+const LOGIN_BODY_BYTES = 4096;
+const PROBLEM = '<!-- problem -->';
+const PROBLEMS = {
+  [LoginResult.WRONG]: [401, 'Wrong password.'],
+  [LoginResult.LOCKED]: [429, 'Too many wrong passwords from this address: try again in a minute.'],
+  crossSite: [403, 'Refused: the form was not sent from this page.']
+};
+// No inline script or style, nothing from elsewhere, never in a frame.
+const HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin', // not no-referrer: under it a browser sends `Origin: null` even to its own host
+  'Cache-Control': 'no-store'
+};
+
+/**
+ * @param {object} options
+ * @param {string} options.password --admin-password
+ * @param {(method: string, params: object) => Promise<object|null>} options.call a server API method, run by a worker
+ * @param {() => object|null} options.stats the cluster's figures (lib/primary/cluster-stats.js)
+ * @param {(result: string) => void} options.counted counts a login attempt by result
+ * @param {number} options.maxPayload --max-payload: an action's body, as the server API takes it
+ * @returns {(req, res) => void} the handler of every path under /admin
+ */
+export function createAdmin({ password, call, stats, counted, maxPayload }) {
+  const sessions = new Sessions();
+  const logins = new Logins(password, counted);
+  const files = {
+    '/admin': ['index.html', 'text/html; charset=utf-8'],
+    '/admin/admin.css': ['admin.css', 'text/css; charset=utf-8'],
+    '/admin/admin.js': ['admin.js', 'text/javascript; charset=utf-8']
+  };
+  for (const file of Object.values(files)) file[0] = readFileSync(new URL(file[0], import.meta.url));
+  const loginPage = readFileSync(new URL('login.html', import.meta.url), 'utf8');
+  const sessionOf = (req) => sessions.verify(sessionCookie(req.headers.cookie));
+
+  const showLogin = (res, problem) => {
+    const [status, message] = PROBLEMS[problem] ?? [200, ''];
+    const headers = { ...HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
+    if (problem === LoginResult.LOCKED) headers['Retry-After'] = '60';
+    res.writeHead(status, headers).end(loginPage.replace(PROBLEM, message));
+  };
+  const back = (res, cookie) => res.writeHead(303, { ...HEADERS, Location: '/admin', 'Set-Cookie': cookie }).end();
+
+  async function logIn(req, res) {
+    if (!sameOrigin(req)) return showLogin(res, 'crossSite');
+    const body = await readBody(req, LOGIN_BODY_BYTES).catch(() => '');
+    const { result } = logins.attempt(req.socket.remoteAddress, new URLSearchParams(body).get('password') ?? undefined);
+    if (result !== LoginResult.OK) return showLogin(res, result);
+    back(res, setCookie(sessions.issue()));
+  }
+
+  async function view(url, res) {
+    const query = url.searchParams;
+    const prefix = query.get('prefix') ?? '';
+    const channel = query.get('channel') ?? '';
+    const limit = Number(query.get('limit') ?? 20);
+    const [info, channels, presence, history] = await Promise.all([
+      call('info', {}),
+      call('channels', prefix === '' ? {} : { prefix }),
+      channel === '' ? undefined : call('presence', { channel }),
+      channel === '' ? undefined : call('history', { channel, limit, reverse: true })
+    ]);
+    reply(res, 200, { stats: stats(), info, channels: busiest(channels), presence, history }, HEADERS);
+  }
+
+  async function act(action, req, res) {
+    if (!ACTIONS.has(action)) {
+      req.resume();
+      return reply(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `no action ${JSON.stringify(action.slice(0, 64))}` } }, HEADERS);
+    }
+    let params;
+    try {
+      params = parseJsonObject(await readBody(req, maxPayload));
+    } catch (err) {
+      return reply(res, err.code === ErrorCode.PAYLOAD_TOO_LARGE ? 413 : 400, { error: { code: err.code, message: err.message } }, HEADERS);
+    }
+    const answer = await call(action, params);
+    if (answer === null) return reply(res, 500, { error: { code: ErrorCode.UNAVAILABLE, message: 'the worker failed this call without an error code' } }, HEADERS);
+    reply(res, 200, answer, HEADERS);
+  }
+
+  return function admin(req, res) {
+    route(req, res).catch(() => res.destroy());
+  };
+
+  async function route(req, res) {
+    const url = new URL(req.url, 'http://admin');
+    const path = url.pathname === '/admin/' ? '/admin' : url.pathname;
+    const post = req.method === 'POST';
+    if (!post && req.method !== 'GET') return reply(res, 405, { error: { code: ErrorCode.BAD_REQUEST, message: 'GET or POST' } }, { ...HEADERS, Allow: 'GET, POST' });
+    if (post && path === '/admin/login') return logIn(req, res);
+    if (post && !sameOrigin(req)) {
+      req.resume();
+      return reply(res, 403, { error: { code: ErrorCode.FORBIDDEN, message: 'cross-site request refused: the Origin is not this page' } }, HEADERS);
+    }
+    const session = sessionOf(req);
+    if (post && path === '/admin/logout') {
+      req.resume();
+      if (session !== undefined) sessions.end(session);
+      return back(res, setCookie(undefined));
+    }
+    if (!post && path === '/admin' && session === undefined) return showLogin(res);
+    if (!post && Object.hasOwn(files, path)) {
+      const [body, type] = files[path];
+      return res.writeHead(200, { ...HEADERS, 'Content-Type': type }).end(body);
+    }
+    if (session === undefined) {
+      req.resume();
+      return reply(res, 401, { error: { code: ErrorCode.UNAUTHORIZED, message: 'log in first: no session, or it expired' } }, HEADERS);
+    }
+    if (!post && path === '/admin/api/view') return view(url, res);
+    if (post && path.startsWith('/admin/api/')) return act(path.slice('/admin/api/'.length), req, res);
+    req.resume();
+    reply(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: 'no such admin route' } }, HEADERS);
+  }
+}
+
+/** Whether a request comes from a page of this very host (a tunnel's localhost:port included). */
+function sameOrigin(req) {
+  const { origin, host } = req.headers;
+  return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
+}
+
+/** The channels answer cut to the busiest, for a page that lists them by subscribers. */
+function busiest(answer) {
+  if (answer?.result === undefined) return answer;
+  const all = Object.entries(answer.result.channels);
+  const top = all.sort((a, b) => b[1].subscribers - a[1].subscribers || (a[0] < b[0] ? -1 : 1)).slice(0, TOP_CHANNELS);
+  return { result: { total: all.length, top: top.map(([name, { subscribers }]) => ({ name, subscribers })) } };
+}

@@ -1,0 +1,191 @@
+// The command core: what a client may do to a channel, decided once for
+// every way in. A WebSocket frame, an SSE request's channels and (through
+// ./server.js) the server API, POST /publish and the subscriptions a
+// credential names all come here; a way in only decodes into these calls
+// and encodes what they answer.
+//
+// A client's command is checked in one order, everywhere:
+//   1. its shape (the decoder's: bad_request);
+//   2. the channel's name, then its namespace when namespaces are
+//      configured (invalid_channel);
+//   3. the connection has an identity (unauthorized): a credential's, the
+//      connect hook's, or under --auth none the anonymous one, whose grants
+//      are open, so no rule asks which auth mode is on;
+//   4. its grant for the channel (forbidden): the identity's subscribe or
+//      publish patterns; for a presence read, a subscription to the channel;
+//   5. what the namespace allows (clientPublish: forbidden; presence:
+//      bad_request);
+//   6. the connection's rate (rate_limited): a publish, a presence read, and
+//      a subscribe that costs more than a table entry (a hook call, a
+//      recovery) spend a token;
+//   7. whether the engine can take it (rate_limited while the relay is busy,
+//      unavailable while the engine is unreachable);
+//   8. the namespace's hook, asked last since it costs the backend a request.
+// The server (./server.js) is trusted: it skips 3, 4, 6 and 8, never 2.
+//
+// Checks throw the GatewayError that answers them (../errors.js); an
+// operation that waits for a hook returns a promise that rejects with it.
+import { ErrorCode, GatewayError, checkChannel } from '../protocol.js';
+import { allows } from '../worker/permissions.js';
+import { identityOf, kClient } from '../worker/identity.js';
+import { kTransport } from '../worker/transport.js';
+import { takeToken } from '../worker/token-bucket.js';
+import { metrics } from '../worker/metrics.js';
+
+const UNAVAILABLE = 'the engine (Redis) is unreachable: retry shortly';
+const BUSY = 'the gateway is busy relaying: retry shortly';
+
+// A connection's token bucket for the commands that cost (step 6).
+const kTokens = Symbol('tokens');
+const kRefilledAt = Symbol('tokensRefilledAt');
+
+export class Commands {
+  /**
+   * @param {object} options
+   * @param {object} options.config resolved gateway configuration
+   * @param {import('../namespaces.js').Namespaces} options.namespaces the process's one
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
+   * @param {import('../worker/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../worker/presence.js').WorkerPresence} options.presence
+   * @param {import('../worker/hooks.js').Hooks} [options.hooks] with a subscribe or publish hook
+   */
+  constructor({ config, namespaces, relay, subscriptions, presence, hooks }) {
+    this.namespaces = namespaces;
+    this.relay = relay;
+    this.subscriptions = subscriptions;
+    this.presenceStore = presence;
+    this.hooks = hooks;
+    this.rate = config.maxPublishRate;
+    this.maxSubscriptions = config.maxSubscriptions;
+  }
+
+  // ---- The checks, in their order ----
+
+  /** 2: the channel's namespace, once its name is valid. */
+  namespace(channel, id) {
+    checkChannel(channel, id);
+    const ns = this.namespaces.lookup(channel);
+    if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`, id);
+    return ns;
+  }
+
+  /** 3: the connection's identity. */
+  identity(conn, id) {
+    const identity = identityOf(conn);
+    if (identity !== undefined) return identity;
+    metrics.authFailures.inc({ reason: 'missing' });
+    throw new GatewayError(ErrorCode.UNAUTHORIZED, 'no identity yet: authenticate first (an auth frame, or wait for the welcome)', id);
+  }
+
+  /** 4: the identity's `grant` ('subscribe' or 'publish') allows the channel. */
+  granted(identity, grant, channel, id) {
+    if (allows(identity.permissions[grant], channel, identity.user)) return;
+    throw forbidden(`the identity does not allow ${grant} on ${channel}`, id);
+  }
+
+  /** 6: one of the connection's tokens, --max-publish-rate per second in bursts of as many. */
+  spend(conn, what, id) {
+    if (!takeToken(conn, this.rate, kTokens, kRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${this.rate} ${what} per second`, id);
+  }
+
+  /** 7: the engine can take a publish now. */
+  engineTakes(id) {
+    if (this.relay.busy) throw new GatewayError(ErrorCode.RATE_LIMITED, BUSY, id);
+    if (this.relay.unavailable) throw new GatewayError(ErrorCode.UNAVAILABLE, UNAVAILABLE, id);
+  }
+
+  // ---- A client's operations ----
+
+  /**
+   * A subscribe, checked; the transport then joins the channel (it knows
+   * how its connection is answered). A subscribe to a channel the
+   * connection already holds is the transport's to answer, unchecked again.
+   * @param {{seq: number, epoch: string}} [since] where a recovery starts
+   * @returns {Namespace|Promise<Namespace>} the channel's namespace, at once
+   *   or once its subscribe hook allowed it
+   */
+  subscribe(conn, channel, since, id) {
+    const ns = this.namespace(channel, id);
+    const identity = this.identity(conn, id);
+    this.granted(identity, 'subscribe', channel, id);
+    if (this.subscriptions.count(conn) >= this.maxSubscriptions) {
+      throw new GatewayError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, `at most ${this.maxSubscriptions} subscriptions per connection`, id);
+    }
+    // A hook call costs the backend, a recovery the engine a look-up and a replay.
+    const recovering = since !== undefined && !this.subscriptions.upToDate(channel, since, ns.latest);
+    if (ns.subscribeHook || recovering) this.spend(conn, 'hooked or recovering subscribes and publishes', id);
+    if (!ns.subscribeHook) return ns;
+    return this.hooks.subscribe({ client: conn[kClient], user: identity.user, channel }, present(conn)).then(() => ns, withId(id));
+  }
+
+  /** An unsubscribe: the name is checked (nothing else: leaving is always allowed). */
+  unsubscribe(conn, channel, id) {
+    this.namespace(channel, id);
+    this.identity(conn, id);
+    this.subscriptions.remove(conn, channel);
+  }
+
+  /**
+   * A client's publish, checked and handed to the relay, which acknowledges
+   * it to `id` once stored. The checks allocate nothing and the data is
+   * serialised once, after them: this is the path every WebSocket publish takes.
+   * @returns {undefined|Promise<void>} a promise while the publish hook decides
+   */
+  publish(conn, channel, data, id) {
+    const ns = this.namespace(channel, id);
+    const identity = this.identity(conn, id);
+    this.granted(identity, 'publish', channel, id);
+    if (!ns.clientPublish) throw forbidden(`only the server publishes in namespace ${ns.name}`, id);
+    this.spend(conn, 'publishes', id);
+    this.engineTakes(id);
+    if (!ns.publishHook) return void this.relay.publish(channel, JSON.stringify(data), conn, id);
+    const body = { client: conn[kClient], user: identity.user, channel, data };
+    return this.hooks.publish(body, present(conn)).then((outcome) => {
+      if (conn[kTransport].isOpen(conn)) this.relay.publish(channel, outcome.dataJson ?? JSON.stringify(data), conn, id);
+    }, withId(id));
+  }
+
+  /**
+   * A presence or presence_stats read: of a channel the connection is
+   * subscribed to (its grant and the subscribe hook have said yes already).
+   * @returns {Promise<object>} the engine's answer (../worker/presence.js)
+   */
+  presence(conn, channel, stats, id) {
+    const ns = this.namespace(channel, id);
+    this.identity(conn, id);
+    if (!this.subscriptions.has(conn, channel)) throw forbidden(`subscribe to ${channel} before reading its presence`, id);
+    presenceAllowed(ns, channel, id);
+    // A read costs the engine a look-up (10,000 entries for a big room).
+    this.spend(conn, 'presence reads and publishes', id);
+    return this.presenceStore.read(channel, stats).catch(withId(id));
+  }
+}
+
+/**
+ * 5 for presence: the namespace keeps presence.
+ * @param {import('../namespaces.js').Namespace} ns
+ */
+export function presenceAllowed(ns, channel, id) {
+  if (ns.presence) return;
+  const where = ns.name === '' ? 'channels outside namespaces' : `namespace ${ns.name}`;
+  throw new GatewayError(ErrorCode.BAD_REQUEST, `no presence on ${channel}: ${where} lack presence: true`, id);
+}
+
+function forbidden(message, id) {
+  metrics.authFailures.inc({ reason: 'forbidden' });
+  return new GatewayError(ErrorCode.FORBIDDEN, message, id);
+}
+
+/** Whether a connection is still there when its hook request's turn comes. */
+function present(conn) {
+  return () => conn[kTransport].isOpen(conn);
+}
+
+/** Rethrows a hook's or the engine's refusal as the answer to the frame `id` (a refusal may be shared: it is copied, never changed). */
+function withId(id) {
+  return (err) => {
+    throw id === undefined || !(err instanceof GatewayError) ? err : new GatewayError(err.code, err.message, id);
+  };
+}
+
+/** @typedef {import('../namespaces.js').Namespace} Namespace */

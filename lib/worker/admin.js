@@ -1,0 +1,31 @@
+// The admin page's way into the server API: the primary, which serves the
+// page, hands each of its reads and actions to one worker, and the worker
+// answers exactly what the server API's core answers, so the page holds no
+// rule of its own.
+//
+// From the primary: ['admin', request, method, params]
+// To the primary:   ['admind', request, {result} | {error: {code, message}} | null]
+//                   null: the call failed without a code, a defect (the
+//                   server API's own route drops such a request the same way)
+import { Op } from '../ipc.js';
+import { GatewayError } from '../errors.js';
+import { runMethod } from '../core/server.js';
+
+/**
+ * @param {import('./relay.js').WorkerRelay} relay
+ * @param {import('../core/server.js').ServerContext} context the server API's
+ */
+export function attachAdmin(relay, context) {
+  relay.handle(Op.ADMIN, ([, request, method, params]) => {
+    answer(method, params, context).then((reply) => relay.send([Op.ADMIN_DONE, request, reply]));
+  });
+}
+
+/** What the server API's core resolves, or the coded error it refuses with. */
+async function answer(method, params, context) {
+  try {
+    return { result: await runMethod(method, params, context) };
+  } catch (err) {
+    return err instanceof GatewayError ? { error: { code: err.code, message: err.message } } : null;
+  }
+}
