@@ -7,10 +7,10 @@
 // writev. Frames stay in the order they were written, whoever wrote them
 // (ws's own sends cork-wait behind the fan-out's, and the other way round).
 //
-// A corked socket's bytes count in its writableLength (ws's bufferedAmount);
-// past --max-buffered the slow-consumer check in ./transport.js uncorks the
-// socket first (a burst goes to the kernel before the turn ends), so only
-// what the peer does not read makes a slow consumer, as without coalescing.
+// A corked socket's bytes count in its writableLength (ws's bufferedAmount).
+// Past 64 KiB held (HELD_BYTES in ./transport.js) the socket is uncorked at
+// once: a burst reaches the kernel as it comes, as it did write by write,
+// and only what the peer does not read makes a slow consumer.
 
 export class WriteCoalescer {
   /** @param {number} delay --write-delay, ms (0: the end of the turn) */

@@ -10,9 +10,9 @@
 //   connection gets those bytes, or a variant built from them, through
 //   `writeMessage`;
 // - every write goes through writeBytes below, which coalesces a turn's
-//   writes to one connection (./coalesce.js) and closes a slow consumer (more
-//   than --max-buffered bytes waiting once the held ones went to the kernel)
-//   with 1013, so the others are not held back;
+//   writes to one connection (./coalesce.js, up to HELD_BYTES) and closes a
+//   slow consumer (more than --max-buffered bytes waiting once the held ones
+//   went to the kernel) with 1013, so the others are not held back;
 // - `answersPings`: the peer of such a transport answers each ping, and one
 //   that has not answered the previous ping is dead (the keepalive wheel
 //   terminates it); the others are pinged only to keep proxies from timing
@@ -20,6 +20,10 @@
 import { CloseCode } from '../protocol.js';
 import { metrics } from './metrics.js';
 import { coalescer } from './coalesce.js';
+
+// Bytes a connection's writes may hold within a turn before they go out (a
+// burst of thousands of messages is written in pieces this size).
+const HELD_BYTES = 64 * 1024;
 
 export const kTransport = Symbol('transport');
 
@@ -71,8 +75,9 @@ export function defineTransport(Connection, descriptor) {
 export function writeBytes(conn, socket, bytes, maxBuffered) {
   coalescer.hold(socket);
   socket.write(bytes);
-  if (socket.writableLength <= maxBuffered) return true;
-  // The turn's held bytes go to the kernel first: only what it would not take makes a slow consumer.
+  if (socket.writableLength <= HELD_BYTES) return true;
+  // A burst goes to the kernel as it comes, HELD_BYTES at a time, not all at
+  // the end of the turn: only what the peer does not read makes a slow consumer.
   socket.uncork();
   if (socket.writableLength > maxBuffered) {
     metrics.dropped.inc({ reason: 'slow_consumer' });
