@@ -53,6 +53,8 @@ describe('webhooks: once per cluster (redis engine, two nodes)', function () {
     await eventually(() => endpoint.namesOn('shared').length === 1, { what: 'occupied' });
     const onB = await connect(b, '127.0.0.2');
     await onB.subscribe('shared');
+    // B's node tells Redis it routes the channel after the ack, on its own connection: A leaves once it has.
+    await eventually(async () => Number(await redis.command('HGET', 'gw:{#occupancy}:nodes', 'shared')) === 2, { what: 'both nodes route it' });
     await onA.request({ type: 'unsubscribe', channel: 'shared' });
     await sleep(500); // an event sent by mistake would be here by now
     expect(endpoint.namesOn('shared')).to.deep.equal(['channel_occupied']);

@@ -14,7 +14,19 @@ const GATEWAY = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
  * @param {string[]} args extra flags; --port 0, a free --metrics-port and --workers 2 are implied
  * @returns {Promise<Gateway>} once the primary logs `gateway ready`
  */
-export async function startGateway(args = [], { env = {}, timeout = 20000 } = {}) {
+export async function startGateway(args = [], options = {}) {
+  // A port free a moment ago may be taken (an outgoing connection's, another
+  // test run's) before the gateway binds it: tried again with another.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(args, options);
+    } catch (err) {
+      if (attempt === 3 || !/EADDRINUSE/.test(err.message) || args.includes('--metrics-port')) throw err;
+    }
+  }
+}
+
+async function startOnce(args, { env = {}, timeout = 20000 }) {
   const metricsPort = String(await freePort());
   const defaults = ['--port', '0', '--metrics-port', metricsPort, '--workers', '2'];
   for (let i = 0; i < defaults.length; i += 2) if (!args.includes(defaults[i])) args = [...args, defaults[i], defaults[i + 1]];

@@ -15,9 +15,18 @@ export class RedisServer {
    * @returns {Promise<RedisServer>} once it accepts commands
    */
   static async start(extra = []) {
-    const server = new RedisServer(await freePort(), extra);
-    await server.start();
-    return server;
+    // A port free a moment ago may be taken before redis-server binds it
+    // (another test run's server, an outgoing connection): tried again with another.
+    for (let attempt = 1; ; attempt++) {
+      const server = new RedisServer(await freePort(), extra);
+      try {
+        await server.start();
+        return server;
+      } catch (err) {
+        await server.remove();
+        if (attempt === 3) throw err;
+      }
+    }
   }
 
   constructor(port, extra = []) {
@@ -34,7 +43,13 @@ export class RedisServer {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--enable-debug-command', 'local', ...this.extra];
     this.proc = spawn('redis-server', args, { stdio: 'ignore' });
     this.exited = once(this.proc, 'exit');
-    await eventually(() => this.command('PING').then((r) => r === 'PONG'), { what: `redis-server on ${this.port}` });
+    // The server that answers must be this one, not another that holds the port.
+    const ours = () => this.command('INFO', 'server').then((info) => info.includes(`process_id:${this.proc.pid}\r\n`));
+    const exited = this.exited.then(([code]) => {
+      throw new Error(`redis-server on ${this.port} exited (${code})`);
+    });
+    await Promise.race([eventually(ours, { what: `redis-server on ${this.port}` }), exited]);
+    exited.catch(() => {}); // its later exit (a test's kill) is expected
   }
 
   command(...args) {
