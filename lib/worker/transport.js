@@ -73,7 +73,7 @@ export function defineTransport(Connection, descriptor) {
  * @returns {boolean} true: the bytes were written
  */
 export function writeBytes(conn, socket, bytes, maxBuffered) {
-  coalescer.hold(socket);
+  coalescer.fanOut(socket);
   socket.write(bytes);
   if (socket.writableLength <= HELD_BYTES) return true;
   // A burst goes to the kernel as it comes, HELD_BYTES at a time, not all at
