@@ -105,18 +105,20 @@ async function workerCost() {
   }
 }
 
-/** 10,000 clients in big:1 (presence, no join/leave): reads timed from one more client. */
+/** 10,000 clients in big:1 (presence, no join/leave): reads timed from one more client, subscribed too (a read needs a subscription). */
 async function bigRoom(gw, redis) {
   const group = await openAgents(gw.url, 'big:1');
   const probe = await welcomed(gw.url);
-  await eventually(async () => (await ask(probe, { type: 'presence_stats', channel: 'big:1' })).frame.clients === clients, { what: 'all present', timeout: 60000 });
+  await ask(probe, { type: 'subscribe', channel: 'big:1' });
+  const present = clients + 1;
+  await eventually(async () => (await ask(probe, { type: 'presence_stats', channel: 'big:1' })).frame.clients === present, { what: 'all present', timeout: 60000 });
   const stats = [];
   for (let i = 0; i < 100; i++) stats.push((await ask(probe, { type: 'presence_stats', channel: 'big:1' })).ms);
   const lists = [];
   let bytes = 0;
   for (let i = 0; i < 20; i++) {
     const { ms, frame, size } = await ask(probe, { type: 'presence', channel: 'big:1' });
-    if (Object.keys(frame.clients ?? {}).length !== clients) throw new Error(`presence answered ${JSON.stringify(frame).slice(0, 200)}`);
+    if (Object.keys(frame.clients ?? {}).length !== present) throw new Error(`presence answered ${JSON.stringify(frame).slice(0, 200)}`);
     lists.push(ms);
     bytes = size;
   }
