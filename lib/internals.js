@@ -93,6 +93,7 @@ export function checkWs() {
     [websocket, 'this._socket = socket', 'WebSocket#_socket'],
     [websocket, 'this._receiver = receiver', 'WebSocket#_receiver'],
     [websocket, "receiver.on('conclude', receiverOnConclude)", "the receiver's 'conclude' event"],
+    [websocket, "socket.on('data', socketOnData)", "the socket's one 'data' handler"],
     [source('sender.js'), 'static frame(data, options)', 'Sender.frame(data, options)']
   ];
   for (const [text, needle, what] of expected) {

@@ -1,16 +1,15 @@
 #!/usr/bin/env node
 // The server API's figures: one `broadcast` to 1,000 channels (time from the
 // call to the last delivery, deliveries/s) against a real gateway under each
-// engine, and the primary's memory for 100,000 idempotency keys.
+// engine. (What idempotency keys cost: scripts/bench-idempotency.js.)
 //
-//   node --expose-gc scripts/bench-api.js [--rounds 10] [--channels 1000] [--json FILE]
+//   node scripts/bench-api.js [--rounds 10] [--channels 1000] [--json FILE]
 // (--engine redis needs redis-server on PATH: a throwaway one is started.)
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startGateway, eventually } from './harness/gateway.js';
 import { TestClient } from '../test/helpers/client.js';
 import { RedisServer } from './harness/redis.js';
-import { IdempotencyKeys } from '../lib/engines/idempotency.js';
 import { quantile } from '../lib/loadgen/quantile.js';
 
 const KEY = 'bench-key';
@@ -18,13 +17,11 @@ const { values } = parseArgs({ options: { rounds: { type: 'string', default: '10
 const rounds = Number(values.rounds);
 const count = Number(values.channels);
 
-const results = { memory: await broadcast('memory'), redis: await broadcast('redis'), idempotencyKeys: keysMemory(100000) };
+const results = { memory: await broadcast('memory'), redis: await broadcast('redis') };
 for (const engine of ['memory', 'redis']) {
   const r = results[engine];
   console.log(`broadcast to ${count} channels, --engine ${engine}: median ${r.medianMs} ms (p90 ${r.p90Ms} ms), ${r.deliveriesPerSec} deliveries/s`);
 }
-const k = results.idempotencyKeys;
-console.log(`${k.keys} idempotency keys: ${k.bytes} bytes of heap, ${k.bytesPerKey} B per key`);
 if (values.json) writeFileSync(values.json, JSON.stringify(results, null, 2) + '\n');
 
 /** Rounds of one broadcast to `count` channels, each held by a subscriber on one connection. */
@@ -55,20 +52,6 @@ async function broadcast(engine) {
     await gw.stop();
     await redis?.remove();
   }
-}
-
-/** Heap held by `n` keys of 36 characters on channels like chat:123, as the memory engine keeps them. */
-function keysMemory(n) {
-  if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
-  globalThis.gc();
-  const before = process.memoryUsage().heapUsed;
-  const keys = new IdempotencyKeys(n);
-  const now = Date.now();
-  for (let i = 0; i < n; i++) keys.remember(`chat:${i % 1000}`, crypto.randomUUID(), i + 1, 'k3f9ab', now);
-  globalThis.gc();
-  const bytes = process.memoryUsage().heapUsed - before;
-  if (keys.keys.size !== n) throw new Error('keys lost');
-  return { keys: n, bytes, bytesPerKey: Math.round(bytes / n) };
 }
 
 function round2(x) {

@@ -18,25 +18,11 @@ describe('close pacer', function () {
     const pacer = new ClosePacer(0, 1);
     const seen = [];
     const sockets = []; // per server socket: the turn it stopped reading in once answered, the turn it closed in, whether it read the FIN
-    const wss = new WebSocketServer({ noServer: true });
-    server = http.createServer();
-    server.on('upgrade', (req, socket, head) =>
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        pacer.watch(ws);
-        ws.on('close', (code) => seen.push({ code, turn: pacer.turns }));
-        sockets.push(watchSocket(socket, pacer));
-      })
-    );
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `ws://127.0.0.1:${server.address().port}`;
-    const clients = await Promise.all(
-      Array.from({ length: BURST }, async () => {
-        const ws = new WebSocket(url);
-        await once(ws, 'open');
-        return ws;
-      })
-    );
+    server = await pacedServer(pacer, (ws, socket) => {
+      ws.on('close', (code) => seen.push({ code, turn: pacer.turns }));
+      sockets.push(watchSocket(socket, pacer));
+    });
+    const clients = await openClients(server);
     const echoed = clients.map((ws) => once(ws, 'close').then(([code]) => code));
     clients.forEach((ws, i) => ws.close(4000 + i));
     const codes = await Promise.all(echoed);
@@ -49,6 +35,32 @@ describe('close pacer', function () {
     expect(sockets.every((t) => t.stoppedIn !== undefined && t.closedIn > t.stoppedIn && !t.ended)).to.equal(true);
     expect(new Set(sockets.map((t) => t.closedIn)).size).to.equal(BURST);
     expect(pacer.turns).to.be.at.least(BURST);
+  });
+});
+
+describe('close pacer, reads', function () {
+  let server;
+  afterEach(() => server?.close());
+
+  it('past the reads a turn takes, a socket waits for a later turn, its bytes in order, and every close is still echoed', async () => {
+    const pacer = new ClosePacer(5, 100, 1); // one chunk a turn goes straight to ws; the rest wait
+    server = await pacedServer(pacer, (ws) => ws.on('message', (data) => ws.send(data)));
+    const clients = await openClients(server);
+    const echoes = clients.map((ws) => {
+      const got = [];
+      ws.on('message', (data) => got.push(String(data)));
+      return got;
+    });
+    const closed = clients.map((ws) => once(ws, 'close').then(([code]) => code));
+    // Each client's messages in separate writes, then its close: many sockets with bytes in the same turns.
+    for (let n = 0; n < 5; n++) {
+      clients.forEach((ws, i) => ws.send(`${i}:${n}`));
+      await new Promise((resolve) => setTimeout(resolve, 1)); // a chunk of its own, while earlier ones may still wait
+    }
+    clients.forEach((ws, i) => ws.close(4000 + i));
+    expect(await Promise.all(closed)).to.deep.equal(clients.map((_, i) => 4000 + i));
+    expect(echoes).to.deep.equal(clients.map((_, i) => [0, 1, 2, 3, 4].map((n) => `${i}:${n}`)));
+    expect(pacer.readsWaited).to.be.above(BURST);
   });
 });
 
@@ -69,6 +81,33 @@ describe('mass disconnect through the gateway', function () {
     expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="normal"}')).to.equal(BURST);
   });
 });
+
+/** A ws server on a free port whose connections `pacer` watches; `setUp(ws, socket)` for each. */
+async function pacedServer(pacer, setUp) {
+  const wss = new WebSocketServer({ noServer: true });
+  const server = http.createServer();
+  server.on('upgrade', (req, socket, head) =>
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      pacer.watch(ws);
+      setUp(ws, socket);
+    })
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return server;
+}
+
+/** BURST clients of `server`, open. */
+function openClients(server) {
+  const url = `ws://127.0.0.1:${server.address().port}`;
+  return Promise.all(
+    Array.from({ length: BURST }, async () => {
+      const ws = new WebSocket(url);
+      await once(ws, 'open');
+      return ws;
+    })
+  );
+}
 
 /** Records the pacer turn a socket stops reading in, the turn it closes in, and whether it read the peer's FIN. */
 function watchSocket(socket, pacer) {

@@ -36,11 +36,9 @@
  *   `data` serialised; an error with an ErrorCode (lib/protocol.js): ./history-read.js says which
  *
  * @callback PublishDone
- * @param {number | null} seq null: refused or failed
- * @param {string | undefined} epoch the sequence `seq` belongs to
+ * @param {import('./publication.js').PublishResult | null} result null: refused or failed
  * @param {any} a as given to publish
  * @param {any} b as given to publish
- * @param {string} [skipped] 'duplicate' or 'stale' (Skipped in lib/protocol.js): nothing was published
  *
  * @typedef {object} Instruments
  * @property {(seconds: number, count: number) => void} published `count`
@@ -60,21 +58,23 @@
  * @property {boolean} available whether a publish can succeed now; the relay
  *   polls it and has the workers refuse publishes while it is false
  * @property {boolean} congested too many publishes waiting: the workers hold off
- * @property {(channel: string, dataJson: string, done?: PublishDone, a?: any, b?: any, idempotencyKey?: string, version?: number) => void} publish
+ * @property {(publication: import('./publication.js').Publication, done?: PublishDone, a?: any, b?: any) => void} publish
  *   gives the message its channel's next seq and sends it to the channel's
- *   routes. `done`, when given, is called once with the seq and epoch once
- *   the engine has stored the message (an acknowledgement means stored), or
+ *   routes. The engine reads `publication` during the call and keeps none
+ *   of it. `done`, when given, is called once with the result once the
+ *   engine has stored the message (an acknowledgement means stored), or
  *   with null when it refused or failed the publish (the message may still
  *   have been published: a retry with the same idempotency key is safe):
  *   at once by an engine whose state is local, later by one that must ask
  *   elsewhere. `a` and `b` are handed back to `done`, so one shared `done`
  *   serves every publish: no closure per publish on the hot path. With an
  *   `idempotencyKey` seen on the channel within its window, nothing is
- *   published and `done` gets the first publish's seq and epoch with
+ *   published and the result holds the first publish's seq and epoch with
  *   skipped 'duplicate'; with a `version` not above the channel's last
  *   accepted one, where the channel stands with skipped 'stale'.
- * @property {(instruments: Instruments) => void} [instrument] an engine that
- *   stores elsewhere reports its publishes' latency and its failovers
+ * @property {(instruments: Instruments) => void} instrument where the engine
+ *   reports its figures: one that stores elsewhere its publishes' latency and
+ *   its failovers; every engine its presence's dropped join/leave frames
  * @property {(channel: string, route: Route, since: Position | undefined, answer: (reply: SubscribeReply) => void) => void} subscribe
  *   routes the channel to `route` and calls `answer` once, at its place
  *   among the route's messages (see Ordering)

@@ -31,6 +31,8 @@ import { subscribeReply } from './subscribe-reply.js';
 import { LocalDepartures } from './departures-memory.js';
 import { historyAnswer } from './history-read.js';
 import { IdempotencyKeys } from './idempotency.js';
+import { publishResult } from './publication.js';
+import { requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
 
 const SWEEP_MS = 1000;
@@ -56,8 +58,12 @@ export class MemoryEngine {
    * @param {number} config.historyTtl seconds, outside namespaces
    * @param {object[]} config.namespaces
    * @param {number} config.historyMemory MiB for all channels
+   * @param {number} config.presenceMaxClients
+   * @param {number} config.joinLeaveInterval
+   * @throws {RangeError} for a number above that is missing or not finite
    */
   constructor(config) {
+    requireNumbers('MemoryEngine', config, { historySize: 0, historyTtl: 1, historyMemory: 0, presenceMaxClients: 1, joinLeaveInterval: 1 });
     this.channels = new Map(); // name -> ChannelState
     this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
     this.historyBytes = 0;
@@ -97,11 +103,18 @@ export class MemoryEngine {
     }
   }
 
-  /** `done` is called at once: stored is stamped here, so no promise per publish. */
-  publish(channel, dataJson, done, a, b, idempotencyKey, version) {
+  /**
+   * `done(result, a, b)` is called at once: stored is stamped here, so no
+   * promise per publish, and a publish nobody waits for (no `done`, no key)
+   * allocates nothing here but its route's message.
+   * @param {import('./publication.js').Publication} publication read now, not kept
+   */
+  publish(publication, done, a, b) {
+    const { channel, data, idempotencyKey, version } = publication;
     if (idempotencyKey !== undefined) {
-      const first = this.keys.get(channel, idempotencyKey, Date.now());
-      if (first !== undefined) return done?.(first.seq, first.epoch, a, b, Skipped.DUPLICATE);
+      const keys = this.keys;
+      const first = keys.find(channel, idempotencyKey, Date.now());
+      if (first !== -1) return done?.(publishResult(keys.seqAt(first), epochText(keys.epochAt(first)), Skipped.DUPLICATE), a, b);
     }
     let state = this.channels.get(channel);
     if (state === undefined) {
@@ -111,12 +124,12 @@ export class MemoryEngine {
       state = this.create(channel, ns);
     }
     if (version !== undefined) {
-      if (version <= state.version) return done?.(state.seq, state.epoch.toString(36), a, b, Skipped.STALE);
+      if (version <= state.version) return done?.(publishResult(state.seq, epochText(state.epoch), Skipped.STALE), a, b);
       state.version = version;
     }
     const seq = ++state.seq;
-    if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, dataJson]);
-    if (state.ns.historySize > 0) this.remember(channel, state, dataJson);
+    if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, data]);
+    if (state.ns.historySize > 0) this.remember(channel, state, data);
     if (done !== undefined || idempotencyKey !== undefined) this.published(channel, seq, state.epoch, done, a, b, idempotencyKey);
   }
 
@@ -130,13 +143,13 @@ export class MemoryEngine {
       this.historyBytes -= history.expire(Date.now() - state.ns.historyTtl * 1000, state.ns.historySize);
       return history.after(after, state.seq, state.ns.historySize);
     };
-    answer(subscribeReply(state.epoch.toString(36), state.seq, since, missed, state.ns.latest));
+    answer(subscribeReply(epochText(state.epoch), state.seq, since, missed, state.ns.latest));
   }
 
   /** The server API's history read: answered at once, creating nothing. */
   history(channel, query, answer) {
     const state = this.channels.get(channel);
-    if (state === undefined) return answer(historyAnswer(randomEpoch().toString(36), 0, [], query));
+    if (state === undefined) return answer(historyAnswer(epochText(randomEpoch()), 0, [], query));
     const { history, seq } = state;
     const entries = [];
     if (history !== undefined) {
@@ -145,7 +158,7 @@ export class MemoryEngine {
       const first = seq - history.count + 1;
       history.after(first - 1, seq, historySize).forEach((data, i) => entries.push([first + i, data]));
     }
-    answer(historyAnswer(state.epoch.toString(36), seq, entries, query));
+    answer(historyAnswer(epochText(state.epoch), seq, entries, query));
   }
 
   /** Stops routing the channel to `route`. */
@@ -181,7 +194,7 @@ export class MemoryEngine {
     return {
       channels: channels.size,
       historyBytes,
-      idempotencyKeys: keys.keys.size,
+      idempotencyKeys: keys.size,
       idempotencyDropped: keys.dropped,
       presenceClients: presence.table.size,
       presenceChannels: presence.table.largest(PRESENCE_CHANNELS_SHOWN)
@@ -201,9 +214,8 @@ export class MemoryEngine {
 
   /** Answers a publish, and remembers its key. */
   published(channel, seq, epoch, done, a, b, idempotencyKey) {
-    const epochText = epoch.toString(36);
-    if (idempotencyKey !== undefined) this.keys.remember(channel, idempotencyKey, seq, epochText, Date.now());
-    done?.(seq, epochText, a, b);
+    if (idempotencyKey !== undefined) this.keys.remember(channel, idempotencyKey, seq, epoch, Date.now());
+    done?.(publishResult(seq, epochText(epoch)), a, b);
   }
 
   unroute(channel, state, route) {
@@ -264,4 +276,9 @@ export class MemoryEngine {
 
 function randomEpoch() {
   return (Math.random() * 0x7fffffff) | 0;
+}
+
+/** An epoch as the clients see it. */
+function epochText(epoch) {
+  return epoch.toString(36);
 }

@@ -57,11 +57,12 @@ import { ErrorCode, GatewayError } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RedisPresence } from './redis/presence.js';
-import { checkClusterSeeds, connectRedis, masterAddresses } from './redis/connect.js';
+import { checkClusterSeeds, closeRedis, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
 import { RemoteOccupancy } from './redis/occupancy.js';
 import { RemoteDepartures } from './redis/departures.js';
+import { requireNumbers } from './check-options.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
@@ -103,9 +104,23 @@ export class RedisEngine {
    * @param {number} options.historyTtl seconds, outside namespaces
    * @param {object[]} options.namespaces
    * @param {number} options.maxConnsPerUser 0: no cap to share
+   * @param {number} options.presenceTtl seconds
+   * @param {number} options.presenceMaxClients
+   * @param {number} options.joinLeaveInterval
    * @param {import('pino').Logger} options.log
+   * @throws {RangeError} for a number above that is missing or not finite, before any connection is made
    */
   constructor(options) {
+    requireNumbers('RedisEngine', options, {
+      redisWaitReplicas: 0,
+      redisWaitTimeout: 1,
+      historySize: 0,
+      historyTtl: 1,
+      maxConnsPerUser: 0,
+      presenceTtl: 1,
+      presenceMaxClients: 1,
+      joinLeaveInterval: 1
+    });
     const { maxConnsPerUser, log } = options;
     this.log = log;
     const { redis, sub, cluster } = connectRedis(options);
@@ -184,13 +199,15 @@ export class RedisEngine {
   }
 
   /**
-   * `done(seq, epoch, a, b, skipped)` once Redis stored it (and
-   * --redis-wait-replicas replicas hold it), or skipped it (a duplicate key,
-   * a stale version), or `done(null, undefined, a, b)`: refused, or failed.
+   * `done(result, a, b)` once Redis stored it (and --redis-wait-replicas
+   * replicas hold it), or skipped it (a duplicate key, a stale version), or
+   * `done(null, a, b)`: refused, or failed.
+   * @param {import('./publication.js').Publication} publication read now, not kept
    */
-  publish(channel, dataJson, done, a, b, idempotencyKey, version) {
-    if (this.publisher.waiting >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null, undefined, a, b);
-    this.publisher.publish(tagOf(channel), dataJson, newEpoch(), done, a, b, this.namespaces.of(channel), idempotencyKey, version);
+  publish(publication, done, a, b) {
+    if (this.publisher.waiting >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null, a, b);
+    const { channel } = publication;
+    this.publisher.publish(tagOf(channel), publication, newEpoch(), this.namespaces.of(channel), done, a, b);
   }
 
   /** `answer` is called once the read is in order with the live messages. */
@@ -271,7 +288,7 @@ export class RedisEngine {
     this.presence.stop();
     this.users?.stop();
     this.occupancy?.stop();
-    for (const connection of this.connections) connection.disconnect();
+    for (const connection of this.connections) closeRedis(connection);
   }
 
   forgetIfUnused(channel, state) {

@@ -1,8 +1,13 @@
 // Production Redis for the engine's failover tests, as real processes on
 // free ports in temp dirs: a master with two replicas watched by three
 // sentinels, and a three-master Redis Cluster with two replicas per master.
-// Failure detection is turned down to about a second, so a failover takes a
-// few seconds, not the defaults' half a minute.
+// Failure detection is turned down from the defaults' half a minute, so a
+// failover takes a few seconds: to a second for a Cluster node; to 2.5 s for
+// a sentinel, which on a loaded machine at 1 s once took a freshly promoted
+// master for down (1.07 s after switching to it) and failed over again to the only replica,
+// leaving two masters with no replica between them until Sentinel turned the
+// first back into a replica 8 s later (nothing can be acknowledged under
+// --redis-wait-replicas 1 meanwhile).
 import { spawn, execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
@@ -14,7 +19,8 @@ import { RedisServer, command } from './redis.js';
 import { eventually, freePort } from './gateway.js';
 
 export const MASTER_NAME = 'mymaster';
-const DOWN_AFTER_MS = 1000;
+const DOWN_AFTER_MS = 1000; // a Cluster node's
+const SENTINEL_DOWN_AFTER_MS = 2500;
 const REPLICATION = ['--repl-diskless-sync-delay', '0']; // a replica syncs at once, not after the default 5 s
 const online = (info) => info.match(/state=online/g)?.length ?? 0;
 
@@ -82,7 +88,7 @@ class Sentinel {
       'bind 127.0.0.1',
       `dir ${sentinel.dir}`,
       `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${masterPort} 2`,
-      `sentinel down-after-milliseconds ${MASTER_NAME} ${DOWN_AFTER_MS}`,
+      `sentinel down-after-milliseconds ${MASTER_NAME} ${SENTINEL_DOWN_AFTER_MS}`,
       `sentinel failover-timeout ${MASTER_NAME} 4000`,
       `sentinel parallel-syncs ${MASTER_NAME} 2`
     ];

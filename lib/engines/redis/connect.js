@@ -21,10 +21,17 @@ const CONNECTION = {
   autoResubscribe: false, // resubscribed by the engine, with the catch-up
   maxRetriesPerRequest: 0,
   commandTimeout: 5000, // a Redis that hangs fails the commands instead of holding them
+  // A connect that is not answered (a dead master's host no longer answers
+  // at all) is given up after this, and the next attempt asks the sentinels
+  // again: ioredis's own 10 s is longer than a whole failover.
+  connectTimeout: 2000,
   retryStrategy: (attempt) => Math.min(attempt * 100, 2000)
 };
 const SENTINEL_RETRY_MS = 1000;
+const SENTINEL_COMMAND_MS = 2000;
 const SEED_CHECK_MS = 2000;
+const RESTART_MS = 100; // a Sentinel connection ioredis gave up is started again after this
+const closed = new WeakSet(); // connections closed on purpose (closeRedis)
 
 /** The hash slot of a key under Redis Cluster. */
 export function slotOf(key) {
@@ -55,14 +62,15 @@ export function connectRedis({ redisUrl, redisSentinels, redisMasterName, redisC
   }
   const make = () =>
     redisSentinels
-      ? new Redis({
+      ? keepConnecting(new Redis({
           ...CONNECTION,
           sentinels: endpoints(redisSentinels),
           name: redisMasterName,
           failoverDetector: true,
           sentinelRetryStrategy: () => SENTINEL_RETRY_MS, // all sentinels down: keep asking, degraded meanwhile
+          sentinelCommandTimeout: SENTINEL_COMMAND_MS, // a sentinel that does not answer is passed over for the next
           enableAutoPipelining: true
-        })
+        }))
       : new Redis(redisUrl, { ...CONNECTION, enableAutoPipelining: true });
   return { redis: make(), sub: make(), cluster: false };
 }
@@ -89,6 +97,32 @@ export async function checkClusterSeeds(seeds) {
       throw new UsageError(`--redis-cluster: ${host}:${port} is a Redis without cluster mode (cluster_enabled:0); give it as --redis-url, or its Sentinels as --redis-sentinels`);
     }
   }
+}
+
+/** Closes a connection from connectRedis() for good: it is not started again. */
+export function closeRedis(redis) {
+  closed.add(redis);
+  redis.disconnect();
+}
+
+/**
+ * A Sentinel connection that ioredis gives up for good ('end') is started
+ * again, unless closeRedis() closed it. ioredis does so when a failover's
+ * announcement (+switch-master, through the failover detector of the
+ * connection that died) arrives while a reconnect is asking the sentinels
+ * for the master: the detector closes the connector, the reconnect fails
+ * "Connection is closed", and no retry follows. Under a full publish load a
+ * master's death met that race in 2 and then 3 runs of ten, and the
+ * engine then refused every publish until the gateway restarted.
+ */
+function keepConnecting(redis) {
+  redis.on('end', () => {
+    if (closed.has(redis)) return;
+    setTimeout(() => {
+      if (!closed.has(redis) && redis.status === 'end') redis.connect().catch(() => {}); // a failure schedules its own retries
+    }, RESTART_MS).unref();
+  });
+  return redis;
 }
 
 /** The masters a command connection reaches now (`host:port`), to count failovers. */

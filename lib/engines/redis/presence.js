@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../../protocol.js';
 import { PresenceTable } from '../presence-table.js';
 import { DiffSender, entryJson, tooMany } from '../join-leave.js';
+import { requireNumbers } from '../check-options.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
 const UNAVAILABLE = { error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' };
@@ -31,6 +32,7 @@ export class RedisPresence {
    * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
    */
   constructor({ redis, publish, tagOf, ttl, maxClients, interval, routesOf, namespaceOf }) {
+    requireNumbers('RedisPresence', { ttl, maxClients, interval }, { ttl: 1, maxClients: 1, interval: 1 });
     this.redis = redis;
     this.publish = publish;
     this.tagOf = tagOf;

@@ -28,12 +28,28 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { slotOf } from './connect.js';
 import { IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS } from '../idempotency.js';
+import { publishResult } from '../publication.js';
+import { requireNumbers } from '../check-options.js';
 
-// Queued per publish: channel tag, data, epoch for a new sequence, done, a,
-// b, the namespace's history size and TTL, idempotency key, version, when first queued (ms).
-const FIELDS = 11;
 const REDIRECTED = /^(MOVED|ASK|TRYAGAIN) /;
 const LIMITS = [String(IDEMPOTENCY_WINDOW_MS), String(MAX_IDEMPOTENCY_KEYS)];
+
+/** A publish waiting for its pipeline, and for its answer. */
+class Queued {
+  constructor(tag, publication, epoch, ns, done, a, b) {
+    this.tag = tag; // the channel's pub/sub name and its keys' common start
+    this.data = publication.data;
+    this.epoch = epoch; // for a sequence that starts with it
+    this.historySize = ns.historySize;
+    this.historyTtl = ns.historyTtl;
+    this.idempotencyKey = publication.idempotencyKey ?? '';
+    this.version = publication.version ?? '';
+    this.done = done;
+    this.a = a;
+    this.b = b;
+    this.queuedAt = performance.now(); // when first queued: a redirected one is tried again for a while from then
+  }
+}
 
 export class RedisPublisher {
   /**
@@ -45,6 +61,7 @@ export class RedisPublisher {
    * @param {(seconds: number, count: number) => void} options.observe gets each pipeline's latency
    */
   constructor({ redis, cluster, waitReplicas, waitTimeout, observe }) {
+    requireNumbers('RedisPublisher', { waitReplicas, waitTimeout }, { waitReplicas: 0, waitTimeout: 1 });
     this.redis = redis;
     this.cluster = cluster;
     this.publishCommand = cluster ? 'spublish' : 'publish';
@@ -61,13 +78,16 @@ export class RedisPublisher {
   }
 
   /**
-   * Queues the publish for this turn's pipeline; `done(seq, epoch, a, b,
-   * skipped)` answers it (seq null: refused).
+   * Queues the publish for this turn's pipeline; `done(result, a, b)`
+   * answers it (null: refused).
+   * @param {string} tag the channel's pub/sub name
+   * @param {import('../publication.js').Publication} publication read now, not kept
+   * @param {string} epoch for a sequence that starts with this publish
    * @param {{historySize: number, historyTtl: number}} ns the channel's namespace
    */
-  publish(tag, dataJson, epoch, done, a, b, ns, idempotencyKey = '', version = '') {
+  publish(tag, publication, epoch, ns, done, a, b) {
     if (this.queued.length === 0) setImmediate(this.flush);
-    this.queued.push(tag, dataJson, epoch, done, a, b, ns.historySize, ns.historyTtl, idempotencyKey, version, performance.now());
+    this.queued.push(new Queued(tag, publication, epoch, ns, done, a, b));
     this.waiting++;
   }
 
@@ -77,11 +97,11 @@ export class RedisPublisher {
     if (!this.cluster) return this.send(queued);
     // One pipeline per master: a Cluster pipeline must stay on one node.
     const byNode = new Map();
-    for (let i = 0; i < queued.length; i += FIELDS) {
-      const node = this.redis.slots[slotOf(queued[i])]?.[0];
+    for (const publish of queued) {
+      const node = this.redis.slots[slotOf(publish.tag)]?.[0];
       let group = byNode.get(node);
       if (group === undefined) byNode.set(node, (group = []));
-      for (let j = 0; j < FIELDS; j++) group.push(queued[i + j]);
+      group.push(publish);
     }
     for (const group of byNode.values()) this.send(group);
   }
@@ -89,12 +109,9 @@ export class RedisPublisher {
   send(queued) {
     const pipeline = this.redis.pipeline();
     const { scriptPublishes } = this;
-    for (let i = 0; i < queued.length; i += FIELDS) {
-      const tag = queued[i];
+    for (const { tag, data, epoch, historySize, historyTtl, idempotencyKey, version } of queued) {
       const keys = [`${tag}:state`, `${tag}:history`, `${tag}:idem`, `${tag}:idemt`];
-      // data, epoch, history size and TTL, pub/sub channel, idempotency key, version
-      const args = [queued[i + 1], queued[i + 2], queued[i + 6], queued[i + 7], tag, queued[i + 8], queued[i + 9]];
-      pipeline.gw_publish(...keys, ...args, ...LIMITS, scriptPublishes);
+      pipeline.gw_publish(...keys, data, epoch, historySize, historyTtl, tag, idempotencyKey, version, ...LIMITS, scriptPublishes);
     }
     if (this.waitReplicas > 0) pipeline.wait(this.waitReplicas, this.waitTimeout);
     const started = performance.now();
@@ -110,37 +127,33 @@ export class RedisPublisher {
    * are published live.
    */
   answer(queued, results, started) {
-    const count = queued.length / FIELDS;
+    const count = queued.length;
     this.waiting -= count;
     const replicated = this.waitReplicas === 0 || (results !== undefined && results[count][1] >= this.waitReplicas);
     if (results !== undefined) this.observe((performance.now() - started) / 1000, count);
     const redirected = [];
-    const answers = []; // queued index, reply (null: refused)
+    const answers = []; // [publish, result (null: refused)]
     const live = this.scriptPublishes === '' && replicated ? this.redis.pipeline() : undefined;
     const { maxRedirections, retryDelayOnTryAgain } = this.redis.options;
     const since = performance.now() - maxRedirections * retryDelayOnTryAgain;
-    for (let i = 0, n = 0; i < queued.length; i += FIELDS, n++) {
+    for (let n = 0; n < count; n++) {
+      const publish = queued[n];
       const [err, reply] = results?.[n] ?? [true];
       const match = err?.message && REDIRECTED.exec(err.message);
-      if (match && queued[i + 10] > since) {
+      if (match && publish.queuedAt > since) {
         if (match[1] === 'MOVED') this.redis.refreshSlotsCache();
-        for (let j = 0; j < FIELDS; j++) redirected.push(queued[i + j]);
+        redirected.push(publish);
         continue;
       }
       if (!err) this.idempotencyDropped += reply[3];
-      const stored = err || !replicated ? null : reply;
-      // [seq, epoch, skipped]: a skipped publish stored nothing, so sends nothing
-      if (live !== undefined && stored !== null && stored[2] === null) live[this.publishCommand](queued[i], `${stored[0]} ${stored[1]} ${queued[i + 1]}`);
-      if (queued[i + 3] !== undefined) answers.push(i, stored);
+      // reply: [seq, epoch, skipped or null, keys dropped]; a skipped publish stored nothing, so sends nothing
+      const result = err || !replicated ? null : publishResult(reply[0], reply[1], reply[2] ?? undefined);
+      if (live !== undefined && result !== null && result.skipped === undefined) live[this.publishCommand](publish.tag, `${result.seq} ${result.epoch} ${publish.data}`);
+      if (publish.done !== undefined) answers.push([publish, result]);
     }
     if (redirected.length > 0) this.again(redirected);
     const settle = () => {
-      for (let k = 0; k < answers.length; k += 2) {
-        const i = answers[k];
-        const reply = answers[k + 1];
-        if (reply === null) queued[i + 3](null, undefined, queued[i + 4], queued[i + 5]);
-        else queued[i + 3](reply[0], reply[1], queued[i + 4], queued[i + 5], reply[2] ?? undefined);
-      }
+      for (const [{ done, a, b }, result] of answers) done(result, a, b);
     };
     // Whatever the live publish's outcome: the message is stored on the replicas, and a subscriber that missed it catches up.
     if (live?.length > 0) live.exec().then(settle, settle);
@@ -149,7 +162,7 @@ export class RedisPublisher {
 
   /** Publishes that never ran, for a later pipeline (the slot's owner may have changed meanwhile). */
   again(redirected) {
-    this.waiting += redirected.length / FIELDS;
+    this.waiting += redirected.length;
     setTimeout(() => {
       if (this.queued.length === 0) setImmediate(this.flush);
       this.queued.push(...redirected);
