@@ -53,6 +53,11 @@ export const options = {
     check: (v) => (v.startsWith('/') ? undefined : `--path must start with /, got ${v}`),
     describe: 'WebSocket upgrade path'
   },
+  'write-delay': {
+    ...int(0, 1000),
+    default: 0,
+    describe: "ms a connection's frames may be held to go out in one write with later ones (0: those of one event-loop turn)"
+  },
   'ping-interval': { ...ms(100), default: 25000, describe: 'ms between server pings; a peer that missed the previous ping is terminated' },
   'gc-interval': {
     ...ms(0),
@@ -129,7 +134,11 @@ export const options = {
     describe: "seconds a node's presence entries live in Redis without a refresh: a crashed node's clients vanish after it (--engine redis)"
   },
   'presence-max-clients': { ...int(1, 1e6), default: 1000, describe: 'clients one presence answer may list; past it, too_many (ask presence_stats)' },
-  'join-leave-rate': { ...int(1, 1e6), default: 100, describe: 'join/leave frames per second per channel; the rest are dropped and counted' },
+  'join-leave-interval': {
+    ...int(1, 60000),
+    default: 1000,
+    describe: 'ms between presence_diff frames of a joinLeave channel: who came and went in the interval, in one frame'
+  },
   engine: {
     type: 'string',
     choices: Object.keys(engines),

@@ -72,7 +72,7 @@ export const Op = Object.freeze({
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
-  JOIN_LEAVE: 'jl', // a join or leave frame for the channel's subscribers
+  PRESENCE_DIFF: 'pdiff', // a presence_diff frame for the channel's subscribers
   ADMIN: 'admin' // run a server API method for the admin page (lib/primary/admin-calls.js)
 });
 

@@ -23,7 +23,7 @@ export const MAX_ID_LENGTH = 128;
 export const MAX_USER_LENGTH = 128; // a token's sub
 // A connection's `info` (the token's claim, or the connect hook's) is shown to
 // every subscriber of its presence channels, in each presence answer and
-// join/leave frame: bounded, and a plain object.
+// presence_diff frame: bounded, and a plain object.
 export const MAX_INFO_BYTES = 1024;
 const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
 // A channel's epoch as the gateway writes it (base 36); a seq is a count of
@@ -161,9 +161,19 @@ export function presenceFrame(id, channel, clientsJson) {
 }
 
 /**
+ * Who came and went in a channel since its last diff (Phoenix's shape):
+ * `joinsJson` and `leavesJson` the JSON text of {client: {user, info}}; a
+ * client is in one of them at most. A member list is a presence read with
+ * every later diff applied.
+ */
+export function presenceDiffFrame(channel, joinsJson, leavesJson) {
+  return `{"type":"presence_diff","channel":"${channel}","joins":${joinsJson},"leaves":${leavesJson}}`;
+}
+
+/**
  * A presence_stats answer: clients in the channel, distinct users among them,
- * and the digest of the client ids (presenceDigest), so a client keeping a
- * member list from join/leave frames learns in O(1) whether it missed some.
+ * and the digest of the client ids (presenceDigest), so a client holding a
+ * member list learns in O(1) whether it matches.
  */
 export function presenceStatsFrame(id, channel, clients, users, digest) {
   return JSON.stringify({ type: 'presence_stats', id, channel, clients, users, digest });

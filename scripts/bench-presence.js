@@ -5,9 +5,12 @@
 //   latency, the presence answer's size and time (--presence-max-clients
 //   10000), memory per presence entry (the embedded engine's table, measured
 //   in this process with --expose-gc; Redis: MEMORY USAGE of the channel's keys);
-// - a reconnect storm of 10,000 clients in one joinLeave channel: join/leave
-//   frames per client, the workers' worst event-loop delay, and whether the
-//   presence list and three live member lists (lib/client members()) are right.
+// - a reconnect storm of 10,000 clients in a presence channel without
+//   joinLeave (the control: what the churn alone costs the workers), then
+// - a reconnect storm of 10,000 clients in one joinLeave channel: its
+//   duration, presence_diff frames (and bytes) per client, the workers' worst
+//   event-loop delay, and whether the presence list and three live member
+//   lists (lib/client members(): a presence read plus diffs) are right.
 // The clients live in forked agents (scripts/bench/presence-agent.js), so no
 // process holds 20,000 open files.
 //
@@ -21,7 +24,8 @@ import { connect } from '../lib/client/index.js';
 import { PresenceTable } from '../lib/engines/presence-table.js';
 import { startGateway, eventually } from './harness/gateway.js';
 import { RedisServer } from './harness/redis.js';
-import { track } from './bench/children.js';
+import { askChild, track } from './bench/children.js';
+import { welcomed } from './bench/ws-clients.js';
 import { configFile } from '../test/helpers/api.js';
 import { quantile } from '../lib/loadgen/quantile.js';
 
@@ -60,6 +64,7 @@ async function runEngine(engine) {
   const gw = await startGateway(args, { timeout: 60000 });
   try {
     const out = { room: await bigRoom(gw, redis) };
+    out.control = await control(gw);
     out.storm = await storm(gw);
     print(engine, out);
     return out;
@@ -100,18 +105,20 @@ async function workerCost() {
   }
 }
 
-/** 10,000 clients in big:1 (presence, no join/leave): reads timed from one more client. */
+/** 10,000 clients in big:1 (presence, no join/leave): reads timed from one more client, subscribed too (a read needs a subscription). */
 async function bigRoom(gw, redis) {
   const group = await openAgents(gw.url, 'big:1');
-  const probe = await rawClient(gw.url);
-  await eventually(async () => (await ask(probe, { type: 'presence_stats', channel: 'big:1' })).frame.clients === clients, { what: 'all present', timeout: 60000 });
+  const probe = await welcomed(gw.url);
+  await ask(probe, { type: 'subscribe', channel: 'big:1' });
+  const present = clients + 1;
+  await eventually(async () => (await ask(probe, { type: 'presence_stats', channel: 'big:1' })).frame.clients === present, { what: 'all present', timeout: 60000 });
   const stats = [];
   for (let i = 0; i < 100; i++) stats.push((await ask(probe, { type: 'presence_stats', channel: 'big:1' })).ms);
   const lists = [];
   let bytes = 0;
   for (let i = 0; i < 20; i++) {
     const { ms, frame, size } = await ask(probe, { type: 'presence', channel: 'big:1' });
-    if (Object.keys(frame.clients ?? {}).length !== clients) throw new Error(`presence answered ${JSON.stringify(frame).slice(0, 200)}`);
+    if (Object.keys(frame.clients ?? {}).length !== present) throw new Error(`presence answered ${JSON.stringify(frame).slice(0, 200)}`);
     lists.push(ms);
     bytes = size;
   }
@@ -127,22 +134,49 @@ async function bigRoom(gw, redis) {
   return room;
 }
 
+/**
+ * The same storm in big:storm (presence without joinLeave): what dropping and
+ * reconnecting 10,000 clients costs the workers with no diffs to send, so the
+ * storm's worst delay can be told apart from the diffs'.
+ */
+async function control(gw) {
+  const group = await openAgents(gw.url, 'big:storm');
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const delay = worstDelay(gw);
+  const { seconds } = await group.storm();
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const out = { stormSeconds: round(seconds), worstWorkerEventLoopDelayMs: round(delay.stop()) };
+  group.stop();
+  await eventually(async () => (await gw.metric('gateway_presence_clients')) === 0, { what: 'the room emptied', timeout: 60000 });
+  return out;
+}
+
+/** The workers' worst event-loop delay from now until stop(), sampled from /stats. */
+function worstDelay(gw) {
+  let worst = 0;
+  const sampler = setInterval(async () => {
+    const stats = await (await fetch(`http://127.0.0.1:${gw.metricsPort}/stats`)).json().catch(() => undefined);
+    for (const w of stats?.workers ?? []) worst = Math.max(worst, w.eventLoopDelayMs.max);
+  }, 500);
+  return {
+    stop() {
+      clearInterval(sampler);
+      return worst;
+    }
+  };
+}
+
 /** 10,000 clients in room:storm (joinLeave), all dropped at once and reconnected. */
 async function storm(gw) {
   const group = await openAgents(gw.url, 'room:storm');
   const watchers = await Promise.all([1, 2, 3].map(() => memberList(gw.url, 'room:storm')));
-  await new Promise((resolve) => setTimeout(resolve, 3000)); // the ramp's frames out of the way
+  await new Promise((resolve) => setTimeout(resolve, 3000)); // the ramp's diffs out of the way
   await group.counts();
   const sent = await gw.metric('gateway_join_leave_sent_total');
-  const dropped = await gw.metric('gateway_join_leave_dropped_total');
-  let worstDelayMs = 0;
-  const sampler = setInterval(async () => {
-    const stats = await (await fetch(`http://127.0.0.1:${gw.metricsPort}/stats`)).json().catch(() => undefined);
-    for (const w of stats?.workers ?? []) worstDelayMs = Math.max(worstDelayMs, w.eventLoopDelayMs.max);
-  }, 500);
+  const delay = worstDelay(gw);
   const { ids, seconds } = await group.storm();
   await new Promise((resolve) => setTimeout(resolve, 2000));
-  clearInterval(sampler);
+  const worstDelayMs = delay.stop();
   const frames = await group.counts();
   const truth = new Set([...ids, ...watchers.map((w) => w.client.welcome.connectionId)]);
   const listed = Object.keys((await apiCall(gw, 'presence', { channel: 'room:storm' })).clients);
@@ -152,10 +186,9 @@ async function storm(gw) {
   const converged = await eventually(right, { what: 'the member lists converged', timeout: 60000, interval: 100 }).catch(() => false);
   const out = {
     stormSeconds: round(seconds),
-    framesPerClient: round((frames.join + frames.leave) / clients),
-    framesSent: (await gw.metric('gateway_join_leave_sent_total')) - sent,
-    framesDropped: (await gw.metric('gateway_join_leave_dropped_total')) - dropped,
-    withoutRateLimit: 2 * clients * clients, // every leave and join to every other client
+    diffsPerClient: round(frames.diffs / clients),
+    diffBytesPerClient: Math.round(frames.bytes / clients),
+    diffsSent: (await gw.metric('gateway_join_leave_sent_total')) - sent,
     worstWorkerEventLoopDelayMs: round(worstDelayMs),
     presenceExact: exact,
     memberListsConverged: converged,
@@ -169,11 +202,11 @@ async function storm(gw) {
 /** Forks the agents and opens `clients` clients among them on `channel`. */
 async function openAgents(url, channel) {
   const procs = Array.from({ length: agents }, () => track(fork(new URL('./bench/presence-agent.js', import.meta.url), { stdio: 'inherit' })));
-  const askAll = (message) => Promise.all(procs.map((proc, i) => request(proc, typeof message === 'function' ? message(i) : message)));
+  const askAll = (message) => Promise.all(procs.map((proc, i) => askChild(proc, typeof message === 'function' ? message(i) : message)));
   const share = clients / agents;
   await askAll((i) => ({ cmd: 'open', url, channel, count: Math.floor(share * (i + 1)) - Math.floor(share * i), first: i + 1 }));
   return {
-    counts: async () => (await askAll({ cmd: 'counts' })).reduce((a, b) => ({ join: a.join + b.join, leave: a.leave + b.leave })),
+    counts: async () => (await askAll({ cmd: 'counts' })).reduce((a, b) => ({ diffs: a.diffs + b.diffs, bytes: a.bytes + b.bytes })),
     storm: async () => {
       const answers = await askAll({ cmd: 'storm' });
       return { ids: answers.flatMap((a) => a.ids), seconds: Math.max(...answers.map((a) => a.seconds)) };
@@ -182,28 +215,12 @@ async function openAgents(url, channel) {
   };
 }
 
-function request(proc, message) {
-  return new Promise((resolve, reject) => {
-    proc.once('message', resolve);
-    proc.once('exit', (code) => reject(new Error(`agent exited (${code})`)));
-    proc.send(message);
-  });
-}
-
 /** A lib/client client keeping a live member list. */
 async function memberList(url, channel) {
   const client = connect(url, { WebSocket });
   const list = client.members(channel);
   await list.ready;
   return { client, list };
-}
-
-function rawClient(url) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    ws.once('message', () => resolve(ws)); // the welcome
-    ws.once('error', reject);
-  });
 }
 
 /** Sends a frame and times its answer. */
@@ -257,11 +274,12 @@ function round(x) {
   return Math.round(x * 10) / 10;
 }
 
-function print(engine, { room, storm: s }) {
+function print(engine, { room, control: c, storm: s }) {
   console.log(`\n${engine}: ${clients} clients over two workers`);
   console.log(`  presence_stats  p50 ${room.presenceStatsMs.p50} ms  p99 ${room.presenceStatsMs.p99} ms  max ${room.presenceStatsMs.max} ms`);
   console.log(`  presence        p50 ${room.presenceMs.p50} ms  max ${room.presenceMs.max} ms, ${room.presenceBytes} bytes`);
   if (room.redisEntryBytes !== undefined) console.log(`  Redis memory per presence entry: ${room.redisEntryBytes} bytes`);
-  console.log(`  reconnect storm: ${s.stormSeconds} s, ${s.framesPerClient} join/leave frames per client (${s.framesSent} sent, ${s.framesDropped} dropped; unlimited: ${s.withoutRateLimit})`);
+  console.log(`  reconnect storm: ${s.stormSeconds} s, ${s.diffsPerClient} presence_diff frames per client (${s.diffBytesPerClient} bytes; ${s.diffsSent} sent)`);
+  console.log(`  the same storm without joinLeave: ${c.stormSeconds} s, worst worker event-loop delay ${c.worstWorkerEventLoopDelayMs} ms`);
   console.log(`  worst worker event-loop delay ${s.worstWorkerEventLoopDelayMs} ms; presence exact: ${s.presenceExact}; member lists converged: ${s.memberListsConverged} (${s.memberListsConvergedMs} ms)`);
 }

@@ -80,6 +80,11 @@ describe('gateway command line', () => {
     [['--admin-password', 'too-short'], '--admin-password must be at least 12 characters'],
     [['--admin-password', 'long-enough-password', '--metrics-port', '0'], '--admin-password needs the metrics listener'],
     [['--engine', 'kafka'], 'engine'],
+    [['--join-leave-interval', '0'], '--join-leave-interval must be at least 1'],
+    [['--join-leave-interval', '-5'], '--join-leave-interval must be at least 1'],
+    [['--join-leave-interval', '60001'], '--join-leave-interval must be at most 60000'],
+    [['--write-delay', '-1'], '--write-delay must be at least 0'],
+    [['--write-delay', '1001'], '--write-delay must be at most 1000'],
     [['--engine', 'redis', '--redis-url', 'http://127.0.0.1:6379'], '--redis-url must be a redis:// or rediss:// URL']
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, () => {

@@ -19,7 +19,7 @@ describe('engine units', function () {
   describe('options that set timers', function () {
     const redisOptions = () => ({ ...resolveConfig({ engine: 'redis', redisUrl: NOWHERE }), log: quiet });
 
-    for (const name of ['presenceTtl', 'historyTtl', 'redisWaitTimeout', 'redisWaitReplicas', 'presenceMaxClients', 'joinLeaveRate']) {
+    for (const name of ['presenceTtl', 'historyTtl', 'redisWaitTimeout', 'redisWaitReplicas', 'presenceMaxClients', 'joinLeaveInterval']) {
       for (const [what, value] of [
         ['missing', undefined],
         ['NaN', NaN],
@@ -38,7 +38,7 @@ describe('engine units', function () {
       expect(() => new RedisEngine({ ...redisOptions(), presenceTtl: 0 })).to.throw(RangeError, /presenceTtl must be a finite number of at least 1, got 0/);
     });
 
-    for (const name of ['historyTtl', 'historySize', 'historyMemory', 'presenceMaxClients']) {
+    for (const name of ['historyTtl', 'historySize', 'historyMemory', 'presenceMaxClients', 'joinLeaveInterval']) {
       it(`MemoryEngine refuses ${name} missing, naming it`, function () {
         const config = resolveConfig({});
         delete config[name];
@@ -54,6 +54,7 @@ describe('engine units', function () {
       };
       expect(() => new RedisPresence({ redis, ttl: undefined, maxClients: 10 })).to.throw(RangeError, /^RedisPresence: option ttl /);
       expect(() => new RedisPresence({ redis, ttl: 60, maxClients: NaN })).to.throw(RangeError, /^RedisPresence: option maxClients .* got NaN$/);
+      expect(() => new RedisPresence({ redis, ttl: 60, maxClients: 10 })).to.throw(RangeError, /^RedisPresence: option interval .* got nothing$/);
       expect(() => new RedisPublisher({ redis, waitReplicas: 0 })).to.throw(RangeError, /^RedisPublisher: option waitTimeout /);
     });
 

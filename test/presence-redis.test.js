@@ -9,7 +9,7 @@ import { configFile, result } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET } from './helpers/tokens.js';
 import { presenceDigest } from '../lib/protocol.js';
-import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
+import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, named, presenceOf, twoTabsAndBob } from './helpers/presence.js';
 
 const TTL_S = 2;
 
@@ -28,7 +28,7 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
   };
 
   before(async () => {
-    const own = ['--workers', '2', '--config', configFile(PRESENCE_NAMESPACES), '--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY, '--presence-ttl', String(TTL_S)];
+    const own = ['--workers', '2', '--config', configFile(PRESENCE_NAMESPACES), '--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY, '--presence-ttl', String(TTL_S), '--join-leave-interval', '200'];
     ({ redis, nodes: [a, b], args } = await startRedisNodes(own));
   });
   afterEach(() => {
@@ -59,15 +59,15 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
     expect(await result(b, 'presence_stats', { channel: 'room:r' })).to.include({ clients: 1, users: 1 });
   });
 
-  it('sends join and leave across nodes, in order, never echoed', async () => {
+  it('sends who came and went across nodes as presence_diff frames, in order', async () => {
     const watcher = track(await member(a.url, 'w'));
     await watcher.subscribe('room:order');
     const mover = track(await member(b.url, 'mover'));
-    expect((await comeAndGo(watcher, mover, 'room:order')).map((f) => f.type)).to.deep.equal(['join', 'leave', 'join', 'leave']);
-    expect(watcher.frames.filter((f) => f.type === 'join' && f.client === watcher.welcome.connectionId)).to.have.length(0);
+    expect((await comeAndGo(watcher, mover, 'room:order')).map(([side]) => side)).to.deep.equal(['joins', 'leaves']);
+    expect(named(watcher, 'room:order', 'joins', watcher.welcome.connectionId)).to.equal(true);
   });
 
-  it("takes a killed worker's clients out within 2 s, with leave frames on the other node", async () => {
+  it("takes a killed worker's clients out within 2 s, in a diff on the other node", async () => {
     const on = await addressesByWorker(b.url);
     const watcher = track(await member(a.url, 'wk'));
     await watcher.subscribe('room:kill');
@@ -77,13 +77,13 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
     await eventually(async () => Object.keys(await presenceOf(watcher, 'room:kill')).length === 3, { what: 'three listed' });
     const killedAt = Date.now();
     process.kill(b.workerPid(2), 'SIGKILL');
-    await eventually(() => watcher.frames.some((f) => f.type === 'leave' && f.client === doomed.welcome.connectionId), { what: 'the leave frame', timeout: 2000, interval: 20 });
+    await eventually(() => named(watcher, 'room:kill', 'leaves', doomed.welcome.connectionId), { what: 'the leave in a diff', timeout: 2000, interval: 20 });
     expect(Date.now() - killedAt).to.be.below(2000);
     expect(Object.keys(await presenceOf(watcher, 'room:kill')).sort()).to.deep.equal([watcher.welcome.connectionId, kept.welcome.connectionId].sort());
     await eventually(async () => (await b.metric('gateway_workers')) === 2, { what: 'the worker restarted', timeout: 15000 });
   });
 
-  it("drops a crashed node's clients after --presence-ttl, with leave frames, and never lists them after", async () => {
+  it("drops a crashed node's clients after --presence-ttl, in a diff, and never lists them after", async () => {
     const c = await startGateway(args);
     try {
       const watcher = track(await member(a.url, 'w2'));
@@ -98,7 +98,7 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
       const ids = ghosts.map((g) => g.welcome.connectionId);
       await eventually(async () => Object.keys(await presenceOf(watcher, 'room:crash')).length === 1, { what: 'ghosts expired', timeout: 10000, interval: 100 });
       expect(Date.now() - crashedAt).to.be.below((TTL_S + 2) * 1000);
-      await eventually(() => ids.every((id) => watcher.frames.some((f) => f.type === 'leave' && f.client === id)), { what: 'leave frames' });
+      await eventually(() => ids.every((id) => named(watcher, 'room:crash', 'leaves', id)), { what: 'the leaves in diffs' });
       await eventually(async () => (await changes('departed', a, b)) === departed + 2, { what: 'two departures, once each' });
       // Never listed again, on either node.
       for (let i = 0; i < 5; i++) {
@@ -125,7 +125,7 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
       expect(await c.exited).to.include({ code: 0 });
       await eventually(async () => Object.keys(await presenceOf(watcher, 'room:stop')).length === 1, { what: 'gone from presence', timeout: 5000 });
       expect(Date.now() - stoppedAt).to.be.below(10000); // the TTL is 60 s: it left, it did not expire
-      await eventually(() => watcher.frames.some((f) => f.type === 'leave' && f.client === leaving.welcome.connectionId), { what: 'its leave frame' });
+      await eventually(() => named(watcher, 'room:stop', 'leaves', leaving.welcome.connectionId), { what: 'its leave in a diff' });
     } finally {
       await c.stop();
     }
@@ -156,7 +156,7 @@ describe('presence on Redis Cluster (sharded pub/sub)', function () {
     await group?.remove();
   });
 
-  it('lists a channel’s clients and sends its join frames from the script, on the channel’s own shard', async () => {
+  it('lists a channel’s clients and sends its diffs from what the script published, on the channel’s own shard', async () => {
     group = await RedisClusterGroup.start();
     gw = await startGateway(['--config', configFile(PRESENCE_NAMESPACES), '--engine', 'redis', '--redis-cluster', group.addresses, '--auth', 'jwt', '--jwt-secret', SECRET]);
     await eventually(async () => (await gw.metric('gateway_engine_up')) === 1, { what: 'the engine up' });
@@ -164,7 +164,7 @@ describe('presence on Redis Cluster (sharded pub/sub)', function () {
     const mover = await member(gw.url, 'm', { localAddress: '127.0.0.2' });
     clients.push(watcher, mover);
     await watcher.subscribe('room:cluster');
-    expect((await comeAndGo(watcher, mover, 'room:cluster')).map((f) => f.type)).to.deep.equal(['join', 'leave', 'join', 'leave']);
+    expect((await comeAndGo(watcher, mover, 'room:cluster')).map(([side]) => side)).to.deep.equal(['joins', 'leaves']);
     expect(await presenceOf(watcher, 'room:cluster')).to.deep.equal({ [watcher.welcome.connectionId]: { user: 'w' } });
   });
 });

@@ -1,10 +1,12 @@
 // The presence pieces the engines share, alone: the table's per-user
-// transitions, the frames' JSON, and the per-channel rate of join/leave.
+// transitions, the frames' JSON, and the folding of joins and leaves into
+// one presence_diff per channel per interval.
 import { expect } from 'chai';
 import { PresenceTable } from '../lib/engines/presence-table.js';
-import { JoinLeaveSender, entryJson, joinLeaveFrame, kindOf } from '../lib/engines/join-leave.js';
+import { DiffSender, entryJson } from '../lib/engines/join-leave.js';
 import { Op } from '../lib/ipc.js';
-import { clientHash, presenceDigest } from '../lib/protocol.js';
+import { clientHash, presenceDiffFrame, presenceDigest } from '../lib/protocol.js';
+import { eventually } from '../scripts/harness/gateway.js';
 
 describe('presence units', function () {
   it('tells a user’s first client and last one apart, per channel; a client added twice counts once', () => {
@@ -51,29 +53,50 @@ describe('presence units', function () {
     const fields = `,"user":${JSON.stringify('a"b')},"info":{"name":"Ann"}`;
     expect(JSON.parse(entryJson(fields))).to.deep.equal({ user: 'a"b', info: { name: 'Ann' } });
     expect(JSON.parse(entryJson(''))).to.deep.equal({});
-    const frame = joinLeaveFrame('leave', 'chat:1', '1-ab-2', fields);
-    expect(JSON.parse(frame)).to.deep.equal({ type: 'leave', channel: 'chat:1', client: '1-ab-2', user: 'a"b', info: { name: 'Ann' } });
-    expect(kindOf(frame)).to.equal('leave');
-    expect(kindOf(joinLeaveFrame('join', 'c', 'x', ''))).to.equal('join');
+    const frame = presenceDiffFrame('chat:1', `{"1-ab-2":${entryJson(fields)}}`, '{}');
+    expect(JSON.parse(frame)).to.deep.equal({ type: 'presence_diff', channel: 'chat:1', joins: { '1-ab-2': { user: 'a"b', info: { name: 'Ann' } } }, leaves: {} });
   });
 
-  it('sends at most the rate per channel per second and counts the rest', async () => {
-    // Starts early in a second, so the burst below stays within one window.
-    while (Date.now() % 1000 > 500) await new Promise((resolve) => setImmediate(resolve));
+  it('folds a channel’s joins and leaves into one diff per interval: a client that came and went is in neither, unless a read was asked', async () => {
     const pushed = [];
-    const states = { a: { routes: { push: (op) => pushed.push(op) } }, b: { routes: { push: (op) => pushed.push(op) } } };
-    const sender = new JoinLeaveSender(3, (channel) => states[channel]);
-    let dropped = 0;
-    sender.instruments = { joinLeaveDropped: (n) => (dropped += n) };
-    for (let i = 0; i < 5; i++) sender.send('a', `c${i}`, joinLeaveFrame('join', 'a', `c${i}`, ''));
-    sender.send('b', 'z', joinLeaveFrame('join', 'b', 'z', ''));
-    sender.send('nobody', 'y', '{}'); // no routes: nothing to send, nothing dropped
-    expect(pushed.map((op) => [op[0], op[1], op[2]])).to.deep.equal([
-      [Op.JOIN_LEAVE, 'a', 'c0'],
-      [Op.JOIN_LEAVE, 'a', 'c1'],
-      [Op.JOIN_LEAVE, 'a', 'c2'],
-      [Op.JOIN_LEAVE, 'b', 'z']
+    const route = { push: (op) => pushed.push(op) };
+    const states = { a: { routes: route }, b: { routes: [route, route] }, gone: {} };
+    const sender = new DiffSender(50, (channel) => states[channel]);
+    const startedAt = Date.now();
+    sender.join('a', 'c1', ',"user":"ann"');
+    sender.join('a', 'c2', '');
+    sender.leave('a', 'c2', ''); // came and went: in neither
+    sender.leave('a', 'c0', ',"user":"bob"');
+    sender.join('a', 'c0', ',"user":"bob"'); // went and came back: in neither
+    sender.leave('a', 'old', '');
+    sender.join('b', 'x', '');
+    sender.join('gone', 'y', ''); // no routes by the end of the interval: nothing sent
+    expect(pushed).to.have.length(0);
+    await eventually(() => pushed.length === 3, { what: 'the diffs', timeout: 2000, interval: 5 });
+    expect(Date.now() - startedAt).to.be.at.least(45);
+    expect(pushed[0]).to.deep.equal([Op.PRESENCE_DIFF, 'a', presenceDiffFrame('a', '{"c1":{"user":"ann"}}', '{"old":{}}')]);
+    expect(pushed.slice(1)).to.deep.equal([
+      [Op.PRESENCE_DIFF, 'b', presenceDiffFrame('b', '{"x":{}}', '{}')],
+      [Op.PRESENCE_DIFF, 'b', presenceDiffFrame('b', '{"x":{}}', '{}')]
     ]);
-    expect(dropped).to.equal(2);
+    // A read asked: the rest of the interval keeps each client's last change.
+    pushed.length = 0;
+    sender.join('a', 'early', '');
+    sender.reading('a');
+    sender.leave('a', 'early', ''); // a reader may have listed it: the leave is sent
+    sender.join('a', 'late', '');
+    sender.leave('a', 'late', '');
+    sender.leave('a', 'back', '');
+    sender.join('a', 'back', '');
+    await eventually(() => pushed.length === 1, { what: 'the exact diff', timeout: 2000, interval: 5 });
+    expect(JSON.parse(pushed[0][2])).to.deep.equal({ type: 'presence_diff', channel: 'a', joins: { back: {} }, leaves: { early: {}, late: {} } });
+    // The next interval folds again.
+    pushed.length = 0;
+    sender.join('a', 'z', '');
+    sender.leave('a', 'z', '');
+    sender.join('b', 'w', '');
+    await eventually(() => pushed.length === 2, { what: 'the next diffs', timeout: 2000, interval: 5 });
+    expect(pushed[0][1]).to.equal('b');
+    sender.stop();
   });
 });

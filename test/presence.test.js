@@ -8,7 +8,9 @@ import { SECRET, joseHs256 } from './helpers/tokens.js';
 import { SseReader } from './helpers/sse.js';
 import { TestClient } from './helpers/client.js';
 import { presenceDigest } from '../lib/protocol.js';
-import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, presenceOf, twoTabsAndBob } from './helpers/presence.js';
+import { PRESENCE_NAMESPACES, addressesByWorker, applyDiffs, comeAndGo, diffsOf, member, named, presenceOf, twoTabsAndBob } from './helpers/presence.js';
+
+const INTERVAL_MS = 200;
 
 describe('presence and join/leave (memory engine, two workers)', function () {
   let gw;
@@ -17,7 +19,7 @@ describe('presence and join/leave (memory engine, two workers)', function () {
   const track = (client) => (clients.push(client), client);
 
   before(async () => {
-    const args = ['--workers', '2', '--config', configFile(PRESENCE_NAMESPACES), '--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY, '--presence-max-clients', '5', '--join-leave-rate', '10'];
+    const args = ['--workers', '2', '--config', configFile(PRESENCE_NAMESPACES), '--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY, '--presence-max-clients', '5', '--join-leave-interval', String(INTERVAL_MS)];
     gw = await startGateway(args);
     on = await addressesByWorker(gw.url);
     expect(Object.keys(on)).to.have.length(2);
@@ -55,25 +57,28 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     expect(await gw.metric('gateway_presence_member_changes_total', '{change="departed"}')).to.equal(departed + 1);
   });
 
-  it("sends join and leave in order, to the others only: a client's own join is not echoed", async () => {
+  it('sends who came and went as presence_diff frames, in order, the subscriber itself included; none in a presence-only namespace', async () => {
     const watcher = track(await member(gw.url, 'w', { localAddress: on[1] }));
     await watcher.subscribe('room:order');
     const mover = track(await member(gw.url, 'mover', { info: { n: 1 }, localAddress: on[2] }));
-    const id = mover.welcome.connectionId;
-    // A frame is no message: no seq.
-    expect(await comeAndGo(watcher, mover, 'room:order')).to.deep.equal(
-      ['join', 'leave', 'join', 'leave'].map((type) => ({ type, channel: 'room:order', client: id, user: 'mover', info: { n: 1 } }))
-    );
-    expect(watcher.frames.filter((f) => f.type === 'join' && f.client === watcher.welcome.connectionId)).to.have.length(0);
+    // A diff is no message: no seq; the mover's entry is its user and info.
+    expect(await comeAndGo(watcher, mover, 'room:order')).to.deep.equal([
+      ['joins', { user: 'mover', info: { n: 1 } }],
+      ['leaves', { user: 'mover', info: { n: 1 } }]
+    ]);
+    expect(diffsOf(watcher, 'room:order').every((d) => d.seq === undefined && Object.keys(d).length === 4)).to.equal(true);
+    // The watcher's own join came in a diff too: a list from presence plus diffs holds itself.
+    expect(named(watcher, 'room:order', 'joins', watcher.welcome.connectionId)).to.equal(true);
     // presence without joinLeave: no frames.
     const quiet = track(await member(gw.url, 'q', { localAddress: on[1] }));
     await watcher.subscribe('quiet:x');
     await quiet.subscribe('quiet:x');
     expect(await presenceOf(watcher, 'quiet:x')).to.have.all.keys(watcher.welcome.connectionId, quiet.welcome.connectionId);
-    expect(watcher.frames.filter((f) => f.channel === 'quiet:x' && f.type === 'join')).to.have.length(0);
+    await new Promise((resolve) => setTimeout(resolve, 2 * INTERVAL_MS)); // a diff, were there one, would be due
+    expect(diffsOf(watcher, 'quiet:x')).to.have.length(0);
   });
 
-  it('sends SSE join and leave events, and lists a stream in presence under its ready event’s connectionId', async () => {
+  it('sends SSE presence_diff events, and lists a stream in presence under its ready event’s connectionId', async () => {
     const token = await joseHs256({ sub: 'sse-user', info: { via: 'sse' }, subscribe: ['*'] });
     const stream = await SseReader.open(`${gw.url.replace('ws://', 'http://').replace('/ws', '')}/sse?channels=room:sse&token=${token}`, { localAddress: on[1] });
     await eventually(() => stream.events.find((e) => e.event === 'ready'), { what: 'ready' });
@@ -81,17 +86,18 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     const other = track(await member(gw.url, 'ws-user', { localAddress: on[2] }));
     await other.subscribe('room:sse');
     expect(await presenceOf(other, 'room:sse')).to.deep.equal({ [connectionId]: { user: 'sse-user', info: { via: 'sse' } }, [other.welcome.connectionId]: { user: 'ws-user' } });
-    const joined = await eventually(() => stream.events.find((e) => e.event === 'join'), { what: 'SSE join' });
+    const diffs = () => stream.events.filter((e) => e.event === 'presence_diff').map((e) => ({ id: e.id, diff: JSON.parse(e.data) }));
+    const about = (id, side) => diffs().find(({ diff }) => Object.hasOwn(diff[side], id));
+    const joined = await eventually(() => about(other.welcome.connectionId, 'joins'), { what: 'SSE diff with the join' });
     expect(joined.id).to.equal(undefined); // moves no cursor
-    expect(JSON.parse(joined.data)).to.deep.equal({ type: 'join', channel: 'room:sse', client: other.welcome.connectionId, user: 'ws-user' });
-    expect(other.frames.filter((f) => f.type === 'join')).to.have.length(0); // the stream joined before it subscribed
+    expect(joined.diff).to.include({ type: 'presence_diff', channel: 'room:sse' });
+    expect(joined.diff.joins[other.welcome.connectionId]).to.deep.equal({ user: 'ws-user' });
     other.close();
-    const leave = await eventually(() => stream.events.find((e) => e.event === 'leave'), { what: 'SSE leave' });
-    expect(JSON.parse(leave.data)).to.deep.equal({ type: 'leave', channel: 'room:sse', client: other.welcome.connectionId, user: 'ws-user' });
+    const left = await eventually(() => about(other.welcome.connectionId, 'leaves'), { what: 'SSE diff with the leave' });
+    expect(left.diff.leaves[other.welcome.connectionId]).to.deep.equal({ user: 'ws-user' });
     const again = track(await member(gw.url, 'ws-user', { localAddress: on[2] }));
     await again.subscribe('room:sse');
-    const rejoined = await eventually(() => stream.events.filter((e) => e.event === 'join')[1], { what: 'second SSE join' });
-    expect(JSON.parse(rejoined.data)).to.include({ type: 'join', client: again.welcome.connectionId });
+    await eventually(() => about(again.welcome.connectionId, 'joins'), { what: 'the second join' });
     await stream.close();
     await eventually(async () => Object.keys(await presenceOf(again, 'room:sse')).length === 1, { what: 'the stream left' });
   });
@@ -123,26 +129,33 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     expect(await many[1].request({ type: 'presence_stats', channel: 'room:big' })).to.include({ clients: 6 });
   });
 
-  it('sends at most --join-leave-rate join frames per second per channel, counts the rest dropped, and presence stays exact', async () => {
+  it('folds a burst of joins into at most one diff per interval, and a presence read plus the diffs after it is exact', async () => {
     const watcher = track(await member(gw.url, 'watch', { localAddress: on[1] }));
     await watcher.subscribe('room:storm');
-    const dropped = (await gw.metric('gateway_join_leave_dropped_total')) ?? 0;
-    const crowd = await Promise.all([...Array(40)].map((_, i) => member(gw.url, `c${i}`, { localAddress: on[1 + (i % 2)] }).then(track)));
+    const read = await presenceOf(watcher, 'room:storm');
+    const sent = (await gw.metric('gateway_join_leave_sent_total')) ?? 0;
     const startedAt = Date.now();
+    const crowd = await Promise.all([...Array(40)].map((_, i) => member(gw.url, `c${i}`, { localAddress: on[1 + (i % 2)] }).then(track)));
     await Promise.all(crowd.map((c) => c.subscribe('room:storm')));
-    const seconds = Math.ceil((Date.now() - startedAt) / 1000) + 1; // windows the joins may span
-    await eventually(async () => (await result(gw, 'presence_stats', { channel: 'room:storm' })).clients === 41, { what: 'all 41 present' });
-    const joins = () => watcher.frames.filter((f) => f.type === 'join' && f.channel === 'room:storm').length;
-    // Every join either reached the watcher or was counted dropped.
-    await eventually(async () => joins() + (await gw.metric('gateway_join_leave_dropped_total')) - dropped === 40, { what: 'joins sent or dropped' });
-    // The watcher's own join may have taken one of its second's 10 (sent to the others: none).
-    expect(joins()).to.be.at.least(9).and.at.most(10 * seconds);
-    expect(await gw.metric('gateway_join_leave_sent_total')).to.be.at.least(joins());
-    // Frames held and written together per turn: still none about the client itself.
-    expect(crowd.filter((c) => c.frames.some((f) => f.type === 'join' && f.client === c.welcome.connectionId))).to.have.length(0);
+    for (const c of crowd.slice(0, 10)) c.close();
+    // Past --presence-max-clients (5) the truth is presence_stats: the count and the digest of the ids.
+    const truth = () => result(gw, 'presence_stats', { channel: 'room:storm' });
+    await eventually(async () => (await truth()).clients === 31, { what: '31 present' });
+    await eventually(
+      async () => {
+        const list = Object.keys(applyDiffs(read, diffsOf(watcher, 'room:storm')));
+        const { clients, digest } = await truth();
+        return list.length === clients && presenceDigest(list) === digest;
+      },
+      { what: "the watcher's list equal to presence" }
+    );
+    const seconds = (Date.now() - startedAt) / 1000;
+    expect(diffsOf(watcher, 'room:storm').length).to.be.at.most(Math.ceil(seconds / (INTERVAL_MS / 1000)) + 2);
+    // Every diff frame written is counted, one per subscriber.
+    await eventually(async () => (await gw.metric('gateway_join_leave_sent_total')) - sent >= diffsOf(watcher, 'room:storm').length, { what: 'counted' });
   });
 
-  it("takes a killed worker's clients out of presence within 2 s, with leave frames", async () => {
+  it("takes a killed worker's clients out of presence within 2 s, in a diff", async () => {
     const survivor = track(await member(gw.url, 's', { localAddress: on[1] }));
     await survivor.subscribe('room:kill');
     const doomed = [];
@@ -152,7 +165,7 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     const killedAt = Date.now();
     process.kill(gw.workerPid(2), 'SIGKILL');
     const ids = doomed.map((d) => d.welcome.connectionId);
-    await eventually(() => ids.every((id) => survivor.frames.some((f) => f.type === 'leave' && f.client === id)), { what: 'leave frames', timeout: 2000, interval: 20 });
+    await eventually(() => ids.every((id) => named(survivor, 'room:kill', 'leaves', id)), { what: 'the leaves in a diff', timeout: 2000, interval: 20 });
     expect(Object.keys(await presenceOf(survivor, 'room:kill'))).to.deep.equal([survivor.welcome.connectionId]);
     expect(Date.now() - killedAt).to.be.below(2000);
     await eventually(async () => (await gw.metric('gateway_workers')) === 2, { what: 'worker 2 restarted', timeout: 15000 });

@@ -150,12 +150,17 @@ export interface PresenceEntry {
   info?: Record<string, unknown>;
 }
 
-/** Another client entered (`join`) or left (`leave`) a channel of a joinLeave namespace. Never replayed, never one's own. */
-export interface JoinLeave extends PresenceEntry {
-  type: 'join' | 'leave';
+/**
+ * Who entered (`joins`) and left (`leaves`) a channel of a joinLeave namespace
+ * since the channel's last diff, by connectionId (one's own included); at most
+ * one per channel per --join-leave-interval, never replayed. A client that came
+ * and went within one interval may appear in neither.
+ */
+export interface PresenceDiff {
+  type: 'presence_diff';
   channel: string;
-  /** That client's connectionId. */
-  client: string;
+  joins: Record<string, PresenceEntry>;
+  leaves: Record<string, PresenceEntry>;
 }
 
 export interface PresenceStats {
@@ -175,7 +180,7 @@ export interface MembersEvents {
   error: (error: GatewayError | Error) => void;
 }
 
-/** A live member list of one channel, from presence and join/leave, re-read after a reconnect or when frames were dropped. */
+/** A live member list of one channel: a presence read and the diffs after it, read again once resubscribed after a reconnect. */
 export declare class Members {
   readonly channel: string;
   /** By client id (connectionId). */
@@ -198,10 +203,10 @@ export interface ClientEvents {
   unsubscribed: (info: { channel: string }) => void;
   /** A message on a channel the server subscribed the client to. */
   message: (data: unknown, message: MessageInfo) => void;
-  /** Another client subscribed to a channel of a joinLeave namespace (at most --join-leave-rate a second per channel). */
-  join: (frame: JoinLeave) => void;
-  /** Another client unsubscribed or disconnected. */
-  leave: (frame: JoinLeave) => void;
+  /** Clients subscribed to or left a channel of a joinLeave namespace (at most one per channel per --join-leave-interval). */
+  presence_diff: (diff: PresenceDiff) => void;
+  /** A subscription is live again after a reconnect. */
+  resubscribed: (info: { channel: string }) => void;
 }
 
 export declare class Client {

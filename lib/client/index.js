@@ -71,10 +71,12 @@ export function connect(url, options) {
  * stands in each (the auth frame's `since`), so they are recovered like its
  * own.
  *
- * Presence: 'join' and 'leave' ({type, channel, client, user, info}) for the
- * channels of joinLeave namespaces, another client's only (never its own),
- * at most --join-leave-rate per channel per second: members() keeps an exact
- * list from them.
+ * Presence: 'presence_diff' ({type, channel, joins, leaves}: who came and
+ * went, by client id, {user, info} each) for the channels of joinLeave
+ * namespaces, at most one per channel per --join-leave-interval; members()
+ * keeps an exact list from a presence read and the diffs after it.
+ * 'resubscribed' ({channel}) once a subscription is live again after a
+ * reconnect.
  */
 export class Client extends Emitter {
   #state = State.CONNECTING;
@@ -285,8 +287,7 @@ export class Client extends Emitter {
       case 'presence':
       case 'presence_stats':
         return this.#settle(frame.id, undefined, frame);
-      case 'join':
-      case 'leave':
+      case 'presence_diff':
         return this.emit(frame.type, frame);
       case 'pong':
         return this.#heartbeat.pong();
@@ -397,7 +398,8 @@ export class Client extends Emitter {
     const since = sub.since;
     const frame = since === undefined ? { type: 'subscribe', channel } : { type: 'subscribe', channel, since };
     const acked = (ack) => this.#joined(channel, sub, since, ack);
-    this.#request(frame, acked).catch((err) => {
+    const again = sub.acked;
+    this.#request(frame, acked).then(() => again && this.emit('resubscribed', { channel }), (err) => {
       if (this.#channels.get(channel) === sub) this.#channels.delete(channel);
       // The caller of subscribe() hears of a first refusal; a refused
       // resubscribe has no caller left to hear it.

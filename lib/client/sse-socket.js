@@ -85,7 +85,7 @@ export class SseSocket {
     source.addEventListener('gap', (event) => this.#gaps.add(JSON.parse(event.data).channel));
     source.addEventListener('ready', (event) => this.#ready(channels, event.lastEventId));
     // Not messages: no cursor, never held behind a replay.
-    for (const kind of ['join', 'leave']) source.addEventListener(kind, (event) => this.#frame(JSON.parse(event.data)));
+    source.addEventListener('presence_diff', (event) => this.#frame(JSON.parse(event.data)));
     // EventSource would reconnect by itself with a stale token and channel
     // list; the client's own backoff reconnects instead.
     source.onerror = () => this.#lost('stream lost');

@@ -44,7 +44,6 @@
  * @property {(seconds: number, count: number) => void} published `count`
  *   publishes were stored, `seconds` after they left for the store
  * @property {() => void} failedOver the engine now publishes to another master
- * @property {(count: number) => void} joinLeaveDropped join/leave frames dropped past --join-leave-rate
  */
 
 /**
@@ -114,11 +113,12 @@
  * workers say who entered and left (lib/worker/presence.js, through
  * lib/primary/presence.js), the presence keeps the entries (memory:
  * ./presence-memory.js; redis: ./redis/presence.js) and sends the channel's
- * routes [Op.JOIN_LEAVE, channel, client, frame] in `joinLeave` namespaces,
- * at most --join-leave-rate per channel per second (the rest dropped and
- * counted through Instruments.joinLeaveDropped). An entry is `fields`
+ * routes [Op.PRESENCE_DIFF, channel, frame] in `joinLeave` namespaces, at
+ * most one per channel per --join-leave-interval, folding who came and went
+ * (./join-leave.js); a list() asked marks the channel's diff exact, so a
+ * read plus the diffs after it is the truth. An entry is `fields`
  * (./join-leave.js). Exact across workers; the engine's detach(route) takes
- * the route's clients out, with leave frames; under Redis a node's entries
+ * the route's clients out, in the next diff; under Redis a node's entries
  * expire --presence-ttl after its last refresh, and an expired entry is never
  * answered.
  * @typedef {object} Presence

@@ -59,11 +59,11 @@ export class MemoryEngine {
    * @param {object[]} config.namespaces
    * @param {number} config.historyMemory MiB for all channels
    * @param {number} config.presenceMaxClients
-   * @param {number} config.joinLeaveRate
+   * @param {number} config.joinLeaveInterval
    * @throws {RangeError} for a number above that is missing or not finite
    */
   constructor(config) {
-    requireNumbers('MemoryEngine', config, { historySize: 0, historyTtl: 1, historyMemory: 0, presenceMaxClients: 1, joinLeaveRate: 1 });
+    requireNumbers('MemoryEngine', config, { historySize: 0, historyTtl: 1, historyMemory: 0, presenceMaxClients: 1, joinLeaveInterval: 1 });
     this.channels = new Map(); // name -> ChannelState
     this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
     this.historyBytes = 0;
@@ -73,7 +73,7 @@ export class MemoryEngine {
     this.configure(config);
     this.presence = new MemoryPresence({
       maxClients: config.presenceMaxClients,
-      rate: config.joinLeaveRate,
+      interval: config.joinLeaveInterval,
       routesOf: (channel) => this.channels.get(channel),
       namespaceOf: (channel) => this.namespaces.of(channel)
     });
@@ -183,10 +183,6 @@ export class MemoryEngine {
     this.occupancy = listener;
   }
 
-  instrument(instruments) {
-    this.presence.instrument(instruments);
-  }
-
   /** The per-user view of presence (MemberListener in ./index.js). */
   onMember(listener) {
     this.presence.onMember(listener);
@@ -207,6 +203,7 @@ export class MemoryEngine {
 
   stop() {
     clearInterval(this.sweeper);
+    this.presence.stop();
   }
 
   create(channel, ns) {

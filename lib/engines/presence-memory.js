@@ -1,21 +1,21 @@
 // Presence under the memory engine: every worker's clients in the primary's
 // one table, so an answer is exact across workers the moment a worker's
 // join or leave arrives. A dead worker's clients leave at once (detach),
-// with leave frames and member departures like any other leave.
+// in the next diff and with member departures like any other leave.
 import { PresenceTable } from './presence-table.js';
-import { JoinLeaveSender, entryJson, joinLeaveFrame, tooMany } from './join-leave.js';
+import { DiffSender, entryJson, tooMany } from './join-leave.js';
 
 export class MemoryPresence {
   /**
    * @param {object} options
    * @param {number} options.maxClients --presence-max-clients
-   * @param {number} options.rate --join-leave-rate
+   * @param {number} options.interval --join-leave-interval, ms
    * @param {(channel: string) => object|undefined} options.routesOf the channel's routed state
    * @param {(channel: string) => import('../namespaces.js').Namespace} options.namespaceOf
    */
-  constructor({ maxClients, rate, routesOf, namespaceOf }) {
+  constructor({ maxClients, interval, routesOf, namespaceOf }) {
     this.table = new PresenceTable();
-    this.sender = new JoinLeaveSender(rate, routesOf);
+    this.diffs = new DiffSender(interval, routesOf);
     this.maxClients = maxClients;
     this.namespaceOf = namespaceOf;
     this.members = []; // onMember listeners
@@ -25,14 +25,14 @@ export class MemoryPresence {
     const added = this.table.add(channel, client, route, user, fields);
     if (added === 0) return;
     if (added === 2) this.member(channel, user, true, client, fields);
-    if (this.namespaceOf(channel).joinLeave) this.sender.send(channel, client, joinLeaveFrame('join', channel, client, fields));
+    if (this.namespaceOf(channel).joinLeave) this.diffs.join(channel, client, fields);
   }
 
   leave(channel, client) {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;
     if (left.departed) this.member(channel, left.entry.user, false, client);
-    if (this.namespaceOf(channel).joinLeave) this.sender.send(channel, client, joinLeaveFrame('leave', channel, client, left.entry.fields));
+    if (this.namespaceOf(channel).joinLeave) this.diffs.leave(channel, client, left.entry.fields);
   }
 
   /** A worker died: its clients leave every channel. */
@@ -43,6 +43,7 @@ export class MemoryPresence {
   list(channel, answer) {
     const room = this.table.room(channel);
     if (room !== undefined && room.clients.size > this.maxClients) return answer(tooMany(this.maxClients));
+    if (this.namespaceOf(channel).joinLeave) this.diffs.reading(channel);
     let json = '{';
     for (const [client, entry] of room?.clients ?? []) json += `${json.length > 1 ? ',' : ''}"${client}":${entryJson(entry.fields)}`;
     answer({ clients: `${json}}` });
@@ -56,9 +57,8 @@ export class MemoryPresence {
   /** Nothing is asked elsewhere: settled at once. */
   async settled() {}
 
-  /** The figures it reports: the join/leave frames it drops. */
-  instrument(instruments) {
-    this.sender.instruments = instruments;
+  stop() {
+    this.diffs.stop();
   }
 
   onMember(listener) {

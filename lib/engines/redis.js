@@ -106,7 +106,7 @@ export class RedisEngine {
    * @param {number} options.maxConnsPerUser 0: no cap to share
    * @param {number} options.presenceTtl seconds
    * @param {number} options.presenceMaxClients
-   * @param {number} options.joinLeaveRate
+   * @param {number} options.joinLeaveInterval
    * @param {import('pino').Logger} options.log
    * @throws {RangeError} for a number above that is missing or not finite, before any connection is made
    */
@@ -119,7 +119,7 @@ export class RedisEngine {
       maxConnsPerUser: 0,
       presenceTtl: 1,
       presenceMaxClients: 1,
-      joinLeaveRate: 1
+      joinLeaveInterval: 1
     });
     const { maxConnsPerUser, log } = options;
     this.log = log;
@@ -168,7 +168,7 @@ export class RedisEngine {
       tagOf,
       ttl: options.presenceTtl,
       maxClients: options.presenceMaxClients,
-      rate: options.joinLeaveRate,
+      interval: options.joinLeaveInterval,
       routesOf: (channel) => this.channels.get(channel),
       namespaceOf: (channel) => this.namespaces.of(channel)
     });
@@ -187,7 +187,6 @@ export class RedisEngine {
   /** @param {{published: (seconds: number, count: number) => void, failedOver: () => void}} instruments */
   instrument(instruments) {
     this.instruments = instruments;
-    this.presence.instrument(instruments);
   }
 
   /** Publishes go out on the command connection; the subscriber's outages are caught up. */
@@ -306,7 +305,7 @@ export class RedisEngine {
     const channel = name.slice(PREFIX.length, -1);
     const state = this.channels.get(channel);
     if (state === undefined) return;
-    if (message.charCodeAt(0) === 123) return this.presence.received(channel, message); // `{`: a join or leave frame
+    if (message.charCodeAt(0) === 123) return this.presence.received(channel, message); // `{`: a join or leave from ./redis/presence.lua
     const space = message.indexOf(' ');
     const seq = Number(message.slice(0, space));
     const dataStart = message.indexOf(' ', space + 1) + 1;

@@ -50,8 +50,7 @@ export async function startPrimary(config) {
     published: (seconds, count) => {
       for (let i = 0; i < count; i++) metrics.publishLatency.observe(seconds);
     },
-    failedOver: () => metrics.failovers.inc(),
-    joinLeaveDropped: (count) => metrics.joinLeaveDropped.inc(count)
+    failedOver: () => metrics.failovers.inc()
   });
   // The per-user view of presence (the webhooks' seam): counted here, once per arrival and departure cluster-wide.
   engine.onMember((channel, user, present) => {

@@ -42,10 +42,6 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
       "Presence entries this node holds (memory: the whole machine's; redis: this node's clients)",
       'presenceClients'
     ),
-    joinLeaveDropped: make(client.Counter, {
-      name: 'gateway_join_leave_dropped_total',
-      help: 'Join/leave frames dropped past --join-leave-rate (per channel per second)'
-    }),
     memberChanges: make(client.Counter, {
       name: 'gateway_presence_member_changes_total',
       help: "A user's first client entering a presence channel (arrived) or its last leaving (departed), once cluster-wide",

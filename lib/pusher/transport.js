@@ -3,18 +3,19 @@
 // and the close codes. A message is encoded once per worker as Pusher's
 // event frame; a message that names a socket_id to leave out (a client
 // event's sender) skips that one connection (its kClient), so nothing is echoed.
-import { require } from '../require.js';
 import { CloseCode } from '../errors.js';
 import { defineTransport } from '../worker/transport.js';
 import { kClient } from '../worker/identity.js';
-import { encodeText, wsTransport } from '../worker/ws-transport.js';
+import { encodeText, GatewaySocket, wsTransport } from '../worker/ws-transport.js';
 import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
 import { clientName } from './channels.js';
 
-const { WebSocket } = require('ws');
-
-/** The class ws makes Pusher connections of (their WebSocketServer's `WebSocket` option). */
-export class PusherSocket extends WebSocket {}
+/**
+ * The class ws makes Pusher connections of (their WebSocketServer's
+ * `WebSocket` option): the native one's, its sends coalesced the same way,
+ * with this transport on its prototype.
+ */
+export class PusherSocket extends GatewaySocket {}
 
 // The gateway's close codes as Pusher's: its clients reconnect by the code's range.
 const CLOSE_CODES = new Map([

@@ -20,6 +20,7 @@ import { Sessions } from './sessions.js';
 import { Commands } from '../core/commands.js';
 import { GatewaySocket } from './ws-transport.js';
 import { carriedBy } from './transport.js';
+import { coalescer } from './coalesce.js';
 import { closeAll } from './drain.js';
 import { Keepalive } from './keepalive.js';
 import { ClosePacer } from './close-pacer.js';
@@ -54,6 +55,7 @@ export function startWorker(config, worker) {
 
   let state = RUNNING;
   const draining = () => state === DRAINING;
+  coalescer.delay = config.writeDelay;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
   const namespaces = new Namespaces(config); // the process's one: every rule reads a channel's namespace here

@@ -36,7 +36,7 @@ export const metrics = {
   skipped: counter('gateway_publishes_skipped_total', 'Server API publishes that published nothing, by reason (duplicate idempotencyKey, stale version)', ['reason']),
   apiRequests: counter('gateway_api_requests_total', 'Server API calls (POST /api/<method>, and each command of a batch), by method and result code', ['method', 'code']),
   delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers'),
-  joinLeaveSent: counter('gateway_join_leave_sent_total', 'Join and leave frames (SSE events) written to subscribers'),
+  presenceDiffsSent: counter('gateway_join_leave_sent_total', 'presence_diff frames (SSE events) written to subscribers'),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
   authFailures: counter('gateway_auth_failures_total', 'Refused tokens and frames, by reason (missing, invalid, expired, forbidden)', ['reason']),
   disconnects: counter('gateway_disconnects_total', 'Connections closed by the gateway for auth, by reason (auth_timeout, token_expired, api)', ['reason']),

@@ -1,26 +1,24 @@
 // The worker's part of presence (README, "Presence and join/leave"): it
 // tells the primary when a connection's subscription to a channel of a
 // `presence` or `joinLeave` namespace goes live and when it ends (the engine
-// keeps the entries: lib/engines/index.js), delivers the join and leave
-// frames to the channel's live subscribers here, and asks the engine for
+// keeps the entries: lib/engines/index.js), delivers the channel's
+// presence_diff frames to its live subscribers here, and asks the engine for
 // presence answers. Channels of other namespaces cost nothing: whether a
 // channel is watched is decided once, when its local record is made
 // (./subscriptions.js).
 //
-// A client's own join is not echoed to it (nor its leave: it is no longer
-// subscribed): the subscribe's ack is its join, and a client skips itself by
-// its connectionId.
-//
 // To the primary:   ['pjoin', channel, client, user|null, fields]
 //                   ['pleave', channel, client]
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
-// From the primary: ['jl', channel, client, frame]   a join or leave frame
+// From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../ipc.js';
 import { GatewayError } from '../errors.js';
-import { kindOf } from '../engines/join-leave.js';
 import { TRANSPORTS, kTransport } from './transport.js';
 import { identityOf, kClient } from './identity.js';
 import { metrics } from './metrics.js';
+
+// Diff bytes one turn writes before the rest waits for the next.
+const TURN_BYTES = 4 * 2 ** 20;
 
 export class WorkerPresence {
   /**
@@ -35,12 +33,11 @@ export class WorkerPresence {
     this.subscriptions = subscriptions;
     this.namespaces = namespaces;
     this.maxBuffered = maxBuffered;
-    this.encoded = new Array(TRANSPORTS.length); // per transport, the held frames' encodings
-    this.held = new Map(); // channel -> [client, frame, ...] to write at the end of the turn
-    this.flush = this.flush.bind(this);
+    this.diffs = []; // {frame, subscribers (an iterator), encoded (per transport)}: the diffs being written, in order
+    this.writeDiffs = this.writeDiffs.bind(this);
     subscriptions.watch(this);
     relay.answers(Op.PRESENCE_DONE);
-    relay.handle(Op.JOIN_LEAVE, ([, channel, client, frame]) => this.deliver(channel, client, frame));
+    relay.handle(Op.PRESENCE_DIFF, ([, channel, frame]) => this.deliver(channel, frame));
   }
 
   /** Whether the channel's subscribers are told to the engine. */
@@ -61,41 +58,39 @@ export class WorkerPresence {
   }
 
   /**
-   * A join or leave frame: held to the end of the turn, so a burst (a
-   * reconnect storm's hundred frames in one batch from the primary) costs
-   * each subscriber one write, not one per frame.
+   * A channel's presence_diff: encoded once per transport and written to
+   * every live subscriber here, the clients it names among them (a
+   * subscriber that read presence before its own join was folded in finds
+   * itself in a later diff). In a storm a diff may name thousands of clients
+   * and go to thousands of subscribers: past TURN_BYTES written in a turn,
+   * the rest waits for the next one, so the worker keeps serving meanwhile;
+   * diffs go out in the order they came, so each subscriber gets a channel's
+   * diffs in order.
    */
-  deliver(channel, client, frame) {
-    let held = this.held.get(channel);
-    if (held === undefined) {
-      if (this.held.size === 0) setImmediate(this.flush);
-      this.held.set(channel, (held = []));
-    }
-    held.push(client, frame);
-  }
-
-  flush() {
-    for (const [channel, held] of this.held) this.write(channel, held);
-    this.held.clear();
-  }
-
-  /** Every live subscriber here gets the channel's held frames in one write, less those about itself. */
-  write(channel, held) {
+  deliver(channel, frame) {
     const subscribers = this.subscriptions.subscribers(channel);
     if (subscribers === undefined) return;
-    const about = new Set();
-    for (let i = 0; i < held.length; i += 2) about.add(held[i]);
-    const { encoded, maxBuffered } = this;
-    encoded.fill(undefined);
+    this.diffs.push({ frame, subscribers: subscribers.values(), encoded: new Array(TRANSPORTS.length) });
+    if (this.diffs.length === 1) this.writeDiffs();
+  }
+
+  writeDiffs() {
+    let budget = TURN_BYTES;
     let sent = 0;
-    for (const conn of subscribers) {
-      const transport = conn[kTransport];
-      const batch = (encoded[transport.index] ??= encodeEach(transport, held));
-      const own = about.has(conn[kClient]);
-      const bytes = own ? Buffer.concat(batch.frames.filter((f, i) => held[2 * i] !== conn[kClient])) : batch.all;
-      if (bytes.length > 0 && transport.write(conn, bytes, maxBuffered)) sent += own ? countOthers(held, conn[kClient]) : batch.frames.length;
+    while (this.diffs.length > 0 && budget > 0) {
+      const { frame, subscribers, encoded } = this.diffs[0];
+      for (let next = subscribers.next(); !next.done; next = subscribers.next()) {
+        const conn = next.value;
+        const transport = conn[kTransport];
+        const bytes = (encoded[transport.index] ??= transport.encodeEvent('presence_diff', frame));
+        if (transport.write(conn, bytes, this.maxBuffered)) sent++;
+        budget -= bytes.length;
+        if (budget <= 0) break;
+      }
+      if (budget > 0) this.diffs.shift();
     }
-    if (sent > 0) metrics.joinLeaveSent.inc(sent);
+    if (sent > 0) metrics.presenceDiffsSent.inc(sent);
+    if (this.diffs.length > 0) setImmediate(this.writeDiffs);
   }
 
   /**
@@ -111,15 +106,3 @@ export class WorkerPresence {
   }
 }
 
-/** @returns {{frames: Buffer[], all: Buffer}} each held frame as the transport writes it, and all of them in one buffer */
-function encodeEach(transport, held) {
-  const frames = [];
-  for (let i = 0; i < held.length; i += 2) frames.push(transport.encodeEvent(kindOf(held[i + 1]), held[i + 1]));
-  return { frames, all: Buffer.concat(frames) };
-}
-
-function countOthers(held, client) {
-  let n = 0;
-  for (let i = 0; i < held.length; i += 2) if (held[i] !== client) n++;
-  return n;
-}

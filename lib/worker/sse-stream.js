@@ -64,7 +64,7 @@ export const sseTransport = defineTransport(SseStream, {
       stream.channels.length === 1 ? (message.single ??= Buffer.from(`id: ${message.id}\n${message.data}`)) : withCursor(stream, message.data);
     return write(stream, event, maxBuffered);
   },
-  // No `id:` line: a join or leave moves no cursor and is never replayed.
+  // No `id:` line: a presence_diff moves no cursor and is never replayed.
   encodeEvent: (kind, frame) => Buffer.from(`event: ${kind}\ndata: ${frame}\n\n`),
   write,
   buffered: (stream) => stream.socket.writableLength,

@@ -9,15 +9,21 @@
 // - a message is encoded once per worker per transport (`encode`), and each
 //   connection gets those bytes, or a variant built from them, through
 //   `writeMessage`;
-// - every write goes through writeBytes below: a connection with more than
-//   --max-buffered bytes waiting is a slow consumer, closed with 1013, so the
-//   others are not held back;
+// - every write goes through writeBytes below, which coalesces a turn's
+//   writes to one connection (./coalesce.js, up to HELD_BYTES) and closes a
+//   slow consumer (more than --max-buffered bytes waiting once the held ones
+//   went to the kernel) with 1013, so the others are not held back;
 // - `answersPings`: the peer of such a transport answers each ping, and one
 //   that has not answered the previous ping is dead (the keepalive wheel
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
 import { CloseCode } from '../protocol.js';
 import { metrics } from './metrics.js';
+import { coalescer } from './coalesce.js';
+
+// Bytes a connection's writes may hold within a turn before they go out (a
+// burst of thousands of messages is written in pieces this size).
+const HELD_BYTES = 64 * 1024;
 
 export const kTransport = Symbol('transport');
 
@@ -32,9 +38,10 @@ export const kTransport = Symbol('transport');
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker
  * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
- * @property {(kind: 'join'|'leave', frame: string) => Buffer} encodeEvent a
- *   join or leave frame (lib/engines/join-leave.js), for every connection of
- *   this transport on the worker: not a message (no seq, no cursor)
+ * @property {(kind: 'presence_diff', frame: string) => Buffer} encodeEvent a
+ *   frame that is not a message (no seq, no cursor: a presence_diff from
+ *   lib/engines/join-leave.js), for every connection of this transport on
+ *   the worker; `kind` names it (SSE's `event:`)
  * @property {(conn: object, bytes: Buffer|string, maxBuffered: number) => boolean} write
  *   pre-encoded bytes; false when the connection is no longer open
  * @property {(conn: object) => number} buffered bytes waiting to be written
@@ -61,11 +68,17 @@ export function defineTransport(Connection, descriptor) {
 }
 
 /**
- * Writes bytes to the socket of an open connection; closes a slow consumer.
+ * Writes bytes to the socket of an open connection, with the rest of its
+ * turn's (./coalesce.js); closes a slow consumer.
  * @returns {boolean} true: the bytes were written
  */
 export function writeBytes(conn, socket, bytes, maxBuffered) {
+  coalescer.fanOut(socket);
   socket.write(bytes);
+  if (socket.writableLength <= HELD_BYTES) return true;
+  // A burst goes to the kernel as it comes, HELD_BYTES at a time, not all at
+  // the end of the turn: only what the peer does not read makes a slow consumer.
+  socket.uncork();
   if (socket.writableLength > maxBuffered) {
     metrics.dropped.inc({ reason: 'slow_consumer' });
     conn[kTransport].close(conn, CloseCode.TRY_AGAIN, 'slow consumer');

@@ -8,6 +8,7 @@ import { require } from '../require.js';
 import { messageFrame } from '../protocol.js';
 import { socketOf } from '../internals.js';
 import { defineTransport, writeBytes } from './transport.js';
+import { coalescer } from './coalesce.js';
 
 const { Sender, WebSocket } = require('ws');
 
@@ -21,9 +22,15 @@ export function encodeText(text) {
 
 /**
  * The class ws makes the gateway's connections of (WebSocketServer's
- * `WebSocket` option): ws's own, with the transport on its prototype.
+ * `WebSocket` option): ws's own, with the transport on its prototype, its
+ * sends (answers, acks) coalesced with the fan-out's writes of the turn.
  */
-export class GatewaySocket extends WebSocket {}
+export class GatewaySocket extends WebSocket {
+  send(data, options, cb) {
+    if (this.readyState === WebSocket.OPEN) coalescer.hold(socketOf(this));
+    super.send(data, options, cb);
+  }
+}
 
 function write(ws, bytes, maxBuffered) {
   return ws.readyState === WebSocket.OPEN && writeBytes(ws, socketOf(ws), bytes, maxBuffered);

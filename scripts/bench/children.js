@@ -29,3 +29,16 @@ export function killTree(pid) {
     } catch {}
   }
 }
+
+/** Sends a forked child one command; resolves with its answer, rejects if it exits first. */
+export function askChild(proc, message) {
+  return new Promise((resolve, reject) => {
+    const exited = (code) => reject(new Error(`${proc.spawnfile} exited (${code})`));
+    proc.once('exit', exited);
+    proc.once('message', (answer) => {
+      proc.off('exit', exited);
+      resolve(answer);
+    });
+    proc.send(message);
+  });
+}

@@ -1,23 +1,21 @@
 // One process of the presence benchmark's clients (scripts/bench-presence.js
 // forks several, so none holds more than its share of open files): raw `ws`
-// clients, each subscribed to one channel, counting the join and leave frames
-// it receives. Commands over IPC, each answered once done:
+// clients, each subscribed to one channel, counting the presence_diff frames
+// it receives and their bytes. Commands over IPC, each answered once done:
 //   {cmd: 'open', url, count, channel, first}  open and subscribe `count` clients -> {ids}
 //   {cmd: 'storm'}                             drop every client at once and reconnect them all -> {ids, seconds}
-//   {cmd: 'counts'}                            -> {join, leave} frames received since the last counts
+//   {cmd: 'counts'}                            -> {diffs, bytes} diff frames (and their bytes) received since the last counts
 // It exits when its parent goes.
 import WebSocket from 'ws';
 
 const SOURCES = 40; // source addresses 127.0.0.<first>..: --balance ip spreads them over the workers
 const CONCURRENCY = 500; // handshakes in flight at once
-const TYPE_AT = '{"type":"'.length;
-const JOIN = 'j'.charCodeAt(0);
-const LEAVE = 'l'.charCodeAt(0);
+const DIFF = Buffer.from('{"type":"presence_diff"');
 
 let url;
 let channel;
 let clients = []; // {ws, id, address}
-const frames = { join: 0, leave: 0 };
+const frames = { diffs: 0, bytes: 0 };
 
 process.on('disconnect', () => process.exit(0));
 process.on('message', async (message) => {
@@ -41,7 +39,7 @@ async function run({ cmd, ...args }) {
     }
     case 'counts': {
       const counts = { ...frames };
-      frames.join = frames.leave = 0;
+      frames.diffs = frames.bytes = 0;
       return counts;
     }
     default:
@@ -69,10 +67,12 @@ function openOne(address) {
     const client = { ws, id: undefined, address };
     ws.on('error', reject);
     ws.on('message', (data) => {
-      // Join and leave frames are most of what comes: counted by their type's first letter, not parsed.
-      const letter = data[TYPE_AT];
-      if (letter === JOIN) return frames.join++;
-      if (letter === LEAVE) return frames.leave++;
+      // Diffs are most of what comes: counted by their type, not parsed.
+      if (data.length > DIFF.length && data.subarray(0, DIFF.length).equals(DIFF)) {
+        frames.diffs++;
+        frames.bytes += data.length;
+        return;
+      }
       const frame = JSON.parse(data);
       if (frame.type === 'welcome') {
         client.id = frame.connectionId;

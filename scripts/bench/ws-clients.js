@@ -62,3 +62,12 @@ function openOne(url, wsOptions, token) {
     });
   });
 }
+
+/** One client, resolved once its welcome came (the frames after it are the caller's). */
+export function welcomed(url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('message', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}

@@ -28,7 +28,7 @@ export function benchEngine(where, waitReplicas, log = quiet, waitTimeout = 100)
     maxConnsPerUser: 0,
     presenceTtl: 60,
     presenceMaxClients: 1000,
-    joinLeaveRate: 100,
+    joinLeaveInterval: 1000,
     log
   });
 }

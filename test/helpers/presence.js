@@ -55,17 +55,37 @@ export async function twoTabsAndBob(channel, [url1, at1], [url2, at2], [url3, at
   return { ann1, ann2, bob, expected };
 }
 
+/** The presence_diff frames about `channel` that reached a client. */
+export function diffsOf(client, channel) {
+  return client.frames.filter((f) => f.type === 'presence_diff' && f.channel === channel);
+}
+
+/** Whether a client's diffs of `channel` named `id` under `side` ('joins' or 'leaves'). */
+export function named(client, channel, side, id) {
+  return diffsOf(client, channel).some((d) => Object.hasOwn(d[side], id));
+}
+
+/** A presence answer with diffs applied in order: the member list a client keeps. */
+export function applyDiffs(clients, diffs) {
+  const list = { ...clients };
+  for (const { joins, leaves } of diffs) {
+    Object.assign(list, joins);
+    for (const id in leaves) delete list[id];
+  }
+  return list;
+}
+
 /**
- * `mover` subscribes, unsubscribes, subscribes again and closes; `watcher`, subscribed already, must see it.
- * @returns {Promise<object[]>} the join/leave frames about the mover that reached the watcher, once all four did
+ * `mover` subscribes, and once `watcher` saw it join, closes.
+ * @returns {Promise<Array<[string, object]>>} what the watcher's diffs said of the mover, in order: ['joins'|'leaves', entry]
  */
 export async function comeAndGo(watcher, mover, channel) {
   const id = mover.welcome.connectionId;
   await mover.subscribe(channel);
-  await mover.request({ type: 'unsubscribe', channel });
-  await mover.subscribe(channel);
+  await eventually(() => named(watcher, channel, 'joins', id), { what: 'the join in a diff' });
   mover.close();
-  const about = () => watcher.frames.filter((f) => (f.type === 'join' || f.type === 'leave') && f.client === id);
-  await eventually(() => about().length === 4, { what: 'four join/leave frames' });
-  return about();
+  await eventually(() => named(watcher, channel, 'leaves', id), { what: 'the leave in a diff' });
+  const about = [];
+  for (const d of diffsOf(watcher, channel)) for (const side of ['joins', 'leaves']) if (Object.hasOwn(d[side], id)) about.push([side, d[side][id]]);
+  return about;
 }

@@ -4,15 +4,16 @@
 // re-adds every third of --presence-ttl: a node that crashes stops doing so,
 // and its clients are gone from every answer --presence-ttl later. After
 // Redis restarted empty, the next refresh announces every node's clients
-// again (quietly: no join frames, no member arrivals).
+// again (quietly: no joins in the diffs, no member arrivals).
 //
-// Join and leave frames are PUBLISHed by the script on the channel's pub/sub
-// name, so every node with subscribers receives them like its messages and
-// sends them on at most --join-leave-rate per channel per second.
+// Joins and leaves are PUBLISHed by the script on the channel's pub/sub name,
+// so every node with subscribers receives them like its messages; each node
+// folds what it learnt into its own diffs (../join-leave.js) and sends its
+// subscribers one per channel per --join-leave-interval.
 import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../../protocol.js';
 import { PresenceTable } from '../presence-table.js';
-import { JoinLeaveSender, entryJson, tooMany } from '../join-leave.js';
+import { DiffSender, entryJson, tooMany } from '../join-leave.js';
 import { requireNumbers } from '../check-options.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
@@ -22,16 +23,16 @@ export class RedisPresence {
   /**
    * @param {object} options
    * @param {import('ioredis').Redis | import('ioredis').Cluster} options.redis the command connection
-   * @param {'publish' | 'spublish'} options.publish how frames are published (sharded under Redis Cluster)
+   * @param {'publish' | 'spublish'} options.publish how joins and leaves are published (sharded under Redis Cluster)
    * @param {(channel: string) => string} options.tagOf the channel's pub/sub name and keys' prefix
    * @param {number} options.ttl --presence-ttl, seconds
    * @param {number} options.maxClients --presence-max-clients
-   * @param {number} options.rate --join-leave-rate
+   * @param {number} options.interval --join-leave-interval, ms
    * @param {(channel: string) => object|undefined} options.routesOf
    * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
    */
-  constructor({ redis, publish, tagOf, ttl, maxClients, rate, routesOf, namespaceOf }) {
-    requireNumbers('RedisPresence', { ttl, maxClients }, { ttl: 1, maxClients: 1 });
+  constructor({ redis, publish, tagOf, ttl, maxClients, interval, routesOf, namespaceOf }) {
+    requireNumbers('RedisPresence', { ttl, maxClients, interval }, { ttl: 1, maxClients: 1, interval: 1 });
     this.redis = redis;
     this.publish = publish;
     this.tagOf = tagOf;
@@ -39,7 +40,7 @@ export class RedisPresence {
     this.maxClients = maxClients;
     this.namespaceOf = namespaceOf;
     this.table = new PresenceTable(); // this node's clients
-    this.sender = new JoinLeaveSender(rate, routesOf);
+    this.diffs = new DiffSender(interval, routesOf);
     this.members = []; // onMember listeners
     this.calls = new Set(); // script calls not answered yet
     redis.defineCommand('gw_presence', { numberOfKeys: 4, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
@@ -68,8 +69,12 @@ export class RedisPresence {
   }
 
   list(channel, answer) {
+    const joinLeave = this.namespaceOf(channel).joinLeave;
+    if (joinLeave) this.diffs.reading(channel);
     this.run(channel, 'read', [String(this.maxClients)]).then(([, entries]) => {
       if (!Array.isArray(entries)) return answer(tooMany(this.maxClients));
+      // The changes the script published before this read may reach this node after its answer.
+      if (joinLeave) this.diffs.reading(channel);
       let json = '{';
       for (let i = 0; i < entries.length; i += 2) json += `${i > 0 ? ',' : ''}"${entries[i]}":${entryJson(fieldsOf(entries[i + 1]))}`;
       answer({ clients: `${json}}` });
@@ -83,10 +88,17 @@ export class RedisPresence {
     );
   }
 
-  /** A frame the script published on the channel: to this node's subscribers. */
+  /**
+   * A join or leave the script published on the channel,
+   * `{"type":"join"|"leave","channel":…,"client":"…"<fields>}`: into this node's next diff.
+   */
   received(channel, frame) {
     const start = frame.indexOf('"client":"') + 10;
-    this.sender.send(channel, frame.slice(start, frame.indexOf('"', start)), frame);
+    const end = frame.indexOf('"', start);
+    const client = frame.slice(start, end);
+    const fields = frame.slice(end + 1, -1);
+    if (frame.startsWith('{"type":"join"')) this.diffs.join(channel, client, fields);
+    else this.diffs.leave(channel, client, fields);
   }
 
   /** Re-adds this node's clients (renewing their expiry), quietly; sweeps their channels. */
@@ -125,11 +137,6 @@ export class RedisPresence {
     }
   }
 
-  /** The figures it reports: the join/leave frames it drops. */
-  instrument(instruments) {
-    this.sender.instruments = instruments;
-  }
-
   onMember(listener) {
     this.members.push(listener);
   }
@@ -140,6 +147,7 @@ export class RedisPresence {
 
   stop() {
     clearInterval(this.refresher);
+    this.diffs.stop();
   }
 }
 

@@ -8,8 +8,9 @@
 -- - KEYS[3] holds, per user, that user's entries in KEYS[1]: a user's first
 --   entry (0 -> 1) and last one (1 -> 0) are seen by exactly one call, the one
 --   that made it, which says so in its answer (the member seam, ../index.js);
--- - join and leave frames are PUBLISHed by the call that added or removed the
---   entry, once, in that order for one client;
+-- - a join and a leave are PUBLISHed by the call that added or removed the
+--   entry, once, in that order for one client (each node folds them into its
+--   presence_diff frames: ../join-leave.js);
 -- - KEYS[4] is the XOR of the hashes of the clients in KEYS[1] (clientHash in
 --   lib/protocol.js, the same arithmetic), changed with every entry added or
 --   taken out.
@@ -19,10 +20,10 @@
 -- KEYS[3] hash user -> entries
 -- KEYS[4] string: the clients' digest
 -- ARGV[1] 'add' | 'refresh' | 'remove' | 'read' | 'stats'   ARGV[2] TTL in ms
--- ARGV[3] the channel's name (for the frames)   ARGV[4] 'publish' | 'spublish',
--- or '' for no frames (not a joinLeave channel)   ARGV[5] the pub/sub name
+-- ARGV[3] the channel's name (for the events)   ARGV[4] 'publish' | 'spublish',
+-- or '' for none (not a joinLeave channel)   ARGV[5] the pub/sub name
 -- add:    ARGV[6..] client, user ('' for none), fields, ...: answers per client 0 (there already), 1 (added), 2 (added, the user's first)
--- refresh: as add, renewing the expiry of the node's clients; no join frames
+-- refresh: as add, renewing the expiry of the node's clients; no joins published
 -- remove: ARGV[6..] clients: answers per client 0 (absent), 1 (removed), 2 (removed, the user's last)
 -- read:   ARGV[6] the most clients to list: answers [departed, entries] or [departed, count] past it
 -- stats:  answers [departed, clients, users, digest]
@@ -47,7 +48,7 @@ local function toggle(client)
   redis.call('SET', KEYS[4], bit.bxor(digest, hash(client)) % 4294967296)
 end
 
-local function frame(kind, client, fields)
+local function announce(kind, client, fields)
   if publish ~= '' then
     redis.call(publish, pubsub, '{"type":"' .. kind .. '","channel":"' .. channel .. '","client":"' .. client .. '"' .. fields .. '}')
   end
@@ -62,7 +63,7 @@ local function take(client, kind)
   toggle(client)
   local newline = string.find(value, '\n', 1, true)
   local user = string.sub(value, newline + 1)
-  frame(kind, client, string.sub(value, 1, newline - 1))
+  announce(kind, client, string.sub(value, 1, newline - 1))
   if user == '' then return 1 end
   if redis.call('HINCRBY', KEYS[3], user, -1) <= 0 then
     redis.call('HDEL', KEYS[3], user)
@@ -87,7 +88,7 @@ if op == 'add' or op == 'refresh' then
       answers[#answers + 1] = 0
     else
       toggle(client)
-      if op == 'add' then frame('join', client, fields) end
+      if op == 'add' then announce('join', client, fields) end
       if user == '' then
         answers[#answers + 1] = 1
       elseif redis.call('HINCRBY', KEYS[3], user, 1) == 1 then
