@@ -253,7 +253,12 @@ export function parseCursor(text, count) {
   });
 }
 
-function parseObject(text, what) {
+/**
+ * Parses `text` as one JSON object (a frame, a request body).
+ * @param {string} what named in the error: 'frame', 'body'
+ * @throws {GatewayError} bad_request
+ */
+export function parseObject(text, what) {
   let value;
   try {
     value = JSON.parse(text);

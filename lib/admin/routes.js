@@ -15,7 +15,8 @@
 // browser act for the admin), and every route past the login a live session.
 import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../protocol.js';
-import { parseJsonObject, readBody, reply } from '../worker/http-io.js';
+import { parseObject } from '../protocol.js';
+import { readBody, reply } from '../worker/http-io.js';
 import { Sessions, sessionCookie, setCookie } from './session.js';
 import { Logins, LoginResult } from './logins.js';
 
@@ -95,7 +96,7 @@ export function createAdmin({ password, call, stats, counted, maxPayload }) {
     }
     let params;
     try {
-      params = parseJsonObject(await readBody(req, maxPayload));
+      params = parseObject(await readBody(req, maxPayload), 'body');
     } catch (err) {
       return reply(res, err.code === ErrorCode.PAYLOAD_TOO_LARGE ? 413 : 400, { error: { code: err.code, message: err.message } }, HEADERS);
     }

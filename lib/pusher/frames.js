@@ -4,6 +4,7 @@
 // object (pusher:error, pusher:subscription_error, pusher:pong) or, where
 // pusher-js parses a string, a string.
 import { ErrorCode, GatewayError } from '../errors.js';
+import { parseObject } from '../protocol.js';
 
 /** Pusher's error codes (pusher:error and close codes) the gateway uses. */
 export const PusherCode = Object.freeze({
@@ -25,13 +26,7 @@ export const PusherCode = Object.freeze({
  * @throws {GatewayError} bad_request
  */
 export function parseFrame(text) {
-  let frame;
-  try {
-    frame = JSON.parse(text);
-  } catch {
-    throw new GatewayError(ErrorCode.BAD_REQUEST, 'frames are JSON objects');
-  }
-  if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'frames are JSON objects');
+  const frame = parseObject(text, 'frame');
   if (typeof frame.event !== 'string' || frame.event === '') throw new GatewayError(ErrorCode.BAD_REQUEST, 'a frame needs an event name');
   return frame;
 }

@@ -5,7 +5,8 @@
 // methods are the command core's (../core/server.js).
 import { ErrorCode, GatewayError } from '../errors.js';
 import { METHODS, runMethod } from '../core/server.js';
-import { keyCheck, parseJsonObject, readBody, reply, replyError } from './http-io.js';
+import { parseObject } from '../protocol.js';
+import { keyCheck, readBody, reply, replyError } from './http-io.js';
 import { metrics } from './metrics.js';
 
 const OK = 'ok';
@@ -38,7 +39,7 @@ export class ServerApi {
       return fail(err);
     }
     readBody(req, this.maxPayload)
-      .then((text) => runMethod(method, parseJsonObject(text), this.context))
+      .then((text) => runMethod(method, parseObject(text, 'body'), this.context))
       .then((result) => {
         metrics.apiRequests.inc({ method, code: OK });
         reply(res, 200, { result });

@@ -44,18 +44,6 @@ export function readBody(req, limit) {
   });
 }
 
-/** A request body that must be a JSON object (the server API's params, the admin page's actions). */
-export function parseJsonObject(text) {
-  let value;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new GatewayError(ErrorCode.BAD_REQUEST, 'body is not valid JSON');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'body must be a JSON object');
-  return value;
-}
-
 export function reply(res, status, body, headers = {}) {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
