@@ -19,6 +19,8 @@ import { Admission } from './admission.js';
 import { Sessions } from './sessions.js';
 import { Commands } from '../core/commands.js';
 import { GatewaySocket } from './ws-transport.js';
+import { MsgpackSocket } from './msgpack-transport.js';
+import { protocolOf } from '../codecs/index.js';
 import { carriedBy } from './transport.js';
 import { closeAll } from './drain.js';
 import { Keepalive } from './keepalive.js';
@@ -63,13 +65,18 @@ export function startWorker(config, worker) {
   const commands = new Commands({ config, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
   const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
   const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
-  const wss = new WebSocketServer({
-    noServer: true,
-    WebSocket: GatewaySocket, // ws's class, with the transport on its prototype
-    clientTracking: false, // ws would add a closure per connection; Connections counts, the keepalive wheel holds them
-    perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
-    maxPayload: config.maxPayload
-  });
+  // One ws server per encoding: its WebSocket class carries the encoding's
+  // transport (./transport.js); the upgrade picks the server (./upgrade.js).
+  const wsServer = (encoding, WebSocket) =>
+    new WebSocketServer({
+      noServer: true,
+      WebSocket, // ws's class, with the transport on its prototype
+      clientTracking: false, // ws would add a closure per connection; Connections counts, the keepalive wheel holds them
+      perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
+      maxPayload: config.maxPayload,
+      handleProtocols: () => protocolOf(encoding) // asked only when the client offered protocols: the one negotiated
+    });
+  const servers = { json: wsServer('json', GatewaySocket), msgpack: wsServer('msgpack', MsgpackSocket) };
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
   const handleRequest = createRequestHandler({ config, relay, streams, api, draining });
@@ -83,7 +90,7 @@ export function startWorker(config, worker) {
     'upgrade',
     createUpgradeHandler({
       config,
-      wss,
+      servers,
       admission,
       connections,
       closes: new ClosePacer(),

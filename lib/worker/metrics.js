@@ -35,6 +35,8 @@ export const metrics = {
   skipped: counter('gateway_publishes_skipped_total', 'Server API publishes that published nothing, by reason (duplicate idempotencyKey, stale version)', ['reason']),
   apiRequests: counter('gateway_api_requests_total', 'Server API calls (POST /api/<method>, and each command of a batch), by method and result code', ['method', 'code']),
   delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers'),
+  bytesSent: counter('gateway_bytes_sent_total', 'Bytes written to clients (frames, events, pings), by encoding (json: JSON WebSockets and SSE; msgpack)', ['encoding']),
+  deltas: counter('gateway_deltas_total', 'Messages to delta subscribers, by result (sent: as a delta; full: whole, being first, after a gap, or no smaller as a delta)', ['result']),
   joinLeaveSent: counter('gateway_join_leave_sent_total', 'Join and leave frames (SSE events) written to subscribers'),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
   authFailures: counter('gateway_auth_failures_total', 'Refused tokens and frames, by reason (missing, invalid, expired, forbidden)', ['reason']),

@@ -23,7 +23,10 @@ export const kTransport = Symbol('transport');
 
 /**
  * @typedef {object} Transport
- * @property {'ws'|'sse'} name the metrics label
+ * @property {'ws'|'ws-msgpack'|'sse'} name
+ * @property {'json'|'msgpack'} encoding the label of gateway_bytes_sent_total
+ * @property {(data: Buffer, isBinary: boolean) => object} [decode] a client
+ *   frame into a command (protocol.js's checkClientFrame shape); transports that take frames
  * @property {number} index small and unique: fan-out keeps one encoding per transport by it
  * @property {boolean} answersPings see above
  * @property {boolean} channelsFixed its channels are set when it opens (an
@@ -31,6 +34,8 @@ export const kTransport = Symbol('transport');
  * @property {Buffer} ping the bytes of one keepalive ping
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker
+ * @property {(channel: string, seq: number, delta: Uint8Array) => any} [encodeDelta] one
+ *   message as a delta against the one before (./deltas.js), where deltas are offered
  * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
  * @property {(kind: 'join'|'leave', frame: string) => Buffer} encodeEvent a
  *   join or leave frame (lib/engines/join-leave.js), for every connection of
@@ -47,6 +52,15 @@ export const kTransport = Symbol('transport');
 /** Every transport, by index. */
 export const TRANSPORTS = [];
 
+// Bytes written, by transport index: plain numbers on the hot path, summed
+// by encoding when the metrics are collected.
+const bytesSent = [];
+
+metrics.bytesSent.collect = function () {
+  this.reset();
+  for (const t of TRANSPORTS) this.inc({ encoding: t.encoding }, bytesSent[t.index]);
+};
+
 /**
  * Registers a transport and hangs it on the prototype of its connections.
  * @param {Function} Connection the class of its connections
@@ -56,6 +70,7 @@ export const TRANSPORTS = [];
 export function defineTransport(Connection, descriptor) {
   const transport = Object.freeze({ ...descriptor, index: TRANSPORTS.length });
   TRANSPORTS.push(transport);
+  bytesSent.push(0);
   Object.defineProperty(Connection.prototype, kTransport, { value: transport });
   return transport;
 }
@@ -65,12 +80,18 @@ export function defineTransport(Connection, descriptor) {
  * @returns {boolean} true: the bytes were written
  */
 export function writeBytes(conn, socket, bytes, maxBuffered) {
+  countSent(conn, bytes);
   socket.write(bytes);
   if (socket.writableLength > maxBuffered) {
     metrics.dropped.inc({ reason: 'slow_consumer' });
     conn[kTransport].close(conn, CloseCode.TRY_AGAIN, 'slow consumer');
   }
   return true;
+}
+
+/** Adds what a connection is sent to its transport's total (read by gateway_bytes_sent_total). */
+export function countSent(conn, bytes) {
+  bytesSent[conn[kTransport].index] += typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
 }
 
 // A socket a connection has taken over (an SSE stream writes its events to

@@ -1,21 +1,24 @@
-// The WebSocket's way in: the upgrade path, then the admission gate
-// (./admission.js), then ws's handshake. Where the primary counts IPs, the
-// upgrade waits for its answer first.
+// The WebSocket's way in: the upgrade path and the encoding
+// (Sec-WebSocket-Protocol, ../codecs/index.js), then the admission gate
+// (./admission.js), then ws's handshake by the encoding's server. Where the
+// primary counts IPs, the upgrade waits for its answer first.
 import { STATUS_CODES } from 'node:http';
 import { ErrorCode, GatewayError } from '../errors.js';
+import { negotiate } from '../codecs/index.js';
 import { clientIp } from './client-ip.js';
 
 /**
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
- * @param {import('ws').WebSocketServer} options.wss in noServer mode
+ * @param {{json: import('ws').WebSocketServer, msgpack: import('ws').WebSocketServer}} options.servers
+ *   in noServer mode, one per encoding
  * @param {import('./admission.js').Admission} options.admission
  * @param {import('./connections.js').Connections} options.connections
  * @param {import('./close-pacer.js').ClosePacer} options.closes
  * @param {(reason: string) => void} options.rejected counts a refused upgrade
  * @returns {(req, socket, head) => void} the server's 'upgrade' listener
  */
-export function createUpgradeHandler({ config, wss, admission, connections, closes, rejected }) {
+export function createUpgradeHandler({ config, servers, admission, connections, closes, rejected }) {
   const refuse = (socket, err) => {
     if (!(err instanceof GatewayError)) throw err;
     rejected(err.code);
@@ -30,7 +33,7 @@ export function createUpgradeHandler({ config, wss, admission, connections, clos
   };
 
   /** @returns {boolean} whether ws upgraded the connection (it answers a bad handshake itself) */
-  const handshake = (req, socket, head) => {
+  const handshake = (req, socket, head, wss) => {
     const opened = connections.opened;
     // ws answers 101 and the welcome follows at once (no verifyClient: all
     // synchronous): corked, both leave in one write.
@@ -42,17 +45,19 @@ export function createUpgradeHandler({ config, wss, admission, connections, clos
 
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
+    let wss;
     try {
       if (req.url.split('?', 1)[0] !== config.path) throw new GatewayError(ErrorCode.NOT_FOUND, `WebSockets are served on ${config.path}`);
+      wss = servers[negotiate(req.headers['sec-websocket-protocol'])];
       admission.check(req);
     } catch (err) {
       return refuse(socket, err);
     }
-    if (!admission.ipsInPrimary) return void handshake(req, socket, head);
+    if (!admission.ipsInPrimary) return void handshake(req, socket, head, wss);
     const ip = clientIp(req, config.trustForwarded);
     admission.reserveIp(ip).then(
       () => {
-        if (!handshake(req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
+        if (!handshake(req, socket, head, wss)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
       },
       (err) => refuse(socket, err)
     );
