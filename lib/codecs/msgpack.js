@@ -44,7 +44,7 @@ const decoder = new Decoder({
   maxBinLength: MAX_LENGTH,
   maxArrayLength: MAX_LENGTH,
   maxMapLength: MAX_LENGTH,
-  maxExtLength: 0
+  maxExtLength: MAX_LENGTH
 });
 
 /**
