@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import WebSocket from 'ws';
 import { Encoder, encode } from '@msgpack/msgpack';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
-import { TestClient } from './helpers/client.js';
+import { OpenedClients, TestClient } from './helpers/client.js';
 import { SseReader } from './helpers/sse.js';
 
 const BYTES = Uint8Array.from([0, 1, 2, 250, 251, 255, 10, 34, 92]);
@@ -45,12 +45,8 @@ async function connectAway(gw, worker, options = {}) {
 
 describe('encodings: JSON and MessagePack WebSockets', function () {
   let gw;
-  let clients = [];
-  const connect = async (options) => {
-    const client = await TestClient.connect(gw.url, options);
-    clients.push(client);
-    return client;
-  };
+  const opened = new OpenedClients(() => gw.url);
+  const connect = (options) => opened.connect(options);
 
   before(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'encodings-'));
@@ -58,10 +54,7 @@ describe('encodings: JSON and MessagePack WebSockets', function () {
     writeFileSync(config, JSON.stringify({ namespaces: [{ name: 'room', presence: true }, { name: 'bin' }] }));
     gw = await startGateway(['--config', config, '--max-publish-rate', '100000', '--history-size', '100']);
   });
-  afterEach(() => {
-    for (const c of clients) c.close();
-    clients = [];
-  });
+  afterEach(() => opened.closeAll());
   after(() => gw?.stop());
 
   it('negotiates the encoding at the upgrade: none or gateway.json is JSON, gateway.msgpack MessagePack, only unknown ones 400', async () => {
@@ -113,7 +106,7 @@ describe('encodings: JSON and MessagePack WebSockets', function () {
     const publisher = await connect({ encoding: 'msgpack' });
     const binary = await connectAway(gw, publisher.welcome.worker, { encoding: 'msgpack' });
     const json = await connectAway(gw, publisher.welcome.worker);
-    clients.push(binary, json);
+    opened.track(binary, json);
     const sse = new SseReader(`${gw.http}/sse?channels=bin:live`, { localAddress: json.ws._socket.localAddress });
     try {
       await binary.subscribe('bin:live');

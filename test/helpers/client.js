@@ -81,3 +81,29 @@ export class TestClient {
     this.ws.terminate();
   }
 }
+
+/** The clients a test opens, to close after it: `afterEach(() => opened.closeAll())`. */
+export class OpenedClients {
+  /** @param {() => string} url the gateway's, read at each connect */
+  constructor(url) {
+    this.url = url;
+    this.clients = [];
+  }
+
+  /** @returns {Promise<TestClient>} (TestClient.connect's options) */
+  async connect(options) {
+    const client = await TestClient.connect(this.url(), options);
+    this.clients.push(client);
+    return client;
+  }
+
+  /** Adds clients opened otherwise. */
+  track(...clients) {
+    this.clients.push(...clients);
+  }
+
+  closeAll() {
+    for (const c of this.clients) c.close();
+    this.clients = [];
+  }
+}
