@@ -22,6 +22,17 @@ export const options = {
     default: 'ws',
     describe: "sse: hold Server-Sent Events streams (GET /sse on --url's host) instead of WebSockets; receive only"
   },
+  encoding: {
+    type: 'string',
+    choices: ['json', 'msgpack'],
+    default: 'json',
+    describe: 'a WebSocket\'s frames: JSON text, or MessagePack (Sec-WebSocket-Protocol gateway.msgpack)'
+  },
+  delta: {
+    type: 'boolean',
+    default: false,
+    describe: 'subscribe with "delta":"fossil" (the channels\' namespace must offer deltas); latency is measured on whole messages only'
+  },
   connections: { ...int(1, 10_000_000), default: 1000, describe: 'connections to open and hold' },
   rate: { type: 'number', min: 0.1, default: 1000, describe: 'new connections per second, all processes together' },
   processes: {

@@ -8,6 +8,7 @@ import { Histogram } from './histogram.js';
 import { TokenBucket } from './token-bucket.js';
 import { connectionTokens } from './tokens.js';
 import { eventEpoch } from './sse-wire.js';
+import { decode } from '@msgpack/msgpack';
 import {
   AUTH_ID,
   SUBSCRIBE_ID,
@@ -75,10 +76,12 @@ export class Pool extends SocketTable {
    * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
    * @param {number} plan.reconnectFraction share of the connections each round drops
    * @param {'ws'|'sse'} plan.transport
+   * @param {'json'|'msgpack'} [plan.encoding] a WebSocket's
+   * @param {boolean} [plan.delta] subscribe with "delta":"fossil"
    * @param {{token?: string, jwtSecret?: string, jwtSubPrefix: string}} plan.auth (./tokens.js)
    */
   constructor(plan) {
-    super(plan.url, plan.count, plan.transport);
+    super(plan.url, plan.count, plan.transport, plan.encoding);
     this.plan = plan;
     const n = plan.count;
     this.state = new Uint8Array(n);
@@ -226,7 +229,7 @@ export class Pool extends SocketTable {
     this.state[k] = SUBSCRIBING;
     if (this.sse) return;
     const channel = this.channelNameOf(k);
-    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k]) : subscribeFrame(channel));
+    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k], this.plan.delta) : subscribeFrame(channel, this.plan.delta));
   }
 
   onFail(k, reason) {
@@ -265,7 +268,10 @@ export class Pool extends SocketTable {
 
   onText(k, buf) {
     const m = this.parsed;
-    if (!readMessage(buf, m)) return this.control(k, parseFrame(buf));
+    if (this.msgpack) {
+      const frame = readMsgpack(buf, m);
+      if (frame !== undefined) return this.control(k, frame);
+    } else if (!readMessage(buf, m)) return this.control(k, parseFrame(buf));
     const c = this.counts;
     c.received++;
     // A stream's replay comes before its `ready`: no latency for it either.
@@ -524,6 +530,24 @@ export class Pool extends SocketTable {
   final() {
     return { ...this.status(), handshakeUs: this.handshakeUs, reconnectUs: this.reconnectUs };
   }
+}
+
+/**
+ * A MessagePack frame: a message's seq and send time into `out`, as
+ * readMessage does for JSON (a delta carries no send time).
+ * @returns {object|undefined} any other frame, decoded; undefined for a message
+ */
+function readMsgpack(buf, out) {
+  let frame;
+  try {
+    frame = decode(buf);
+  } catch {
+    return {};
+  }
+  if (frame?.type !== 'message') return frame ?? {};
+  out.seq = frame.seq;
+  out.sentUs = frame.delta !== true && typeof frame.data?.t === 'number' ? frame.data.t : -1;
+  return undefined;
 }
 
 function parseFrame(buf) {
