@@ -8,7 +8,7 @@ import { Histogram } from './histogram.js';
 import { TokenBucket } from './token-bucket.js';
 import { connectionTokens } from './tokens.js';
 import { eventEpoch } from './sse-wire.js';
-import { decode } from '@msgpack/msgpack';
+import { readMsgpack } from './msgpack-frames.js';
 import {
   AUTH_ID,
   SUBSCRIBE_ID,
@@ -530,24 +530,6 @@ export class Pool extends SocketTable {
   final() {
     return { ...this.status(), handshakeUs: this.handshakeUs, reconnectUs: this.reconnectUs };
   }
-}
-
-/**
- * A MessagePack frame: a message's seq and send time into `out`, as
- * readMessage does for JSON (a delta carries no send time).
- * @returns {object|undefined} any other frame, decoded; undefined for a message
- */
-function readMsgpack(buf, out) {
-  let frame;
-  try {
-    frame = decode(buf);
-  } catch {
-    return {};
-  }
-  if (frame?.type !== 'message') return frame ?? {};
-  out.seq = frame.seq;
-  out.sentUs = frame.delta !== true && typeof frame.data?.t === 'number' ? frame.data.t : -1;
-  return undefined;
 }
 
 function parseFrame(buf) {

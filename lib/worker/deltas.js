@@ -18,13 +18,13 @@ import { createDelta } from 'fossil-delta';
 import { isBinary } from '../codecs/data.js';
 import { TRANSPORTS, kTransport } from './transport.js';
 
-const NONE = 0; // a subscriber's last seq before it was sent any message
+const NONE = -1; // a subscriber's last seq before it was sent any message (seqs count from 1)
 
 export class ChannelDeltas extends Map {
   // Map: delta subscriber -> the seq of the last message it was sent (NONE: none yet)
   constructor() {
     super();
-    this.seq = NONE; // of the last message seen
+    this.seq = 0; // of the last message seen (0: none)
     this.text = undefined; // its data's UTF-8 bytes; undefined for binary data
     this.delta = undefined; // the last message's delta, when it is smaller than its text
     this.encoded = new Array(TRANSPORTS.length); // the delta's frame per transport, built on first use

@@ -32,7 +32,7 @@ export class GatewaySocket extends WebSocket {
   }
 }
 
-export function write(ws, bytes, maxBuffered) {
+function write(ws, bytes, maxBuffered) {
   return ws.readyState === WebSocket.OPEN && writeBytes(ws, socketOf(ws), bytes, maxBuffered);
 }
 
