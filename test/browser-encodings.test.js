@@ -10,7 +10,7 @@ import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A page that imports the client from the gateway and records what its subscriptions hand over. */
 function page(http, url) {
@@ -20,11 +20,12 @@ function page(http, url) {
 </script>
 <script type="module">
   import { connect } from '${http}/client.js';
-  window.got = { delta: [], binary: [], errors: [] };
+  window.got = { delta: [], binary: [], errors: [], transport: [] };
   const client = connect('${url}', { encoding: 'msgpack' });
   client.on('error', (err) => window.got.errors.push(err.message));
+  client.on('state', (state) => state === 'open' && window.got.transport.push(client.transport));
   client.subscribe('state:browser', { delta: true }, (data) => window.got.delta.push(data))
-    .then(() => client.subscribe('state:bytes', (data) => window.got.binary.push(Array.from(data))))
+    .then(() => client.subscribe('state:bytes', (data) => window.got.binary.push(data instanceof Uint8Array ? Array.from(data) : data)))
     .then(() => { window.ready = true; }, (err) => window.got.errors.push(err.message));
 </script>`;
 }
@@ -51,9 +52,9 @@ describe('browser: MessagePack and deltas in Chromium', function () {
     const tab = context.pages()[0] ?? (await context.newPage());
     const errors = [];
     tab.on('pageerror', (err) => errors.push(String(err)));
-    // Served from the gateway's own origin, as an application's page would be from its own.
-    await tab.route(`${gw.http}/test-page`, (route) => route.fulfill({ contentType: 'text/html', body: page(gw.http, gw.url) }));
-    await tab.goto(`${gw.http}/test-page`);
+    // A page of another origin than the gateway's (localhost against 127.0.0.1), as an application's would be.
+    await tab.goto(`http://localhost:${gw.port}/health`);
+    await tab.setContent(page(gw.http, gw.url));
     await tab.waitForFunction(() => window.ready === true, null, { timeout: 20000 }).catch(async (err) => {
       throw new Error(`not subscribed: ${JSON.stringify(await tab.evaluate(() => window.got))} ${errors}: ${err.message}`);
     });
@@ -76,6 +77,7 @@ describe('browser: MessagePack and deltas in Chromium', function () {
       expect(got.delta).to.deep.equal(sent);
       expect(got.binary).to.deep.equal([[0, 255, 7]]);
       expect(got.errors).to.deep.equal([]);
+      expect(got.transport).to.deep.equal(['websocket']);
       expect(errors).to.deep.equal([]);
       expect(await gw.metric('gateway_deltas_total', '{result="sent"}')).to.be.at.least(sent.length - 1);
     } finally {
