@@ -21,10 +21,11 @@ const SETTINGS = {
   latest: 'boolean',
   clientPublish: 'boolean',
   subscribeHook: 'boolean',
-  publishHook: 'boolean'
+  publishHook: 'boolean',
+  delta: 'boolean'
 };
 
-const FALSE_BY_DEFAULT = ['presence', 'joinLeave', 'latest', 'subscribeHook', 'publishHook'];
+const FALSE_BY_DEFAULT = ['presence', 'joinLeave', 'latest', 'subscribeHook', 'publishHook', 'delta'];
 
 /**
  * @typedef {object} Namespace
@@ -37,6 +38,7 @@ const FALSE_BY_DEFAULT = ['presence', 'joinLeave', 'latest', 'subscribeHook', 'p
  * @property {boolean} clientPublish false: only the server API publishes
  * @property {boolean} subscribeHook
  * @property {boolean} publishHook
+ * @property {boolean} delta a subscriber may take messages as deltas (`"delta": "fossil"`)
  */
 
 /**

@@ -34,13 +34,24 @@ export function isValidChannel(name) {
   return typeof name === 'string' && CHANNEL.test(name);
 }
 
+/** Delta algorithms a subscribe may ask for (`"delta": "fossil"`). */
+export const DeltaAlgorithm = Object.freeze({ FOSSIL: 'fossil' });
+
 /**
  * Parses and validates one client text frame.
- * @returns {{type: string, id?: string|number, channel?: string, data?: *, token?: string}}
+ * @returns {{type: string, id?: string|number, channel?: string, data?: *, token?: string, since?: object, delta?: string}}
  * @throws {GatewayError} with the code to answer
  */
 export function parseClientFrame(text) {
-  const frame = parseObject(text, 'frame');
+  return checkClientFrame(parseObject(text, 'frame'));
+}
+
+/**
+ * Validates one client frame, decoded by any encoding into a plain object.
+ * @returns the command, as parseClientFrame
+ * @throws {GatewayError} with the code to answer
+ */
+export function checkClientFrame(frame) {
   const { type, id } = frame;
   if (id !== undefined && !isValidId(id)) {
     throw new GatewayError(ErrorCode.BAD_REQUEST, `id must be a number or a string of at most ${MAX_ID_LENGTH} characters`);
@@ -55,7 +66,9 @@ export function parseClientFrame(text) {
       return frame.since === undefined ? { type, id, token: frame.token } : { type, id, token: frame.token, since: checkHeld(frame.since, id) };
     case 'subscribe': {
       const channel = checkChannel(frame.channel, id);
-      return frame.since === undefined ? { type, id, channel } : { type, id, channel, since: checkSince(frame.since, id) };
+      const command = frame.since === undefined ? { type, id, channel } : { type, id, channel, since: checkSince(frame.since, id) };
+      if (frame.delta !== undefined) command.delta = checkDelta(frame.delta, id);
+      return command;
     }
     case 'unsubscribe':
     case 'presence':
@@ -215,6 +228,16 @@ export function messageFrame(channel, seq, dataJson) {
   return `{"type":"message","channel":"${channel}","seq":${seq},"data":${dataJson}}`;
 }
 
+/**
+ * A message as a fossil delta of its data's JSON text (UTF-8) against the
+ * previous message's; the delta's bytes as a string of one character per
+ * byte (U+0000 to U+00FF), which JSON carries exactly.
+ * @param {Uint8Array} delta
+ */
+export function deltaFrame(channel, seq, delta) {
+  return `{"type":"message","channel":"${channel}","seq":${seq},"delta":true,"data":${JSON.stringify(Buffer.from(delta.buffer, delta.byteOffset, delta.byteLength).toString('latin1'))}}`;
+}
+
 // The SSE cursor, the `id:` of every event: each channel of the stream's
 // query, in query order, as `seq.epoch`, comma separated; empty for a channel
 // whose position is not known yet. Positional, so it stays short whatever the
@@ -308,6 +331,11 @@ export function checkSince(since, id) {
   return { seq, epoch };
 }
 
+function checkDelta(delta, id) {
+  if (delta === DeltaAlgorithm.FOSSIL) return delta;
+  throw new GatewayError(ErrorCode.BAD_REQUEST, `delta must be "${DeltaAlgorithm.FOSSIL}" (the one algorithm offered)`, id);
+}
+
 export function checkChannel(channel, id) {
   if (channel === undefined) throw new GatewayError(ErrorCode.BAD_REQUEST, 'channel is missing', id);
   if (!isValidChannel(channel)) {
@@ -317,9 +345,11 @@ export function checkChannel(channel, id) {
 }
 
 // Iterative, so hostile nesting cannot overflow the stack here; refusing it
-// keeps JSON.stringify (which recurses) safe later.
+// keeps JSON.stringify (which recurses) safe later. Bytes (a MessagePack
+// bin) are data only as the whole of it: inside a value JSON could not
+// carry them.
 export function checkDepth(data, id) {
-  if (data === null || typeof data !== 'object') return;
+  if (data === null || typeof data !== 'object' || ArrayBuffer.isView(data)) return;
   const stack = [data, 1];
   while (stack.length > 0) {
     const depth = stack.pop();
@@ -329,7 +359,9 @@ export function checkDepth(data, id) {
     }
     for (const key in value) {
       const child = value[key];
-      if (child !== null && typeof child === 'object') stack.push(child, depth + 1);
+      if (child === null || typeof child !== 'object') continue;
+      if (ArrayBuffer.isView(child)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'binary data must be the whole of data, not inside it', id);
+      stack.push(child, depth + 1);
     }
   }
 }

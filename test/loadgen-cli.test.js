@@ -9,6 +9,9 @@ import { ephemeralPorts } from '../lib/loadgen/addresses.js';
 import { joseHs256 } from './helpers/tokens.js';
 import { RedisServer } from '../scripts/harness/redis.js';
 import { spawnLoadgen } from './helpers/loadgen.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Runs loadgen against `target.url` with these flags and --json -. */
 function loadgen(target, flags) {
@@ -72,6 +75,9 @@ describe('loadgen (command line)', function () {
     [['--token', 't', '--jwt-secret', 's'], /give --token or --jwt-secret, not both/],
     [['--channel-prefix', 'a b'], /--channel-prefix "a b" makes no valid channel name/],
     [['--transport', 'sse', '--channels', '2', '--publish-rate', '10'], /receives only: publish with --publish-via http/],
+    [['--transport', 'sse', '--channels', '2', '--encoding', 'msgpack'], /--encoding and --delta are a WebSocket's/],
+    [['--delta'], /--delta needs --channels/],
+    [['--encoding', 'cbor'], /--encoding must be one of json, msgpack/],
     [['--no-such-flag'], /Unknown argument/]
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, async () => {
@@ -149,6 +155,25 @@ describe('loadgen (command line)', function () {
       expect(r.agentRssBytes).to.be.above(0);
       expect(r.rssPerConnectionBytes).to.be.above(0);
       expect(r.durationS).to.be.above(2);
+    });
+
+    it('speaks MessagePack (--encoding msgpack) and takes deltas (--delta), in either encoding: nothing lost', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'loadgen-delta-'));
+      writeFileSync(join(dir, 'gateway.json'), JSON.stringify({ namespaces: [{ name: 'state', delta: true }] }));
+      const own = await startGateway(['--config', join(dir, 'gateway.json')]);
+      try {
+        const flags = { connections: 200, rate: 2000, channels: 10, 'channel-prefix': 'state:', 'publish-rate': 100, 'message-size': 2000, duration: 2 };
+        for (const extra of [{ encoding: 'msgpack' }, { delta: true }, { encoding: 'msgpack', delta: true }]) {
+          const run = await loadgen(own, { ...flags, ...extra });
+          expect(run.code, run.stderr).to.equal(0);
+          expect(run.report).to.include({ open: 200, subscribed: 200, lost: 0, outOfOrder: 0 });
+          expect(run.report.received).to.equal(run.report.expected).and.above(0);
+        }
+        expect(await own.metric('gateway_bytes_sent_total', '{encoding="msgpack"}')).to.be.above(0);
+        expect(await own.metric('gateway_deltas_total', '{result="sent"}')).to.be.above(0);
+      } finally {
+        await own.stop();
+      }
     });
 
     it('re-dials with --reconnect-every and after a worker kill, recovering every missed message', async () => {

@@ -8,6 +8,9 @@ import { options } from '../lib/loadgen/options.js';
 import { buildReport, formatSummary, progressLine } from '../lib/loadgen/report.js';
 import { Histogram } from '../lib/loadgen/histogram.js';
 import { readMessage, padding, dataJson, nowUs } from '../lib/loadgen/frames.js';
+import { readMsgpack } from '../lib/loadgen/msgpack-frames.js';
+import { msgpackTransport } from '../lib/worker/msgpack-transport.js';
+import { encode } from '@msgpack/msgpack';
 import { messageFrame } from '../lib/protocol.js';
 import { combine } from '../lib/loadgen/totals.js';
 
@@ -147,6 +150,20 @@ describe('loadgen frames', () => {
     expect(readMessage(Buffer.from(`id: 9.k3\ndata: {"channel":"c1","seq":9,"data":${data}}`), out)).to.equal(true);
     expect(out).to.deep.equal({ seq: 9, sentUs: sent });
     expect(readMessage(Buffer.from('{"type":"ack","id":1}'), out)).to.equal(false);
+  });
+
+  it('reads seq and send time from a MessagePack message in place, and decodes any other frame', () => {
+    const sent = nowUs();
+    const payload = (frame) => frame.subarray((frame[1] & 0x7f) === 126 ? 4 : 2); // past the WebSocket header
+    const out = { seq: 0, sentUs: 0 };
+    expect(readMsgpack(payload(msgpackTransport.encode('c42', 70000, 'e', dataJson(sent, 3, 7, padding(128)))), out)).to.equal(undefined);
+    expect(out).to.deep.equal({ seq: 70000, sentUs: sent });
+    expect(readMsgpack(payload(msgpackTransport.encode('c1', 5, 'e', '{"other":1}')), out)).to.equal(undefined);
+    expect(out).to.deep.equal({ seq: 5, sentUs: -1 });
+    expect(readMsgpack(payload(msgpackTransport.encodeDelta('c1', 6, Uint8Array.from([1, 2]))), out)).to.equal(undefined);
+    expect(out).to.deep.equal({ seq: 6, sentUs: -1 });
+    expect(readMsgpack(Buffer.from(encode({ type: 'ack', id: 1, seq: 3 })), out)).to.deep.equal({ type: 'ack', id: 1, seq: 3 });
+    expect(readMsgpack(Buffer.from([0xc1]), out)).to.deep.equal({});
   });
 });
 

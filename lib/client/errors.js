@@ -7,7 +7,8 @@ export const ClientErrorCode = Object.freeze({
   QUEUE_FULL: 'queue_full', // publish while disconnected, with maxQueued already waiting
   DISCONNECTED: 'disconnected', // sent, but the connection died before the ack: may or may not be published
   CLOSED: 'closed', // close() was called, or the gateway refused us for good (1008)
-  RECEIVE_ONLY: 'receive_only' // publish over SSE: publish through the application's server and POST /publish
+  RECEIVE_ONLY: 'receive_only', // publish over SSE: publish through the application's server and POST /publish
+  BAD_DELTA: 'bad_delta' // a delta did not apply (the client reconnects and recovers), or deltas cannot be loaded
 });
 
 export class ClientError extends GatewayError {

@@ -41,6 +41,7 @@ export declare const ClientErrorCode: Readonly<{
   DISCONNECTED: 'disconnected';
   CLOSED: 'closed';
   RECEIVE_ONLY: 'receive_only';
+  BAD_DELTA: 'bad_delta';
 }>;
 export type ClientErrorCode = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
@@ -86,6 +87,11 @@ export interface ClientOptions {
   withCredentials?: boolean;
   /** 'auto' (default): WebSocket, receiving over SSE when WebSockets keep failing. */
   transport?: 'auto' | Transport;
+  /**
+   * The WebSocket's frames: 'json' (default) or 'msgpack' (MessagePack; binary data is published and received as
+   * Uint8Array; needs @msgpack/msgpack importable: in a browser, the gateway's /vendor/msgpack/index.mjs in an import map).
+   */
+  encoding?: Encoding;
   /** The gateway's /sse; by default /sse on the host of the client's URL. */
   sseUrl?: string | URL;
   /** Failed WebSocket attempts in a row before 'auto' falls back to SSE (3). */
@@ -110,6 +116,16 @@ export interface Welcome {
   auth?: 'jwt' | 'hook';
   /** 'sse' when receiving over Server-Sent Events. */
   transport?: 'sse';
+}
+
+export type Encoding = 'json' | 'msgpack';
+
+export interface SubscribeOptions {
+  /**
+   * Let the gateway send a message as a fossil delta against the one before (in a namespace with `delta: true`);
+   * handlers still get whole messages. Needs fossil-delta importable (in a browser: the gateway's /vendor/fossil-delta.js).
+   */
+  delta?: boolean;
 }
 
 export interface MessageInfo {
@@ -217,12 +233,15 @@ export declare class Client {
   /** What the client uses, or will use on its next connection. */
   readonly transport: Transport;
   readonly welcome: Welcome | undefined;
-  subscribe<T = unknown>(channel: string, handler: (data: T, message: MessageInfo) => void): Promise<void>;
+  subscribe<T = unknown>(channel: string, handler: (data: T, message: MessageInfo) => void, options?: SubscribeOptions): Promise<void>;
+  subscribe<T = unknown>(channel: string, options: SubscribeOptions, handler?: (data: T, message: MessageInfo) => void): Promise<void>;
   unsubscribe(channel: string, handler?: (data: any, message: MessageInfo) => void): Promise<unknown>;
   /**
    * Resolved once the gateway stored the message, with its seq and epoch;
    * rejected with `unavailable` when it could not confirm that (the message
-   * may have been published), and with `receive_only` over SSE.
+   * may have been published), and with `receive_only` over SSE. Binary data
+   * (a Uint8Array) needs encoding 'msgpack'; JSON and SSE subscribers
+   * receive it as `{b64: '<base64>'}`.
    */
   publish(channel: string, data: unknown): Promise<PublishAck>;
   /** Who is subscribed, by connectionId; rejected with `too_many` past --presence-max-clients, `receive_only` over SSE. */

@@ -18,6 +18,8 @@ import { SseSocket } from '../client/sse-socket.js';
 import { Subscription } from '../client/subscription.js';
 import { TokenSource } from '../client/token.js';
 import { Members } from '../client/members.js';
+import { ENCODINGS, jsonCodec, loadEncoding } from '../client/encoding.js';
+import { applyDelta, baseOf, deltasLoaded, loadDeltas } from '../client/delta.js';
 
 export { ErrorCode, CloseCode, GatewayError, presenceDigest } from '../protocol.js';
 // The name the gateway's reported errors had in earlier releases of this client.
@@ -41,6 +43,7 @@ const DEFAULTS = {
   WebSocket: globalThis.WebSocket,
   EventSource: globalThis.EventSource,
   transport: 'auto',
+  encoding: 'json',
   fallbackAfter: 3,
   websocketRetry: 60000,
   backoffBase: 1000,
@@ -97,6 +100,7 @@ export class Client extends Emitter {
   #generation = 0; // counts dropped sockets, so late answers about one are ignored
   #sse; // receiving over SSE (transport 'sse', or 'auto' after fallbackAfter failed WebSockets)
   #retryTimer; // under 'auto' on SSE: when to try a WebSocket again
+  #codec; // the WebSocket's encoding (./encoding.js), or the promise of it while MessagePack loads
 
   /**
    * @param {string|URL} url ws:// or wss://; in a browser also http(s):// or a path such as '/ws'
@@ -109,6 +113,8 @@ export class Client extends Emitter {
    * @param {string} [options.token] a JWT sent in an auth frame on every (re)connect, for a gateway under --auth jwt
    * @param {() => Promise<string>} [options.getToken] instead of token: fetches a fresh one for every (re)connect, and
    *   for the refresh ahead of exp
+   * @param {'json'|'msgpack'} [options.encoding='json'] the WebSocket's frames: JSON text, or MessagePack (binary
+   *   data published and received as Uint8Array); SSE is JSON whatever this says
    * @param {'auto'|'websocket'|'sse'} [options.transport='auto'] 'auto': WebSocket, receiving over SSE after
    *   `fallbackAfter` WebSockets in a row failed, and trying a WebSocket again `websocketRetry` ms later
    * @param {Function} [options.EventSource=globalThis.EventSource] constructor, for SSE; on Node: the eventsource package
@@ -122,6 +128,7 @@ export class Client extends Emitter {
     super();
     const opts = { ...DEFAULTS, ...options };
     if (!TRANSPORTS.includes(opts.transport)) throw new RangeError(`transport must be one of ${TRANSPORTS.join(', ')}, got ${opts.transport}`);
+    if (!ENCODINGS.includes(opts.encoding)) throw new RangeError(`encoding must be one of ${ENCODINGS.join(', ')}, got ${opts.encoding}`);
     const ws = typeof opts.WebSocket === 'function';
     const sse = typeof opts.EventSource === 'function';
     if (opts.transport !== 'sse' && !ws && !(opts.transport === 'auto' && sse)) {
@@ -146,7 +153,19 @@ export class Client extends Emitter {
       () => this.#send({ type: 'ping' }),
       () => this.#abandon('no pong within the ping interval')
     );
-    this.#dial();
+    this.#codec = loadEncoding(opts.encoding);
+    if (!(this.#codec instanceof Promise)) return void this.#dial();
+    this.#codec.then(
+      (codec) => {
+        this.#codec = codec;
+        if (this.#state !== State.CLOSED) this.#dial();
+      },
+      (err) => {
+        const reason = `encoding ${opts.encoding} cannot be loaded: ${err.message}`;
+        this.#finish({ code: 1000, reason });
+        this.emit('error', new ClientError(ClientErrorCode.CLOSED, reason));
+      }
+    );
   }
 
   /** One of State. */
@@ -166,19 +185,26 @@ export class Client extends Emitter {
 
   /**
    * Calls handler(data, {channel, seq}) for every message on `channel`, now
-   * and after every reconnect.
+   * and after every reconnect. With `{delta: true}` (in a namespace that
+   * offers deltas) the gateway may send a message as a delta against the
+   * one before: the handler still gets whole messages. The options and the
+   * handler may come in either order; the first subscribe to a channel
+   * decides its options.
+   * @param {Function|{delta?: boolean}} handler
+   * @param {{delta?: boolean}|Function} [options]
    * @returns {Promise<void>} resolved once the gateway accepted the first subscribe
    */
-  subscribe(channel, handler) {
+  subscribe(channel, handler, options) {
+    if (typeof handler !== 'function') [handler, options] = [options, handler];
     if (!isValidChannel(channel)) return Promise.reject(invalidChannel(channel));
     if (this.#state === State.CLOSED) return Promise.reject(closedError());
     let sub = this.#channels.get(channel);
     if (sub === undefined) {
-      sub = new Subscription();
+      sub = new Subscription(options?.delta === true);
       this.#channels.set(channel, sub);
       if (this.#state === State.OPEN) this.#subscribe(channel, sub);
     }
-    sub.handlers.add(handler);
+    if (handler !== undefined) sub.handlers.add(handler);
     return sub.ready;
   }
 
@@ -261,7 +287,8 @@ export class Client extends Emitter {
           token: () => (this.#tokens.configured ? this.#tokens.get() : Promise.resolve()),
           withCredentials: opts.withCredentials
         })
-      : new opts.WebSocket(this.url);
+      : new opts.WebSocket(this.url, this.#codec.protocols);
+    if (!this.#sse && this.#codec.binaryType !== undefined) socket.binaryType = this.#codec.binaryType;
     this.#socket = socket;
     socket.onmessage = (event) => this.#receive(event.data);
     socket.onclose = (event) => this.#closed(event.code, event.reason);
@@ -269,13 +296,10 @@ export class Client extends Emitter {
     this.#timer = setTimeout(() => this.#abandon('no welcome within connectTimeout'), this.#options.connectTimeout);
   }
 
-  #receive(text) {
-    let frame;
-    try {
-      frame = JSON.parse(text);
-    } catch {
-      return; // the gateway sends JSON text only
-    }
+  #receive(data) {
+    // SSE events are JSON whatever the encoding; a frame that does not decode is not the gateway's.
+    const frame = (this.#sse ? jsonCodec : this.#codec).decode(data);
+    if (frame === undefined) return;
     switch (frame.type) {
       case 'message':
         return this.#deliver(frame);
@@ -355,10 +379,37 @@ export class Client extends Emitter {
   #deliver(frame) {
     const sub = this.#channels.get(frame.channel) ?? this.#server.get(frame.channel);
     if (sub === undefined || sub.seen(frame.seq)) return; // unsubscribed while on its way, or had already
+    if (sub.delta && !this.#rebuild(sub, frame)) return;
     const expected = sub.advance(frame.seq);
     if (expected !== undefined) this.emit('gap', { channel: frame.channel, expected, got: frame.seq });
     if (sub.handlers.size === 0) this.emit('message', frame.data, frame); // a subscription the server made
     for (const handler of sub.handlers) handler(frame.data, frame);
+  }
+
+  /**
+   * A delta subscription's message made whole (frame.data replaced), and
+   * kept as the base of the next delta. The gateway diffs only against the
+   * seq just before, sent on this connection.
+   * @returns {boolean} false for a delta that cannot be applied: dropped, and the connection started over
+   */
+  #rebuild(sub, frame) {
+    if (frame.delta !== true) {
+      sub.base = baseOf(frame.data);
+      return true;
+    }
+    try {
+      if (sub.base === undefined || frame.seq !== sub.lastSeq + 1) throw new Error('no base for it');
+      const whole = applyDelta(sub.base, frame.data);
+      frame.data = whole.data;
+      frame.delta = undefined;
+      sub.base = whole.base;
+      return true;
+    } catch (err) {
+      // Recovered from where the client stands, the next message comes whole.
+      this.emit('error', new ClientError(ClientErrorCode.BAD_DELTA, `a delta on ${frame.channel} (seq ${frame.seq}) did not apply: ${err.message}`));
+      this.#abandon('a delta did not apply');
+      return false;
+    }
   }
 
   /** Where the client stands in each subscription the server made: the auth frame's `since` after a reconnect. */
@@ -395,8 +446,11 @@ export class Client extends Emitter {
 
   /** Subscribes, or after a reconnect resubscribes with `since` to recover what was missed. */
   #subscribe(channel, sub) {
+    if (sub.delta && !deltasLoaded()) return this.#subscribeOnceLoaded(channel, sub);
     const since = sub.since;
     const frame = since === undefined ? { type: 'subscribe', channel } : { type: 'subscribe', channel, since };
+    if (sub.delta && !this.#sse) frame.delta = 'fossil';
+    sub.base = undefined; // the first message of a subscribe comes whole
     const acked = (ack) => this.#joined(channel, sub, since, ack);
     const again = sub.acked;
     this.#request(frame, acked).then(() => again && this.emit('resubscribed', { channel }), (err) => {
@@ -406,6 +460,19 @@ export class Client extends Emitter {
       if (sub.acked) this.emit('error', err);
       else sub.rejectReady(err);
     });
+  }
+
+  #subscribeOnceLoaded(channel, sub) {
+    const generation = this.#generation;
+    loadDeltas().then(
+      () => {
+        if (generation === this.#generation && this.#state === State.OPEN && this.#channels.get(channel) === sub) this.#subscribe(channel, sub);
+      },
+      (err) => {
+        this.#channels.delete(channel);
+        sub.rejectReady(new ClientError(ClientErrorCode.BAD_DELTA, `deltas cannot be applied here (fossil-delta did not load: ${err.message})`));
+      }
+    );
   }
 
   /** @param {(ack: object) => void} [acked] called with the ack as it arrives, before the promise settles */
@@ -429,11 +496,11 @@ export class Client extends Emitter {
     request.resolve(ack);
   }
 
-  /** @returns {number} the frame's length in characters */
+  /** @returns {number} the frame's length (characters in JSON, bytes in MessagePack) */
   #send(frame) {
-    const text = JSON.stringify(frame);
-    this.#socket.send(text);
-    return text.length;
+    const encoded = (this.#sse ? jsonCodec : this.#codec).encode(frame);
+    this.#socket.send(encoded);
+    return encoded.length;
   }
 
   /** The socket closed under us: reconnect, unless its close code says not to. */
@@ -466,11 +533,13 @@ export class Client extends Emitter {
     clearTimeout(this.#retryTimer);
     this.#generation++;
     this.#heartbeat.stop();
-    const socket = this.#socket;
-    socket.onmessage = socket.onclose = socket.onerror = noop;
-    // terminate() is ws's immediate close; a browser's close() cannot wait on us.
-    if (socket.terminate) socket.terminate();
-    else socket.close(1000);
+    const socket = this.#socket; // none yet while the encoding loads
+    if (socket !== undefined) {
+      socket.onmessage = socket.onclose = socket.onerror = noop;
+      // terminate() is ws's immediate close; a browser's close() cannot wait on us.
+      if (socket.terminate) socket.terminate();
+      else socket.close(1000);
+    }
     const pending = [...this.#pending.values()];
     this.#pending = new Map();
     const publishes = pending.filter((request) => request.frame.type === 'publish');

@@ -5,8 +5,11 @@
 // over again.
 
 export class Subscription {
-  constructor() {
+  /** @param {boolean} [delta] messages may come as deltas (./delta.js) */
+  constructor(delta = false) {
     this.handlers = new Set();
+    this.delta = delta;
+    this.base = undefined; // with delta: the last message's text, the next delta's base
     this.epoch = undefined;
     this.lastSeq = undefined;
     this.acked = false;

@@ -13,8 +13,8 @@
 //      are open, so no rule asks which auth mode is on;
 //   4. its grant for the channel (forbidden): the identity's subscribe or
 //      publish patterns; for a presence read, a subscription to the channel;
-//   5. what the namespace allows (clientPublish: forbidden; presence:
-//      bad_request);
+//   5. what the namespace allows (clientPublish: forbidden; presence and
+//      delta: bad_request, as a request for what the channel lacks);
 //   6. the connection's rate (rate_limited): a publish, a presence read, and
 //      a subscribe that costs more than a table entry (a hook call, a
 //      recovery) spend a token;
@@ -26,6 +26,7 @@
 // Checks throw the GatewayError that answers them (../errors.js); an
 // operation that waits for a hook returns a promise that rejects with it.
 import { ErrorCode, GatewayError, checkChannel } from '../protocol.js';
+import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from '../worker/permissions.js';
 import { identityOf, kClient } from '../worker/identity.js';
 import { kTransport } from '../worker/transport.js';
@@ -105,13 +106,15 @@ export class Commands {
    * how its connection is answered). A subscribe to a channel the
    * connection already holds is the transport's to answer, unchecked again.
    * @param {{seq: number, epoch: string}} [since] where a recovery starts
+   * @param {string} [delta] the delta algorithm asked for (the decoder checked its name)
    * @returns {Namespace|Promise<Namespace>} the channel's namespace, at once
    *   or once its subscribe hook allowed it
    */
-  subscribe(conn, channel, since, id) {
+  subscribe(conn, channel, since, id, delta) {
     const ns = this.namespace(channel, id);
     const identity = this.identity(conn, id);
     this.granted(identity, 'subscribe', channel, id);
+    if (delta !== undefined) deltaAllowed(ns, channel, id);
     if (this.subscriptions.count(conn) >= this.maxSubscriptions) {
       throw new GatewayError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, `at most ${this.maxSubscriptions} subscriptions per connection`, id);
     }
@@ -142,10 +145,10 @@ export class Commands {
     if (!ns.clientPublish) throw forbidden(`only the server publishes in namespace ${ns.name}`, id);
     this.spend(conn, 'publishes', id);
     this.engineTakes(id);
-    if (!ns.publishHook) return void this.relay.publish(channel, JSON.stringify(data), conn, id);
-    const body = { client: conn[kClient], user: identity.user, channel, data };
+    if (!ns.publishHook) return void this.relay.publish(channel, serialiseData(data), conn, id);
+    const body = { client: conn[kClient], user: identity.user, channel, data: jsonable(data) };
     return this.hooks.publish(body, present(conn)).then((outcome) => {
-      if (conn[kTransport].isOpen(conn)) this.relay.publish(channel, outcome.dataJson ?? JSON.stringify(data), conn, id);
+      if (conn[kTransport].isOpen(conn)) this.relay.publish(channel, outcome.dataJson ?? serialiseData(data), conn, id);
     }, withId(id));
   }
 
@@ -173,6 +176,13 @@ export function presenceAllowed(ns, channel, id) {
   if (ns.presence) return;
   const where = ns.name === '' ? 'channels outside namespaces' : `namespace ${ns.name}`;
   throw new GatewayError(ErrorCode.BAD_REQUEST, `no presence on ${channel}: ${where} lack presence: true`, id);
+}
+
+/** 5 for a delta subscription: the namespace offers deltas. */
+function deltaAllowed(ns, channel, id) {
+  if (ns.delta) return;
+  const where = ns.name === '' ? 'channels outside namespaces do' : `namespace ${ns.name} does`;
+  throw new GatewayError(ErrorCode.BAD_REQUEST, `no deltas on ${channel}: ${where} not offer them (delta: true)`, id);
 }
 
 function forbidden(message, id) {

@@ -15,7 +15,8 @@ export const AUTH_ID = 4;
 const MESSAGE = Buffer.from('{"type":"message",');
 const EVENT = Buffer.from('id: '); // an SSE message event: its id line, then its data
 const SEQ = Buffer.from('"seq":');
-const SENT = Buffer.from('"data":{"t":');
+const SENT = Buffer.from('"data":{"t":'); // never inside a delta's string, where quotes are escaped
+const DELTA = '"delta":"fossil",';
 
 /** Microseconds since the epoch, comparable across this machine's processes. */
 export function nowUs() {
@@ -39,13 +40,14 @@ export function authFrame(token) {
   return `{"type":"auth","token":"${token}","id":${AUTH_ID}}`;
 }
 
-export function subscribeFrame(channel) {
-  return `{"type":"subscribe","channel":"${channel}","id":${SUBSCRIBE_ID}}`;
+/** @param {boolean} [delta] later messages as fossil deltas, where smaller */
+export function subscribeFrame(channel, delta = false) {
+  return `{"type":"subscribe","channel":"${channel}",${delta ? DELTA : ''}"id":${SUBSCRIBE_ID}}`;
 }
 
 /** A subscribe that asks for what was missed after `seq` of `epoch`. */
-export function resubscribeFrame(channel, seq, epoch) {
-  return `{"type":"subscribe","channel":"${channel}","since":{"seq":${seq},"epoch":"${epoch}"},"id":${RESUBSCRIBE_ID}}`;
+export function resubscribeFrame(channel, seq, epoch, delta = false) {
+  return `{"type":"subscribe","channel":"${channel}","since":{"seq":${seq},"epoch":"${epoch}"},${delta ? DELTA : ''}"id":${RESUBSCRIBE_ID}}`;
 }
 
 export function publishFrame(channel, data) {

@@ -31,6 +31,17 @@ export const options = {
   'pusher-key': { type: 'string', describe: 'the Pusher app key the connections use (--protocol pusher)' },
   'pusher-app-id': { type: 'string', describe: "the Pusher app id, for publishing through its HTTP API (--protocol pusher)" },
   'pusher-secret': { type: 'string', describe: "the Pusher app secret that signs the HTTP API's requests (--protocol pusher)" },
+  encoding: {
+    type: 'string',
+    choices: ['json', 'msgpack'],
+    default: 'json',
+    describe: 'a WebSocket\'s frames: JSON text, or MessagePack (Sec-WebSocket-Protocol gateway.msgpack)'
+  },
+  delta: {
+    type: 'boolean',
+    default: false,
+    describe: 'subscribe with "delta":"fossil" (the channels\' namespace must offer deltas); latency is measured on whole messages only'
+  },
   connections: { ...int(1, 10_000_000), default: 1000, describe: 'connections to open and hold' },
   rate: { type: 'number', min: 0.1, default: 1000, describe: 'new connections per second, all processes together' },
   processes: {

@@ -26,6 +26,8 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
   if (o.transport === 'sse' && o.publishRate > 0 && o.publishVia !== 'http') {
     throw new UsageError('--transport sse receives only: publish with --publish-via http --api-key K');
   }
+  if (o.transport === 'sse' && (o.encoding !== 'json' || o.delta)) throw new UsageError('--encoding and --delta are a WebSocket\'s: a stream is JSON, whole messages');
+  if (o.delta && o.channels === 0) throw new UsageError('--delta needs --channels: deltas are a subscription\'s');
   if (o.token !== undefined && o.jwtSecret !== undefined) throw new UsageError('give --token or --jwt-secret, not both');
   pusherProblem(o);
   const largest = Math.ceil(o.connections / processes);
@@ -55,6 +57,8 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       reconnectEvery: o.reconnectEvery,
       reconnectFraction: o.reconnectFraction,
       transport: o.transport,
+      encoding: o.encoding,
+      delta: o.delta,
       auth: { token: o.token, jwtSecret: o.jwtSecret, jwtSubPrefix: o.jwtSubPrefix }
     });
     first += count;

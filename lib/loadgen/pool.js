@@ -9,6 +9,7 @@ import { TokenBucket } from './token-bucket.js';
 import { connectionTokens } from './tokens.js';
 import { eventEpoch } from './sse-wire.js';
 import { pusherControl, pusherSubscribeFrame, readPusherEvent } from './pusher-wire.js';
+import { readMsgpack } from './msgpack-frames.js';
 import {
   AUTH_ID,
   SUBSCRIBE_ID,
@@ -81,10 +82,12 @@ export class Pool extends SocketTable {
    * @param {number} plan.reconnectFraction share of the connections each round drops
    * @param {'ws'|'sse'} plan.transport
    * @param {'native'|'pusher'} [plan.protocol] native unless given
+   * @param {'json'|'msgpack'} [plan.encoding] a WebSocket's
+   * @param {boolean} [plan.delta] subscribe with "delta":"fossil"
    * @param {{token?: string, jwtSecret?: string, jwtSubPrefix: string}} plan.auth (./tokens.js)
    */
   constructor(plan) {
-    super(plan.url, plan.count, plan.transport);
+    super(plan.url, plan.count, plan.transport, plan.encoding);
     this.plan = plan;
     const n = plan.count;
     this.state = new Uint8Array(n);
@@ -233,7 +236,7 @@ export class Pool extends SocketTable {
     this.state[k] = SUBSCRIBING;
     if (this.sse) return;
     const channel = this.channelNameOf(k);
-    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k]) : this.wire.subscribeFrame(channel));
+    this.send(k, this.redialing[k] === REDIALING ? resubscribeFrame(channel, this.lastSeq[k], this.epochOf[k], this.plan.delta) : this.wire.subscribeFrame(channel, this.plan.delta));
   }
 
   onFail(k, reason) {
@@ -272,7 +275,10 @@ export class Pool extends SocketTable {
 
   onText(k, buf) {
     const m = this.parsed;
-    if (!this.wire.readMessage(buf, m)) return this.control(k, this.wire.control(buf));
+    if (this.msgpack) {
+      const frame = readMsgpack(buf, m);
+      if (frame !== undefined) return this.control(k, frame);
+    } else if (!this.wire.readMessage(buf, m)) return this.control(k, this.wire.control(buf));
     const c = this.counts;
     c.received++;
     // A stream's replay comes before its `ready`: no latency for it either.

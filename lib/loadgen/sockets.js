@@ -16,6 +16,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { Opcode, newKey, handshakeRequest, readHandshake, readFrame, encodeFrame, textFrame, closeFrame } from './wire.js';
 import { streamRequest, readStreamHead, readEvents } from './sse-wire.js';
+import { fromJson } from '../codecs/msgpack.js';
 
 const SLOT = Symbol('slot');
 const NO_STATUS = 1005;
@@ -27,10 +28,12 @@ export class SocketTable {
    * @param {string} url ws:// or wss:// (certificates are not checked: targets are this machine)
    * @param {number} count
    * @param {'ws'|'sse'} [transport] sse: streams on GET /sse of the same host
+   * @param {'json'|'msgpack'} [encoding] a WebSocket's (gateway.msgpack: binary frames both ways)
    */
-  constructor(url, count, transport = 'ws') {
+  constructor(url, count, transport = 'ws', encoding = 'json') {
     this.url = new URL(url);
     this.sse = transport === 'sse';
+    this.msgpack = encoding === 'msgpack';
     const secure = this.url.protocol === 'wss:';
     this.connectTo = secure ? tls.connect : net.connect;
     // One options object for every connect: net reads it during the call.
@@ -68,11 +71,12 @@ export class SocketTable {
     this.closeCode[k] = 0;
     // A stream has no key: the marker only says its response head is awaited.
     this.keys[k] = this.sse ? '' : newKey();
-    socket.write(this.sse ? streamRequest(this.url, this.channelNameOf(k), this.lastEventId(k), this.tokens?.[k]) : handshakeRequest(this.url, this.keys[k]));
+    socket.write(this.sse ? streamRequest(this.url, this.channelNameOf(k), this.lastEventId(k), this.tokens?.[k]) : handshakeRequest(this.url, this.keys[k], this.msgpack ? 'gateway.msgpack' : undefined));
   }
 
+  /** @param {string} text a frame as JSON (./frames.js); in MessagePack, the same fields */
   send(k, text) {
-    this.sockets[k].write(textFrame(text));
+    this.sockets[k].write(this.msgpack ? encodeFrame(Opcode.BINARY, fromJson(text)) : textFrame(text));
   }
 
   /**

@@ -3,7 +3,7 @@
 // write and one parse, and frames are read in place from the socket's chunks.
 // A `ws` client object costs about 5.7 KiB per connection; a bare socket and
 // these functions cost about half that. Only what a load generator needs is
-// here: text frames out, text and control frames in, no extensions.
+// here: text or binary frames out, data and control frames in, no extensions.
 import crypto from 'node:crypto';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
@@ -19,10 +19,11 @@ export function newKey() {
   return crypto.randomBytes(16).toString('base64');
 }
 
-export function handshakeRequest(url, key) {
+/** @param {string} [protocol] the Sec-WebSocket-Protocol to ask for (none: the gateway's JSON) */
+export function handshakeRequest(url, key, protocol) {
   return (
     `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-    `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`
+    `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${protocol === undefined ? '' : `Sec-WebSocket-Protocol: ${protocol}\r\n`}\r\n`
   );
 }
 

@@ -41,7 +41,7 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
   return {
     upgrade: {
       matches: (path) => path.startsWith('/app/'),
-      wss,
+      serverFor: () => wss,
       connections,
       refuse: (req, socket, head, err) => refuseUpgrade(wss, req, socket, head, err)
     },

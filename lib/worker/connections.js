@@ -13,8 +13,6 @@ import {
   ackFrame,
   authAckFrame,
   errorFrame,
-  messageFrame,
-  parseClientFrame,
   pongFrame,
   presenceFrame,
   presenceStatsFrame,
@@ -26,7 +24,7 @@ import {
 } from '../protocol.js';
 import { Keepalive } from './keepalive.js';
 import { socketListeners } from './ws-handlers.js';
-import { encodeText, wsTransport } from './ws-transport.js';
+import { kTransport } from './transport.js';
 import { hasCredential, identifying, identityOf, kClient } from './identity.js';
 import { allows } from './permissions.js';
 import { takeToken } from './token-bucket.js';
@@ -127,8 +125,7 @@ export class Connections {
     Keepalive.alive(ws);
     let frame;
     try {
-      if (isBinary) throw new GatewayError(ErrorCode.BAD_REQUEST, 'binary frames are not accepted; send JSON text');
-      frame = parseClientFrame(data.toString());
+      frame = ws[kTransport].decode(data, isBinary); // the connection's encoding, chosen at the upgrade
       this.run(ws, frame);
     } catch (err) {
       this.fail(ws, err);
@@ -145,7 +142,7 @@ export class Connections {
         this.commands.identity(ws, id);
         return ws.send(pongFrame(id));
       case 'subscribe':
-        return this.subscribe(ws, channel, id, frame.since);
+        return this.subscribe(ws, channel, id, frame.since, frame.delta);
       case 'unsubscribe':
         this.commands.unsubscribe(ws, channel, id);
         return ws.send(ackFrame(id));
@@ -165,8 +162,11 @@ export class Connections {
     }
   }
 
-  /** A client's subscribe: the core's checks (and hook), then join(); a channel already held is answered where it stands. */
-  subscribe(ws, channel, id, since) {
+  /**
+   * A client's subscribe: the core's checks (and hook), then join(); a channel already held is answered where it stands.
+   * @param {string} [delta] the delta algorithm asked for: later messages may come as deltas (./deltas.js)
+   */
+  subscribe(ws, channel, id, since, delta) {
     const subscriptions = this.subscriptions;
     if (subscriptions.has(ws, channel)) {
       this.commands.namespace(channel, id);
@@ -174,14 +174,14 @@ export class Connections {
       if (!local.has(ws)) throw new GatewayError(ErrorCode.BAD_REQUEST, `a subscribe to ${channel} is already under way`, id);
       return ws.send(subscribeAckFrame(id, local.seq, local.epoch));
     }
-    const allowed = this.commands.subscribe(ws, channel, since, id);
-    if (!(allowed instanceof Promise)) return this.join(ws, channel, id, since, allowed, CLIENT);
+    const allowed = this.commands.subscribe(ws, channel, since, id, delta);
+    if (!(allowed instanceof Promise)) return this.join(ws, channel, id, since, allowed, CLIENT, delta);
     allowed.then(
       (ns) => {
         if (ws.readyState !== WebSocket.OPEN) return;
         // Asked twice while the hook decided: the first answer joins, the second is told where it stands.
-        if (subscriptions.has(ws, channel)) this.subscribe(ws, channel, id, since);
-        else this.join(ws, channel, id, since, ns, CLIENT);
+        if (subscriptions.has(ws, channel)) this.subscribe(ws, channel, id, since, delta);
+        else this.join(ws, channel, id, since, ns, CLIENT, delta);
       },
       (err) => this.fail(ws, err)
     );
@@ -216,21 +216,21 @@ export class Connections {
    * nothing needs replaying; otherwise asks the primary (./relay.js), and
    * answered() completes it.
    */
-  join(ws, channel, id, since, ns, server) {
+  join(ws, channel, id, since, ns, server, delta) {
     const subscriptions = this.subscriptions;
     const upToDate = subscriptions.upToDate(channel, since, ns.latest);
     const local = subscriptions.add(ws, channel);
     if (!upToDate) {
-      this.relay.subscribe({ owner: this, ws, channel, local, id, since, server });
+      this.relay.subscribe({ owner: this, ws, channel, local, id, since, server, delta });
       return;
     }
-    subscriptions.activate(ws, local);
+    subscriptions.activate(ws, local, delta !== undefined);
     if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
     ws.send(joinedFrame(server, id, channel, local.seq, local.epoch, since === undefined ? undefined : true));
   }
 
   /** The primary's answer to a subscribe this worker could not answer itself. */
-  answered({ ws, channel, local, id, since, server }, { current, epoch, seq, result, replay }) {
+  answered({ ws, channel, local, id, since, server, delta }, { current, epoch, seq, result, replay }) {
     if (ws.readyState !== WebSocket.OPEN) return;
     // Unsubscribed while asking, or already live through an earlier request:
     // say where the channel stands (to a client that asked), replay nothing.
@@ -238,15 +238,17 @@ export class Connections {
       if (server === CLIENT) ws.send(subscribeAckFrame(id, seq, epoch));
       return;
     }
-    this.subscriptions.activate(ws, local);
+    this.subscriptions.activate(ws, local, delta !== undefined);
     if (result !== undefined) metrics.recoveries.inc({ result });
     // With since: the missed messages; without, in a `latest` namespace: the latest one.
     const latest = since === undefined && replay !== undefined ? true : undefined;
     ws.send(joinedFrame(server, id, channel, seq, epoch, since === undefined ? undefined : replay !== undefined, latest));
     if (replay === undefined) return;
+    // In full, also to a delta subscriber: its deltas start after the next live message.
     const first = seq - replay.length + 1;
+    const transport = ws[kTransport];
     for (let i = 0; i < replay.length; i++) {
-      wsTransport.write(ws, encodeText(messageFrame(channel, first + i, replay[i])), this.config.maxBuffered);
+      transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.config.maxBuffered);
     }
   }
 

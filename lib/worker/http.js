@@ -5,11 +5,13 @@
 // methods (../core/server.js) and keep their answers' shapes: 202 {seq} and
 // 200 {disconnected}; a failure is {error: <code>, message}.
 import { readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { parseDisconnectBody, parsePublishBody } from '../protocol.js';
 import { runMethod } from '../core/server.js';
 import { carriedBy } from './transport.js';
 import { keyCheck, readBody, reply, replyError } from './http-io.js';
+import { vendorFile } from './vendor.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -53,6 +55,9 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
     // The client's own modules, imported by /client.js as ./client/<name>.js.
     const part = CLIENT_PART.exec(path);
     if (part !== null) return serveFile(res, `client/${part[1]}`, STATIC['/client.js'][1]);
+    // MessagePack and fossil-delta, for a browser client that uses them.
+    const vendor = vendorFile(path);
+    if (vendor !== undefined) return serveFile(res, vendor, STATIC['/client.js'][1]);
     reply(res, 404, { error: ErrorCode.NOT_FOUND });
   };
 
@@ -86,11 +91,12 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
     return [200, await runMethod('disconnect', { user }, api.context)];
   }
 
+  /** @param {string} file under lib/, or an absolute path */
   function serveFile(res, file, type) {
     let body = files.get(file);
     if (body === undefined) {
       try {
-        body = readFileSync(new URL(`../${file}`, import.meta.url));
+        body = readFileSync(isAbsolute(file) ? file : new URL(`../${file}`, import.meta.url));
       } catch {
         return reply(res, 404, { error: ErrorCode.NOT_FOUND });
       }

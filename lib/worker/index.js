@@ -19,6 +19,8 @@ import { Admission } from './admission.js';
 import { Sessions } from './sessions.js';
 import { Commands } from '../core/commands.js';
 import { GatewaySocket } from './ws-transport.js';
+import { MsgpackSocket } from './msgpack-transport.js';
+import { negotiate, protocolOf } from '../codecs/index.js';
 import { carriedBy } from './transport.js';
 import { coalescer } from './coalesce.js';
 import { closeAll } from './drain.js';
@@ -67,13 +69,23 @@ export function startWorker(config, worker) {
   const commands = new Commands({ config, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
   const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
   const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
-  const wss = new WebSocketServer({
-    noServer: true,
-    WebSocket: GatewaySocket, // ws's class, with the transport on its prototype
-    clientTracking: false, // ws would add a closure per connection; Connections counts, the keepalive wheel holds them
-    perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
-    maxPayload: config.maxPayload
-  });
+  // One ws server per encoding: its WebSocket class carries the encoding's
+  // transport (./transport.js); the upgrade picks the server (./upgrade.js).
+  const wsServer = (encoding, WebSocket) =>
+    new WebSocketServer({
+      noServer: true,
+      WebSocket, // ws's class, with the transport on its prototype
+      clientTracking: false, // ws would add a closure per connection; Connections counts, the keepalive wheel holds them
+      perMessageDeflate: false, // ~250 KB per connection once used: never worth it here
+      maxPayload: config.maxPayload,
+      handleProtocols: () => protocolOf(encoding) // asked only when the client offered protocols: the one negotiated
+    });
+  const servers = { json: wsServer('json', GatewaySocket), msgpack: wsServer('msgpack', MsgpackSocket) };
+  const native = {
+    matches: (path) => path === config.path,
+    serverFor: (req) => servers[negotiate(req.headers['sec-websocket-protocol'])],
+    connections
+  };
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
   attachAdmin(relay, api.context);
@@ -91,7 +103,7 @@ export function startWorker(config, worker) {
     'upgrade',
     createUpgradeHandler({
       config,
-      ways: [{ matches: (path) => path === config.path, wss, connections }, ...protocols.map((protocol) => protocol.upgrade)],
+      ways: [native, ...protocols.map((protocol) => protocol.upgrade)],
       admission,
       closes: new ClosePacer(),
       rejected: (reason) => metrics.rejected.inc({ reason })

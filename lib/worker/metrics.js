@@ -37,6 +37,8 @@ export const metrics = {
   apiRequests: counter('gateway_api_requests_total', 'Server API calls (POST /api/<method>, and each command of a batch), by method and result code', ['method', 'code']),
   delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers'),
   presenceDiffsSent: counter('gateway_join_leave_sent_total', 'presence_diff frames (SSE events) written to subscribers'),
+  bytesSent: counter('gateway_bytes_sent_total', 'Bytes written to clients (frames, events, pings), by encoding (json: JSON WebSockets and SSE; msgpack)', ['encoding']),
+  deltas: counter('gateway_deltas_total', 'Messages to delta subscribers, by result (sent: as a delta; full: whole, being first, after a gap, or no smaller as a delta)', ['result']),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
   authFailures: counter('gateway_auth_failures_total', 'Refused tokens and frames, by reason (missing, invalid, expired, forbidden)', ['reason']),
   disconnects: counter('gateway_disconnects_total', 'Connections closed by the gateway for auth, by reason (auth_timeout, token_expired, api)', ['reason']),

@@ -235,13 +235,16 @@ export class WorkerRelay {
     // Encoded once per transport present, on its first subscriber.
     const { encoded, maxBuffered } = this;
     encoded.fill(undefined);
+    const deltas = subscribers.deltas; // undefined unless some subscriber takes deltas
+    deltas?.next(seq, dataJson);
     let delivered = 0;
     for (const conn of subscribers) {
       const transport = conn[kTransport];
       const message = (encoded[transport.index] ??= transport.encode(channel, seq, subscribers.epoch, dataJson));
-      if (transport.writeMessage(conn, message, maxBuffered)) delivered++;
+      if (deltas?.has(conn) ? deltas.write(conn, channel, message, maxBuffered) : transport.writeMessage(conn, message, maxBuffered)) delivered++;
     }
     if (delivered > 0) metrics.delivered.inc(delivered);
+    if (deltas !== undefined) countDeltas(deltas);
   }
 
   routed([, token, epoch, seq, result, replay]) {
@@ -265,4 +268,9 @@ function countMessages(ops) {
   let n = 0;
   for (const op of ops) if (op[0] === Op.MSG) n++;
   return n;
+}
+
+function countDeltas({ sent, full }) {
+  if (sent > 0) metrics.deltas.inc({ result: 'sent' }, sent);
+  if (full > 0) metrics.deltas.inc({ result: 'full' }, full);
 }

@@ -52,6 +52,7 @@ function write(stream, bytes, maxBuffered) {
 
 export const sseTransport = defineTransport(SseStream, {
   name: 'sse',
+  encoding: 'json', // events carry the JSON encoding's text
   answersPings: false,
   channelsFixed: true,
   ping: Buffer.from(': ping\n\n'), // a comment line: proxies see traffic, EventSource ignores it

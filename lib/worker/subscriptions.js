@@ -9,6 +9,7 @@
 // Until then it is pending, so a recovery's replay and the live messages
 // join exactly (see ./relay.js).
 import { gaugeReads, metrics } from './metrics.js';
+import { ChannelDeltas } from './deltas.js';
 
 // A connection's channels: undefined, one name, or a Set of names. Most
 // connections hold one channel, and a Set for one name costs ~150 bytes.
@@ -32,6 +33,7 @@ export class LocalChannel extends Set {
     this.routed = false; // the primary has answered a subscribe for this record
     this.seq = 0;
     this.epoch = '';
+    this.deltas = undefined; // ChannelDeltas while some subscriber takes deltas
   }
 }
 
@@ -115,10 +117,14 @@ export class Subscriptions {
     return local;
   }
 
-  /** A pending subscriber starts receiving the channel's messages. */
-  activate(ws, local) {
+  /**
+   * A pending subscriber starts receiving the channel's messages.
+   * @param {boolean} [deltas] as deltas where they are smaller (./deltas.js)
+   */
+  activate(ws, local, deltas = false) {
     local.pending--;
     local.add(ws);
+    if (deltas) (local.deltas ??= new ChannelDeltas()).subscribed(ws);
     if (local.watched) this.presence.joined(ws, local.name);
   }
 
@@ -147,6 +153,7 @@ export class Subscriptions {
     const local = this.channels.get(channel);
     if (!local.delete(ws)) local.pending--;
     else if (local.watched) this.presence.left(ws, channel);
+    if (local.deltas?.delete(ws) && local.deltas.size === 0) local.deltas = undefined;
     this.held--;
     if (local.size === 0 && local.pending === 0) {
       this.channels.delete(channel);

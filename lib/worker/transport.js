@@ -29,7 +29,10 @@ export const kTransport = Symbol('transport');
 
 /**
  * @typedef {object} Transport
- * @property {'ws'|'sse'} name the metrics label
+ * @property {'ws'|'ws-msgpack'|'sse'} name
+ * @property {'json'|'msgpack'} encoding the label of gateway_bytes_sent_total
+ * @property {(data: Buffer, isBinary: boolean) => object} [decode] a client
+ *   frame into a command (protocol.js's checkClientFrame shape); transports that take frames
  * @property {number} index small and unique: fan-out keeps one encoding per transport by it
  * @property {boolean} answersPings see above
  * @property {boolean} channelsFixed its channels are set when it opens (an
@@ -37,6 +40,8 @@ export const kTransport = Symbol('transport');
  * @property {Buffer} ping the bytes of one keepalive ping
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker
+ * @property {(channel: string, seq: number, delta: Uint8Array) => any} [encodeDelta] one
+ *   message as a delta against the one before (./deltas.js), where deltas are offered
  * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
  * @property {(kind: 'presence_diff', frame: string) => Buffer} encodeEvent a
  *   frame that is not a message (no seq, no cursor: a presence_diff from
@@ -54,6 +59,15 @@ export const kTransport = Symbol('transport');
 /** Every transport, by index. */
 export const TRANSPORTS = [];
 
+// Bytes written, by transport index: plain numbers on the hot path, summed
+// by encoding when the metrics are collected.
+const bytesSent = [];
+
+metrics.bytesSent.collect = function () {
+  this.reset();
+  for (const t of TRANSPORTS) this.inc({ encoding: t.encoding }, bytesSent[t.index]);
+};
+
 /**
  * Registers a transport and hangs it on the prototype of its connections.
  * @param {Function} Connection the class of its connections
@@ -63,6 +77,7 @@ export const TRANSPORTS = [];
 export function defineTransport(Connection, descriptor) {
   const transport = Object.freeze({ ...descriptor, index: TRANSPORTS.length });
   TRANSPORTS.push(transport);
+  bytesSent.push(0);
   Object.defineProperty(Connection.prototype, kTransport, { value: transport });
   return transport;
 }
@@ -74,6 +89,7 @@ export function defineTransport(Connection, descriptor) {
  */
 export function writeBytes(conn, socket, bytes, maxBuffered) {
   coalescer.fanOut(socket);
+  countSent(conn, bytes);
   socket.write(bytes);
   if (socket.writableLength <= HELD_BYTES) return true;
   // A burst goes to the kernel as it comes, HELD_BYTES at a time, not all at
@@ -84,6 +100,11 @@ export function writeBytes(conn, socket, bytes, maxBuffered) {
     conn[kTransport].close(conn, CloseCode.TRY_AGAIN, 'slow consumer');
   }
   return true;
+}
+
+/** Adds what a connection is sent to its transport's total (read by gateway_bytes_sent_total). */
+export function countSent(conn, bytes) {
+  bytesSent[conn[kTransport].index] += typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
 }
 
 // A socket a connection has taken over (an SSE stream writes its events to

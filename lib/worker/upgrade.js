@@ -1,17 +1,20 @@
 // The WebSocket's way in: the upgrade path, which picks the protocol (the
 // native one on --path, another protocol's on its own paths: ./ways-in.js),
-// then the admission gate (./admission.js), then ws's handshake. Where the
-// primary counts IPs, the upgrade waits for its answer first.
+// the protocol's ws server for the request (the native protocol's by its
+// encoding: Sec-WebSocket-Protocol, ../codecs/index.js), then the admission
+// gate (./admission.js), then ws's handshake. Where the primary counts IPs,
+// the upgrade waits for its answer first.
 import { STATUS_CODES } from 'node:http';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { clientIp } from './client-ip.js';
 
 /**
- * A way in by WebSocket: the paths it serves, its ws server (noServer
- * mode) and what accepts its connections.
+ * A way in by WebSocket: the paths it serves, the ws server (noServer mode)
+ * that handshakes a request, and what accepts its connections.
  * @typedef {object} UpgradeWay
  * @property {(path: string) => boolean} matches
- * @property {import('ws').WebSocketServer} wss
+ * @property {(req) => import('ws').WebSocketServer} serverFor throws the
+ *   GatewayError refusing a request it cannot serve
  * @property {{opened: number, accept: (ws, ip: string, req) => void}} connections
  * @property {(req, socket, head, err) => void} [refuse] answers the admission
  *   gate's refusal its protocol's way (default: an HTTP answer)
@@ -47,12 +50,12 @@ export function createUpgradeHandler({ config, ways, admission, closes, rejected
   );
 
   /** @returns {boolean} whether ws upgraded the connection (it answers a bad handshake itself) */
-  const handshake = (way, req, socket, head) => {
+  const handshake = (way, wss, req, socket, head) => {
     const opened = way.connections.opened;
     // ws answers 101 and the welcome follows at once (no verifyClient: all
     // synchronous): corked, both leave in one write.
     socket.cork();
-    way.wss.handleUpgrade(req, socket, head, upgradedBy.get(way));
+    wss.handleUpgrade(req, socket, head, upgradedBy.get(way));
     socket.uncork();
     return way.connections.opened !== opened;
   };
@@ -61,17 +64,19 @@ export function createUpgradeHandler({ config, ways, admission, closes, rejected
     socket.on('error', ignore);
     const path = req.url.split('?', 1)[0];
     const way = ways.find((candidate) => candidate.matches(path));
+    let wss;
     try {
       if (way === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, `WebSockets are served on ${config.path}`);
+      wss = way.serverFor(req);
       admission.check(req);
     } catch (err) {
       return refuse(way, req, socket, head, err);
     }
-    if (!admission.ipsInPrimary) return void handshake(way, req, socket, head);
+    if (!admission.ipsInPrimary) return void handshake(way, wss, req, socket, head);
     const ip = clientIp(req, config.trustForwarded);
     admission.reserveIp(ip).then(
       () => {
-        if (!handshake(way, req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
+        if (!handshake(way, wss, req, socket, head)) admission.releaseIp(ip); // gone while the primary counted, or a bad handshake
       },
       (err) => refuse(way, req, socket, head, err)
     );

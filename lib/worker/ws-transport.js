@@ -5,9 +5,10 @@
 // directly is safe because the gateway never compresses (ws queues only
 // while deflating), and ws's bufferedAmount still counts these bytes.
 import { require } from '../require.js';
-import { messageFrame } from '../protocol.js';
+import { deltaFrame, messageFrame } from '../protocol.js';
 import { socketOf } from '../internals.js';
-import { defineTransport, writeBytes } from './transport.js';
+import * as json from '../codecs/json.js';
+import { countSent, defineTransport, writeBytes } from './transport.js';
 import { coalescer } from './coalesce.js';
 
 const { Sender, WebSocket } = require('ws');
@@ -26,7 +27,9 @@ export function encodeText(text) {
  * sends (answers, acks) coalesced with the fan-out's writes of the turn.
  */
 export class GatewaySocket extends WebSocket {
+  /** Every reply (../protocol.js's frames) leaves here: counted in gateway_bytes_sent_total, and coalesced with the fan-out's writes of the turn. */
   send(data, options, cb) {
+    countSent(this, data);
     if (this.readyState === WebSocket.OPEN) coalescer.hold(socketOf(this));
     super.send(data, options, cb);
   }
@@ -38,10 +41,13 @@ function write(ws, bytes, maxBuffered) {
 
 export const wsTransport = defineTransport(GatewaySocket, {
   name: 'ws',
+  encoding: json.name,
+  decode: json.decode,
   answersPings: true,
   channelsFixed: false,
   ping: Buffer.concat(Sender.frame(Buffer.alloc(0), PING)),
   encode: (channel, seq, epoch, dataJson) => encodeText(messageFrame(channel, seq, dataJson)),
+  encodeDelta: (channel, seq, delta) => encodeText(deltaFrame(channel, seq, delta)),
   writeMessage: write,
   encodeEvent: (kind, frame) => encodeText(frame),
   write,

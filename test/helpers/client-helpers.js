@@ -24,8 +24,8 @@ export async function httpPublish(gw, channel, data) {
 /** A lib/client client over `ws`, dialling from `localAddress` (under --balance ip, that picks its worker). */
 export function nodeClient(url, { localAddress = '127.0.0.1', ...options } = {}) {
   class PinnedWebSocket extends WebSocket {
-    constructor(address) {
-      super(address, { localAddress });
+    constructor(address, protocols) {
+      super(address, protocols ?? [], { localAddress });
     }
   }
   return connect(url, { WebSocket: PinnedWebSocket, backoffBase: 50, backoffCap: 400, connectTimeout: 2000, ...options });

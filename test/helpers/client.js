@@ -1,22 +1,32 @@
 // A real `ws` client that records every frame it gets, so tests can wait for
 // the one they expect.
 import WebSocket from 'ws';
+import { decode, encode } from '@msgpack/msgpack';
 import { Waitlist } from '../../scripts/harness/waitlist.js';
+
+// How frames are read and written in each encoding: JSON text, or
+// MessagePack binary frames (gateway.msgpack).
+const CODECS = {
+  json: { read: (data, isBinary) => (isBinary ? { binary: data } : JSON.parse(data)), write: (frame) => JSON.stringify(frame) },
+  msgpack: { read: (data, isBinary) => (isBinary ? decode(data) : { text: String(data) }), write: (frame) => encode(frame) }
+};
 
 export class TestClient {
   /**
    * @param {string} url
-   * @param {object} [options] ws options, e.g. { localAddress: '127.0.0.5' }
+   * @param {object} [options] ws options, e.g. { localAddress: '127.0.0.5' }; `encoding: 'msgpack'` speaks gateway.msgpack
    * @returns {Promise<TestClient>} once the welcome frame arrived
    */
-  static async connect(url, options = {}) {
-    const client = new TestClient(new WebSocket(url, options));
+  static async connect(url, { encoding = 'json', ...options } = {}) {
+    const protocols = encoding === 'msgpack' ? ['gateway.msgpack'] : [];
+    const client = new TestClient(new WebSocket(url, protocols, options), encoding);
     client.welcome = await client.next((f) => f.type === 'welcome');
     return client;
   }
 
-  constructor(ws) {
+  constructor(ws, encoding = 'json') {
     this.ws = ws;
+    this.codec = CODECS[encoding];
     this.received = new Waitlist(() => `got ${JSON.stringify(this.frames).slice(-500)}`);
     this.nextId = 1;
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
@@ -32,7 +42,7 @@ export class TestClient {
     ]);
     this.gone.catch(() => {});
     ws.on('error', () => {});
-    ws.on('message', (data, isBinary) => this.received.push(isBinary ? { binary: data } : JSON.parse(data)));
+    ws.on('message', (data, isBinary) => this.received.push(this.codec.read(data, isBinary)));
   }
 
   get frames() {
@@ -45,7 +55,7 @@ export class TestClient {
   }
 
   send(frame) {
-    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+    this.ws.send(typeof frame === 'string' || ArrayBuffer.isView(frame) ? frame : this.codec.write(frame));
   }
 
   /** Sends a request frame with a fresh id; resolves with its ack, pong or error. */
@@ -69,5 +79,31 @@ export class TestClient {
 
   close() {
     this.ws.terminate();
+  }
+}
+
+/** The clients a test opens, to close after it: `afterEach(() => opened.closeAll())`. */
+export class OpenedClients {
+  /** @param {() => string} url the gateway's, read at each connect */
+  constructor(url) {
+    this.url = url;
+    this.clients = [];
+  }
+
+  /** @returns {Promise<TestClient>} (TestClient.connect's options) */
+  async connect(options) {
+    const client = await TestClient.connect(this.url(), options);
+    this.clients.push(client);
+    return client;
+  }
+
+  /** Adds clients opened otherwise. */
+  track(...clients) {
+    this.clients.push(...clients);
+  }
+
+  closeAll() {
+    for (const c of this.clients) c.close();
+    this.clients = [];
   }
 }

@@ -1,0 +1,18 @@
+// The JSON encoding (`gateway.json`, and a WebSocket that names none): text
+// frames both ways. The server's frames are built as this text by
+// ../protocol.js's builders.
+import { ErrorCode, GatewayError, parseClientFrame } from '../protocol.js';
+
+export const name = 'json';
+export const protocol = 'gateway.json';
+
+/**
+ * @param {Buffer} data one WebSocket frame's payload
+ * @param {boolean} isBinary
+ * @returns {object} the command (parseClientFrame's shape)
+ * @throws {GatewayError} bad_request
+ */
+export function decode(data, isBinary) {
+  if (isBinary) throw new GatewayError(ErrorCode.BAD_REQUEST, 'a binary frame on a gateway.json connection: send JSON text (or connect with gateway.msgpack)');
+  return parseClientFrame(data.toString());
+}
