@@ -28,7 +28,7 @@ export function isBinary(dataJson) {
 }
 
 /** @returns {Buffer} the bytes of a binary dataJson */
-export function bytesOf(dataJson) {
+function bytesOf(dataJson) {
   // ` {"b64":"` is 9 characters, `"}` 2.
   return Buffer.from(dataJson.slice(9, -2), 'base64');
 }

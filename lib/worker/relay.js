@@ -166,7 +166,7 @@ export class WorkerRelay {
     // Several messages in one batch may reach a connection several times:
     // their writes wait for the end of the turn, one write for all; a lone
     // message goes straight out, as cheap as before (./coalesce.js).
-    coalescer.batching = countMessages(ops) > 1;
+    coalescer.batching = severalMessages(ops);
     try {
       this.dispatch(ops);
     } finally {
@@ -264,10 +264,15 @@ export class WorkerRelay {
   }
 }
 
-function countMessages(ops) {
-  let n = 0;
-  for (const op of ops) if (op[0] === Op.MSG) n++;
-  return n;
+/** Whether the batch holds more than one message: looked for only until the second is found. */
+function severalMessages(ops) {
+  let seen = false;
+  for (const op of ops) {
+    if (op[0] !== Op.MSG) continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
 }
 
 function countDeltas({ sent, full }) {
