@@ -91,9 +91,10 @@ export function writeBytes(conn, socket, bytes, maxBuffered) {
   coalescer.fanOut(socket);
   countSent(conn, bytes);
   socket.write(bytes);
-  if (socket.writableLength <= HELD_BYTES) return true;
+  if (socket.writableLength <= Math.min(HELD_BYTES, maxBuffered)) return true;
   // A burst goes to the kernel as it comes, HELD_BYTES at a time, not all at
-  // the end of the turn: only what the peer does not read makes a slow consumer.
+  // the end of the turn: only what the peer does not read makes a slow
+  // consumer (checked as soon as --max-buffered could be passed, below HELD_BYTES too).
   socket.uncork();
   if (socket.writableLength > maxBuffered) {
     metrics.dropped.inc({ reason: 'slow_consumer' });
