@@ -8,6 +8,7 @@
 // acknowledgement is probed with the first worker (lib/primary/probe.js).
 // `ws` is pinned in package.json to the minor version these were read from.
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { require } from './require.js';
 import { InternalsChanged } from './errors.js';
@@ -69,6 +70,14 @@ export function readStart(socket) {
   return socket._handle.readStart();
 }
 
+/** The 'end' listeners Node puts on every net.Socket itself. */
+const NET_END_LISTENERS = new Set(new net.Socket().listeners('end'));
+
+/** A socket's 'end' listeners other than Node's own. */
+export function userEndListeners(socket) {
+  return socket.listeners('end').filter((listener) => !NET_END_LISTENERS.has(listener));
+}
+
 // ---- ws: the socket and the receiver behind a WebSocket ----
 
 /** The net.Socket a ws WebSocket writes to: frames encoded once go there directly. */
@@ -94,6 +103,7 @@ export function checkWs() {
     [websocket, 'this._receiver = receiver', 'WebSocket#_receiver'],
     [websocket, "receiver.on('conclude', receiverOnConclude)", "the receiver's 'conclude' event"],
     [websocket, "socket.on('data', socketOnData)", "the socket's one 'data' handler"],
+    [websocket, "socket.on('end', socketOnEnd)", "the socket's one 'end' handler"],
     [source('sender.js'), 'static frame(data, options)', 'Sender.frame(data, options)']
   ];
   for (const [text, needle, what] of expected) {

@@ -64,6 +64,26 @@ describe('close pacer, reads', function () {
   });
 });
 
+describe('close pacer, clients gone without a close frame', function () {
+  let server;
+  afterEach(() => server?.close());
+
+  it("past the ends a turn takes, a client's FIN waits for a later turn, and every connection still closes", async () => {
+    const pacer = new ClosePacer(5, 1); // one end a turn goes straight to ws; the rest wait
+    const closes = [];
+    server = await pacedServer(pacer, (ws, socket) => {
+      ws.on('close', (code) => closes.push({ code, turn: pacer.turns }));
+      expect(socket.allowHalfOpen).to.equal(true); // so Node does not end it before ws's end handler runs
+    });
+    const clients = await openClients(server);
+    clients.forEach((ws) => ws.terminate()); // FIN without a close frame, all in one turn
+    await eventually(() => closes.length === BURST, { what: 'every server-side close' });
+    expect(closes.every((c) => c.code === 1006)).to.equal(true);
+    expect(pacer.eofsWaited).to.be.above(BURST / 2);
+    expect(new Set(closes.map((c) => c.turn)).size).to.be.above(BURST / 2);
+  });
+});
+
 describe('mass disconnect through the gateway', function () {
   let gw;
   afterEach(() => gw?.stop());
@@ -79,6 +99,17 @@ describe('mass disconnect through the gateway', function () {
       what: 'no connection or subscription left'
     });
     expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="normal"}')).to.equal(BURST);
+  });
+
+  it('closes every client gone without a close frame and leaves no connection or subscription behind', async () => {
+    gw = await startGateway(['--workers', '1']);
+    const clients = await Promise.all(Array.from({ length: BURST }, () => TestClient.connect(gw.url)));
+    await Promise.all(clients.map((c, i) => c.request({ type: 'subscribe', channel: `c${i % 5}` })));
+    clients.forEach((c) => c.ws.terminate());
+    await eventually(async () => (await gw.metric('gateway_connections')) === 0 && (await gw.metric('gateway_subscriptions')) === 0, {
+      what: 'no connection or subscription left'
+    });
+    expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="abnormal"}')).to.equal(BURST);
   });
 });
 

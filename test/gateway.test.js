@@ -263,6 +263,15 @@ describe('gateway: protocol and relay', function () {
     expect(await gw.metric('gateway_subscriptions')).to.equal(2);
     expect(await gw.metric('gateway_messages_delivered_total')).to.be.at.least(2);
   });
+
+  it("leaves out of /metrics the workers' figures that list every connection at each scrape", async () => {
+    const names = new Set((await gw.metrics()).split('\n').map((line) => line.match(/^(\w+)[{ ]/)?.[1]));
+    for (const costly of ['process_open_fds', 'nodejs_active_handles', 'nodejs_active_handles_total', 'nodejs_active_resources', 'nodejs_active_resources_total']) {
+      expect(names.has(costly), costly).to.equal(false);
+    }
+    expect(names.has('process_max_fds')).to.equal(true);
+    expect(names.has('gateway_primary_process_open_fds')).to.equal(true); // the primary holds no connections
+  });
 });
 
 describe('gateway: HTTP publish disabled, Origin allow-list', function () {
