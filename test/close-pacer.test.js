@@ -9,6 +9,7 @@ import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 
 const BURST = 60;
+const STORM = 1500; // past the FINs a turn takes when they come together
 
 describe('close pacer', function () {
   let server;
@@ -84,6 +85,33 @@ describe('close pacer, clients gone without a close frame', function () {
   });
 });
 
+describe('close pacer, a storm of FINs', function () {
+  let server;
+  afterEach(() => server?.close());
+
+  it('past the FINs a turn takes, every other socket stops reading and reads again over the next turns, losing nothing', async () => {
+    const pacer = new ClosePacer(5, 100, 500, 5, 3); // a pause after 5 FINs in a turn; 3 sockets a turn read again
+    const closes = [];
+    server = await pacedServer(pacer, (ws) => {
+      ws.on('close', (code) => closes.push(code));
+      ws.on('message', (data) => ws.send(data));
+    });
+    const leaving = await openClients(server);
+    const staying = await openClients(server);
+    leaving.forEach((ws) => ws.terminate());
+    await eventually(() => closes.length === BURST, { what: 'every leaving client closed on the server' });
+    expect(closes.every((code) => code === 1006)).to.equal(true);
+    expect(pacer.pauses).to.be.at.least(1);
+    // Every staying socket reads again: each echoes a message sent after the storm.
+    const echoes = staying.map((ws, i) => once(ws, 'message').then(([data]) => String(data) === `after ${i}`));
+    staying.forEach((ws, i) => ws.send(`after ${i}`));
+    expect(await Promise.all(echoes)).to.deep.equal(staying.map(() => true));
+    expect(pacer.paused.size).to.equal(0);
+    staying.forEach((ws) => ws.terminate());
+    await eventually(() => pacer.sockets.size === 0, { what: 'every socket forgotten once closed' });
+  });
+});
+
 describe('mass disconnect through the gateway', function () {
   let gw;
   afterEach(() => gw?.stop());
@@ -101,15 +129,20 @@ describe('mass disconnect through the gateway', function () {
     expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="normal"}')).to.equal(BURST);
   });
 
-  it('closes every client gone without a close frame and leaves no connection or subscription behind', async () => {
+  it('closes every client gone without a close frame and leaves no connection or subscription behind, while the others go on', async () => {
     gw = await startGateway(['--workers', '1']);
-    const clients = await Promise.all(Array.from({ length: BURST }, () => TestClient.connect(gw.url)));
+    const clients = await Promise.all(Array.from({ length: STORM }, () => TestClient.connect(gw.url)));
+    const staying = await TestClient.connect(gw.url);
+    await staying.subscribe('after');
     await Promise.all(clients.map((c, i) => c.request({ type: 'subscribe', channel: `c${i % 5}` })));
     clients.forEach((c) => c.ws.terminate());
-    await eventually(async () => (await gw.metric('gateway_connections')) === 0 && (await gw.metric('gateway_subscriptions')) === 0, {
-      what: 'no connection or subscription left'
+    await eventually(async () => (await gw.metric('gateway_connections')) === 1 && (await gw.metric('gateway_subscriptions')) === 1, {
+      what: 'no connection or subscription left but the staying client'
     });
-    expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="abnormal"}')).to.equal(BURST);
+    expect(await gw.metric('gateway_connections_closed_total', '{transport="ws",reason="abnormal"}')).to.equal(STORM);
+    await staying.publish('after', 'still here');
+    expect((await staying.next((f) => f.type === 'message')).data).to.equal('still here');
+    staying.close();
   });
 });
 

@@ -31,11 +31,15 @@
 //   thousands in one poll phase, and ending, destroying and closing each
 //   socket, then ws's and our close handlers, cost ~35 µs of the worker's
 //   CPU (5,000 clients of one worker gone at once stalled it 260–340 ms on
-//   a 2-core machine). Past
-//   ENDS_PER_TURN in one turn, a stream's end waits and ws handles it in a
-//   later turn, ENDS_PER_TURN a turn, with the sockets already answered.
-//   The socket is made half-open (Node no longer ends it by itself on the
-//   FIN), so nothing of the close happens before ws's end handler runs.
+//   a 2-core machine). Past ENDS_PER_TURN in one turn, a stream's end waits
+//   and ws handles it in a later turn, ENDS_PER_TURN a turn. The socket is
+//   made half-open (Node no longer ends it by itself on the FIN), so nothing
+//   of the close happens before ws's end handler runs. That leaves Node's
+//   own read of each FIN, ~10 µs (3,600 FINs read in one poll phase were 35
+//   ms of CPU): past PAUSE_AFTER FINs in one turn, every other socket stops
+//   reading (libuv then skips their events still in this poll phase), and
+//   RESUMES_PER_TURN of them read again each turn, so a FIN still waiting
+//   comes up among few.
 //
 // A close completes a few ms later at worst, and the server closes the TCP
 // connection once the close frames are exchanged, as RFC 6455 asks, instead
@@ -46,13 +50,21 @@ import { readStart, readStop, receiverOf, socketOf, userEndListeners } from '../
 const BUDGET_MS = 5;
 const ENDS_PER_TURN = 100; // their work (ws's close event, ours) runs after this turn's code, so it is counted, not timed
 const READS_PER_TURN = 500;
+const PAUSE_AFTER = 500; // clients' FINs in one turn
+const RESUMES_PER_TURN = 500;
 const kSocket = Symbol('socket');
+const kWaiting = Symbol('waiting'); // in one of the pacer's queues, reading stopped for its own reason
+const kPaused = Symbol('paused'); // reading stopped by a pause
 
 export class ClosePacer {
-  constructor(budgetMs = BUDGET_MS, endsPerTurn = ENDS_PER_TURN, readsPerTurn = READS_PER_TURN) {
+  constructor(budgetMs = BUDGET_MS, endsPerTurn = ENDS_PER_TURN, readsPerTurn = READS_PER_TURN, pauseAfter = PAUSE_AFTER, resumesPerTurn = RESUMES_PER_TURN) {
     this.budgetMs = budgetMs;
     this.endsPerTurn = endsPerTurn;
     this.readsPerTurn = readsPerTurn;
+    this.pauseAfter = pauseAfter;
+    this.resumesPerTurn = resumesPerTurn;
+    this.sockets = new Set(); // watched and open
+    this.paused = new Fifo(); // sockets a pause stopped, to read again
     this.answers = new Fifo(); // receiver, code, reason
     this.ends = new Fifo(); // answered sockets, not reading
     this.chunks = new Fifo(); // socket, chunk: read past READS_PER_TURN, for ws later
@@ -64,6 +76,7 @@ export class ClosePacer {
     this.turns = 0; // loop turns that answered or ended closes: a test reads it
     this.readsWaited = 0; // chunks that waited for a later turn: a test reads it
     this.eofsWaited = 0; // clients' FINs that waited for a later turn: a test reads it
+    this.pauses = 0; // turns that stopped every socket's reads: a test reads it
     this.wsOnConclude = undefined; // ws's handler, the same function for every connection
     this.wsOnData = undefined; // ws's socket 'data' handler, likewise
     this.wsOnEnd = undefined; // ws's socket 'end' handler, likewise
@@ -73,15 +86,21 @@ export class ClosePacer {
       if (++self.reads <= self.readsPerTurn) return self.wsOnData.call(this, chunk);
       readStop(this);
       self.readsWaited++;
+      this[kWaiting] = true;
       self.chunks.push(this, chunk);
       self.schedule();
     };
     this.onEnd = function onEnd() {
       self.count();
-      if (++self.ended <= self.endsPerTurn && self.eofs.size === 0) return self.wsOnEnd.call(this);
+      if (++self.ended === self.pauseAfter) self.pauseReads();
+      if (self.ended <= self.endsPerTurn && self.eofs.size === 0) return self.wsOnEnd.call(this);
       self.eofsWaited++;
+      this[kWaiting] = true;
       self.eofs.push(this);
       self.schedule();
+    };
+    this.forget = function forget() {
+      self.sockets.delete(this);
     };
     this.newTurn = () => {
       this.counting = false;
@@ -95,6 +114,7 @@ export class ClosePacer {
     this.hold = (socket) => {
       if (socket.destroyed) return;
       readStop(socket); // the stream still flows: it gets the FIN once reading starts again
+      socket[kWaiting] = true;
       this.ends.push(socket);
       this.schedule();
     };
@@ -122,6 +142,22 @@ export class ClosePacer {
     socket.removeListener('end', this.wsOnEnd);
     socket.on('end', this.onEnd);
     socket.allowHalfOpen = true; // ws's end handler ends it, whenever it runs
+    this.sockets.add(socket);
+    socket.on('close', this.forget);
+  }
+
+  /** Stops the reads of every socket reading now; turn() starts them again, RESUMES_PER_TURN a turn. */
+  pauseReads() {
+    this.pauses++;
+    for (const socket of this.sockets) {
+      // Left alone: stopped already (by the pacer, or by its stream for
+      // backpressure), or its FIN read (this turn's among them) or closing.
+      if (socket[kPaused] || socket[kWaiting] || socket.readableEnded || socket.destroyed || socket.isPaused()) continue;
+      readStop(socket);
+      socket[kPaused] = true;
+      this.paused.push(socket);
+    }
+    this.schedule();
   }
 
   /** After this poll phase, the counts of a turn start again. */
@@ -142,6 +178,7 @@ export class ClosePacer {
     this.turns++;
     for (let n = 0; n < this.endsPerTurn && this.ends.size > 0; n++) {
       const socket = this.ends.shift();
+      socket[kWaiting] = false;
       if (socket.destroyed) continue;
       // Our close frame and FIN are out: the connection is closed (RFC 6455
       // 7.1.1, the server closes the TCP connection first), and the client's
@@ -153,12 +190,19 @@ export class ClosePacer {
     }
     for (let n = 0; n < this.endsPerTurn && this.eofs.size > 0; n++) {
       const socket = this.eofs.shift();
+      socket[kWaiting] = false;
       if (!socket.destroyed) this.wsOnEnd.call(socket);
+    }
+    for (let n = 0; n < this.resumesPerTurn && this.paused.size > 0; n++) {
+      const socket = this.paused.shift();
+      socket[kPaused] = false;
+      if (!socket.destroyed && readStart(socket) !== 0) socket.destroy();
     }
     const readUntil = performance.now() + this.budgetMs;
     while (this.chunks.size > 0 && performance.now() < readUntil) {
       const socket = this.chunks.shift();
       const chunk = this.chunks.shift();
+      socket[kWaiting] = false;
       if (socket.destroyed) continue;
       const answers = this.answers.size;
       this.wsOnData.call(socket, chunk);
@@ -179,7 +223,7 @@ export class ClosePacer {
       process.nextTick(this.hold, receiver[kSocket]);
       if (performance.now() >= until) break;
     }
-    if (this.answers.size > 0 || this.ends.size > 0 || this.chunks.size > 0 || this.eofs.size > 0) this.schedule();
+    if (this.answers.size > 0 || this.ends.size > 0 || this.chunks.size > 0 || this.eofs.size > 0 || this.paused.size > 0) this.schedule();
   }
 }
 
