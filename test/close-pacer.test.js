@@ -16,7 +16,7 @@ describe('close pacer', function () {
   afterEach(() => server?.close());
 
   it('answers one close and closes one answered socket per loop turn at the smallest budget, each close with its own code, no FIN read', async () => {
-    const pacer = new ClosePacer(0, 1);
+    const pacer = new ClosePacer({ budgetMs: 0, endsPerTurn: 1 });
     const seen = [];
     const sockets = []; // per server socket: the turn it stopped reading in once answered, the turn it closed in, whether it read the FIN
     server = await pacedServer(pacer, (ws, socket) => {
@@ -44,7 +44,7 @@ describe('close pacer, reads', function () {
   afterEach(() => server?.close());
 
   it('past the reads a turn takes, a socket waits for a later turn, its bytes in order, and every close is still echoed', async () => {
-    const pacer = new ClosePacer(5, 100, 1); // one chunk a turn goes straight to ws; the rest wait
+    const pacer = new ClosePacer({ readsPerTurn: 1 }); // one chunk a turn goes straight to ws; the rest wait
     server = await pacedServer(pacer, (ws) => ws.on('message', (data) => ws.send(data)));
     const clients = await openClients(server);
     const echoes = clients.map((ws) => {
@@ -70,7 +70,7 @@ describe('close pacer, clients gone without a close frame', function () {
   afterEach(() => server?.close());
 
   it("past the ends a turn takes, a client's FIN waits for a later turn, and every connection still closes", async () => {
-    const pacer = new ClosePacer(5, 1); // one end a turn goes straight to ws; the rest wait
+    const pacer = new ClosePacer({ finsPerTurn: 1 }); // one end a turn goes straight to ws; the rest wait
     const closes = [];
     server = await pacedServer(pacer, (ws, socket) => {
       ws.on('close', (code) => closes.push({ code, turn: pacer.turns }));
@@ -90,7 +90,7 @@ describe('close pacer, a storm of FINs', function () {
   afterEach(() => server?.close());
 
   it('past the FINs a turn takes, every other socket stops reading and reads again over the next turns, losing nothing', async () => {
-    const pacer = new ClosePacer(5, 100, 500, 5, 3); // a pause after 5 FINs in a turn; 3 sockets a turn read again
+    const pacer = new ClosePacer({ pauseAfter: 5, resumesPerTurn: 3 }); // a pause after 5 FINs in a turn; 3 sockets a turn read again
     const closes = [];
     server = await pacedServer(pacer, (ws) => {
       ws.on('close', (code) => closes.push(code));

@@ -31,8 +31,8 @@
 //   thousands in one poll phase, and ending, destroying and closing each
 //   socket, then ws's and our close handlers, cost ~35 µs of the worker's
 //   CPU (5,000 clients of one worker gone at once stalled it 260–340 ms on
-//   a 2-core machine). Past ENDS_PER_TURN in one turn, a stream's end waits
-//   and ws handles it in a later turn, ENDS_PER_TURN a turn. The socket is
+//   a 2-core machine). Past FINS_PER_TURN in one turn, a stream's end waits
+//   and ws handles it in a later turn, FINS_PER_TURN a turn. The socket is
 //   made half-open (Node no longer ends it by itself on the FIN), so nothing
 //   of the close happens before ws's end handler runs. That leaves Node's
 //   own read of each FIN, ~10 µs (3,600 FINs read in one poll phase were 35
@@ -50,17 +50,27 @@ import { readStart, readStop, receiverOf, socketOf, userEndListeners } from '../
 const BUDGET_MS = 5;
 const ENDS_PER_TURN = 100; // their work (ws's close event, ours) runs after this turn's code, so it is counted, not timed
 const READS_PER_TURN = 500;
-const PAUSE_AFTER = 500; // clients' FINs in one turn
-const RESUMES_PER_TURN = 500;
+const FINS_PER_TURN = 50; // clients' FINs handed to ws in one turn
+const PAUSE_AFTER = 200; // clients' FINs read in one turn
+const RESUMES_PER_TURN = 200;
 const kSocket = Symbol('socket');
 const kWaiting = Symbol('waiting'); // in one of the pacer's queues, reading stopped for its own reason
 const kPaused = Symbol('paused'); // reading stopped by a pause
 
 export class ClosePacer {
-  constructor(budgetMs = BUDGET_MS, endsPerTurn = ENDS_PER_TURN, readsPerTurn = READS_PER_TURN, pauseAfter = PAUSE_AFTER, resumesPerTurn = RESUMES_PER_TURN) {
+  /** The defaults above; a test sets smaller ones. */
+  constructor({
+    budgetMs = BUDGET_MS,
+    endsPerTurn = ENDS_PER_TURN,
+    readsPerTurn = READS_PER_TURN,
+    finsPerTurn = FINS_PER_TURN,
+    pauseAfter = PAUSE_AFTER,
+    resumesPerTurn = RESUMES_PER_TURN
+  } = {}) {
     this.budgetMs = budgetMs;
     this.endsPerTurn = endsPerTurn;
     this.readsPerTurn = readsPerTurn;
+    this.finsPerTurn = finsPerTurn;
     this.pauseAfter = pauseAfter;
     this.resumesPerTurn = resumesPerTurn;
     this.sockets = new Set(); // watched and open
@@ -68,7 +78,7 @@ export class ClosePacer {
     this.answers = new Fifo(); // receiver, code, reason
     this.ends = new Fifo(); // answered sockets, not reading
     this.chunks = new Fifo(); // socket, chunk: read past READS_PER_TURN, for ws later
-    this.eofs = new Fifo(); // sockets whose client's FIN came past ENDS_PER_TURN, for ws later
+    this.eofs = new Fifo(); // sockets whose client's FIN came past FINS_PER_TURN, for ws later
     this.reads = 0; // chunks read in this turn of the loop
     this.ended = 0; // streams ended by the client's FIN in this turn
     this.counting = false; // whether this turn's counts are reset after its poll phase
@@ -93,7 +103,7 @@ export class ClosePacer {
     this.onEnd = function onEnd() {
       self.count();
       if (++self.ended === self.pauseAfter) self.pauseReads();
-      if (self.ended <= self.endsPerTurn && self.eofs.size === 0) return self.wsOnEnd.call(this);
+      if (self.ended <= self.finsPerTurn && self.eofs.size === 0) return self.wsOnEnd.call(this);
       self.eofsWaited++;
       this[kWaiting] = true;
       self.eofs.push(this);
@@ -188,7 +198,7 @@ export class ClosePacer {
       if (socket.writableFinished) socket.destroy();
       else if (readStart(socket) !== 0) socket.destroy(); // still writing: the FIN ends it as usual
     }
-    for (let n = 0; n < this.endsPerTurn && this.eofs.size > 0; n++) {
+    for (let n = 0; n < this.finsPerTurn && this.eofs.size > 0; n++) {
       const socket = this.eofs.shift();
       socket[kWaiting] = false;
       if (!socket.destroyed) this.wsOnEnd.call(socket);
