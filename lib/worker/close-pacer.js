@@ -152,6 +152,9 @@ export class ClosePacer {
     socket.removeListener('end', this.wsOnEnd);
     socket.on('end', this.onEnd);
     socket.allowHalfOpen = true; // ws's end handler ends it, whenever it runs
+    // Both set on every socket now: one shape for all, whichever a socket later gets.
+    socket[kWaiting] = false;
+    socket[kPaused] = false;
     this.sockets.add(socket);
     socket.on('close', this.forget);
   }
