@@ -69,7 +69,7 @@ describe('close pacer, clients gone without a close frame', function () {
   let server;
   afterEach(() => server?.close());
 
-  it("past the ends a turn takes, a client's FIN waits for a later turn, and every connection still closes", async () => {
+  it("past the FINs a turn hands to ws, a client's FIN waits for a later turn, and every connection still closes", async () => {
     const pacer = new ClosePacer({ finsPerTurn: 1 }); // one end a turn goes straight to ws; the rest wait
     const closes = [];
     server = await pacedServer(pacer, (ws, socket) => {

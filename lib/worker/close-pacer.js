@@ -30,7 +30,7 @@
 //   app, a storm of reconnects): each FIN comes up as the end of its stream,
 //   thousands in one poll phase, and ending, destroying and closing each
 //   socket, then ws's and our close handlers, cost ~35 µs of the worker's
-//   CPU (5,000 clients of one worker gone at once stalled it 260–340 ms on
+//   CPU (5,000 clients of one worker gone at once stalled it 234–338 ms on
 //   a 2-core machine). Past FINS_PER_TURN in one turn, a stream's end waits
 //   and ws handles it in a later turn, FINS_PER_TURN a turn. The socket is
 //   made half-open (Node no longer ends it by itself on the FIN), so nothing
@@ -54,7 +54,7 @@ const FINS_PER_TURN = 50; // clients' FINs handed to ws in one turn
 const PAUSE_AFTER = 200; // clients' FINs read in one turn
 const RESUMES_PER_TURN = 200;
 const kSocket = Symbol('socket');
-const kWaiting = Symbol('waiting'); // in one of the pacer's queues, reading stopped for its own reason
+const kWaiting = Symbol('waiting'); // a chunk or an answered close queued: reading stopped for the pacer's own reason
 const kPaused = Symbol('paused'); // reading stopped by a pause
 
 export class ClosePacer {
@@ -105,7 +105,6 @@ export class ClosePacer {
       if (++self.ended === self.pauseAfter) self.pauseReads();
       if (self.ended <= self.finsPerTurn && self.eofs.size === 0) return self.wsOnEnd.call(this);
       self.eofsWaited++;
-      this[kWaiting] = true;
       self.eofs.push(this);
       self.schedule();
     };
@@ -164,7 +163,7 @@ export class ClosePacer {
     this.pauses++;
     for (const socket of this.sockets) {
       // Left alone: stopped already (by the pacer, or by its stream for
-      // backpressure), or its FIN read (this turn's among them) or closing.
+      // backpressure), or its FIN read (a queued end's among them) or closing.
       if (socket[kPaused] || socket[kWaiting] || socket.readableEnded || socket.destroyed || socket.isPaused()) continue;
       readStop(socket);
       socket[kPaused] = true;
@@ -203,7 +202,6 @@ export class ClosePacer {
     }
     for (let n = 0; n < this.finsPerTurn && this.eofs.size > 0; n++) {
       const socket = this.eofs.shift();
-      socket[kWaiting] = false;
       if (!socket.destroyed) this.wsOnEnd.call(socket);
     }
     for (let n = 0; n < this.resumesPerTurn && this.paused.size > 0; n++) {
