@@ -4,7 +4,7 @@
 // object (pusher:error, pusher:subscription_error, pusher:pong) or, where
 // pusher-js parses a string, a string.
 import { ErrorCode, GatewayError } from '../errors.js';
-import { parseObject } from '../protocol.js';
+import { checkDepth, parseObject } from '../protocol.js';
 
 /** Pusher's error codes (pusher:error and close codes) the gateway uses. */
 export const PusherCode = Object.freeze({
@@ -28,6 +28,7 @@ export const PusherCode = Object.freeze({
 export function parseFrame(text) {
   const frame = parseObject(text, 'frame');
   if (typeof frame.event !== 'string' || frame.event === '') throw new GatewayError(ErrorCode.BAD_REQUEST, 'a frame needs an event name');
+  checkDepth(frame.data); // the native protocol's limit: JSON.stringify recurses, and a client event's data is re-encoded
   return frame;
 }
 

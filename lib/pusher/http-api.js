@@ -7,7 +7,7 @@
 // Pusher's: 200 with a JSON object, or the status and a plain-text reason.
 import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
-import { readBody, reply } from '../worker/http-io.js';
+import { decodeSegment, readBody, reply } from '../worker/http-io.js';
 import { metrics } from '../worker/metrics.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
@@ -37,17 +37,21 @@ export class PusherHttpApi {
 
   request(req, res, path) {
     const match = ROUTE.exec(path);
-    const app = match === null ? undefined : this.apps.byId.get(decodeURIComponent(match[1]));
-    const route = match === null ? undefined : routeOf(req.method, match[2]);
-    const label = `pusher_${route?.name ?? 'unknown'}`;
+    let label = 'pusher_unknown';
     const fail = (err) => {
       if (!(err instanceof GatewayError)) throw err;
       metrics.apiRequests.inc({ method: label, code: err.code });
       replyText(res, err.status, err.message);
     };
-    if (app === undefined || route === undefined) {
+    let app, route;
+    try {
+      app = match === null ? undefined : this.apps.byId.get(decodeSegment(match[1]));
+      route = match === null ? undefined : routeOf(req.method, match[2]);
+      if (route !== undefined) label = `pusher_${route.name}`;
+      if (app === undefined || route === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, app === undefined ? 'Unknown app' : 'Unknown route');
+    } catch (err) {
       req.resume();
-      return fail(new GatewayError(ErrorCode.NOT_FOUND, app === undefined ? 'Unknown app' : 'Unknown route'));
+      return fail(err);
     }
     readBody(req, this.maxPayload)
       .then((body) => {
@@ -102,7 +106,7 @@ function routeOf(method, rest) {
   for (const route of ROUTES) {
     if (route.method !== method) continue;
     const match = route.pattern.exec(rest);
-    if (match !== null) return { ...route, params: match.slice(1).map(decodeURIComponent) };
+    if (match !== null) return { ...route, params: match.slice(1).map(decodeSegment) };
   }
   return undefined;
 }

@@ -21,6 +21,20 @@ export function keyCheck(apiKey) {
   };
 }
 
+/**
+ * One percent-encoded path segment, decoded. Bad percent-encoding is the
+ * client's mistake, answered bad_request: decodeURIComponent's URIError
+ * would otherwise leave the request handler as an uncaught exception.
+ * @throws {GatewayError} bad_request
+ */
+export function decodeSegment(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new GatewayError(ErrorCode.BAD_REQUEST, 'the path is not valid percent-encoded UTF-8');
+  }
+}
+
 /** Reads a request body of at most `limit` bytes; larger is payload_too_large. */
 export function readBody(req, limit) {
   return new Promise((resolve, reject) => {
