@@ -26,12 +26,13 @@ export class Server {
    * @param {keyof SERVERS} kind
    * @param {string[]} flags gateway flags (the baselines take the same ones)
    * @param {string[]} [nodeArgs] Node flags for the main process, which the gateway passes on to its workers
+   * @param {string} [script] the kind's script from another checkout (an older gateway side by side)
    */
-  static async start(kind, flags = [], nodeArgs = []) {
+  static async start(kind, flags = [], nodeArgs = [], script = SERVERS[kind].script) {
     const port = await freePort();
     // The gateway and the cluster baseline serve /stats on the metrics port; plain ws on its own.
     const metricsPort = kind === 'ws' ? 0 : await freePort();
-    const { script, flags: own = [] } = SERVERS[kind];
+    const { flags: own = [] } = SERVERS[kind];
     const args = [...nodeArgs, script, '--port', String(port), '--host', '127.0.0.1', ...own, ...flags];
     if (metricsPort !== 0) args.push('--metrics-port', String(metricsPort));
     const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
