@@ -22,19 +22,19 @@ async function primary() {
   const { options, workerConfig } = await import('../lib/config.js');
   const { PrimaryRelay } = await import('../lib/primary/relay.js');
   const { MemoryEngine } = await import('../lib/engines/memory.js');
-  const { startClusterStats } = await import('../lib/primary/cluster-stats.js');
+  const { clusterStats } = await import('../lib/primary/cluster-stats.js');
   const { Message } = await import('../lib/ipc.js');
   const config = await parseCommandLine({ argv: process.argv.slice(2), table: options, usage: 'baseline-cluster [options]' }).catch(
     exitOnUsageError
   );
 
   const relay = new PrimaryRelay({ engine: new MemoryEngine(config), onPublish() {} });
-  const clusterStats = startClusterStats(relay);
+  const view = clusterStats(relay);
   const { default: http } = await import('node:http');
   http
     .createServer((req, res) => {
       // As the gateway: 503 until the workers' first figures are in.
-      const stats = clusterStats.latest();
+      const stats = view.latest();
       res.writeHead(stats ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify(stats ?? { error: 'starting' }));
     })
     .listen(config.metricsPort, config.metricsHost);

@@ -58,6 +58,9 @@
  * @property {boolean} available whether a publish can succeed now; the relay
  *   polls it and has the workers refuse publishes while it is false
  * @property {boolean} congested too many publishes waiting: the workers hold off
+ * @property {boolean} [steady] true when `available` and `congested` change
+ *   only with the traffic the relay passes it: the relay then polls them only
+ *   while there is traffic, not for ever
  * @property {(publication: import('./publication.js').Publication, done?: PublishDone, a?: any, b?: any) => void} publish
  *   gives the message its channel's next seq and sends it to the channel's
  *   routes. The engine reads `publication` during the call and keeps none

@@ -34,6 +34,7 @@ import { IdempotencyKeys } from './idempotency.js';
 import { publishResult } from './publication.js';
 import { requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
+import { Ticker } from '../ticker.js';
 
 const SWEEP_MS = 1000;
 const PRESENCE_CHANNELS_SHOWN = 20; // the largest, on the status page
@@ -77,8 +78,11 @@ export class MemoryEngine {
       routesOf: (channel) => this.channels.get(channel),
       namespaceOf: (channel) => this.namespaces.of(channel)
     });
-    this.sweeper = setInterval(() => this.sweep(Date.now()), SWEEP_MS);
-    this.sweeper.unref();
+    // Runs only while a channel keeps history.
+    this.sweeper = new Ticker('history-sweep', SWEEP_MS, () => {
+      this.sweep(Date.now());
+      return this.recent.size > 0;
+    });
   }
 
   /** Publishes always succeed: the state is here. */
@@ -88,6 +92,11 @@ export class MemoryEngine {
 
   get congested() {
     return false;
+  }
+
+  /** Neither changes, by itself or otherwise. */
+  get steady() {
+    return true;
   }
 
   /** The namespaces (at start, and again after SIGHUP) and the budget. */
@@ -202,7 +211,7 @@ export class MemoryEngine {
   }
 
   stop() {
-    clearInterval(this.sweeper);
+    this.sweeper.stop();
     this.presence.stop();
   }
 
@@ -240,6 +249,7 @@ export class MemoryEngine {
     if (history === undefined) state.history = history = new History();
     else this.recent.delete(channel); // re-inserted last: the Map's order is the eviction order
     this.recent.set(channel, state);
+    this.sweeper.start();
     history.usedAt = now;
     return history;
   }

@@ -1,22 +1,24 @@
-// Merges the figures each worker reports every second into the cluster view
-// behind GET /stats on the operator listener (lib/primary/metrics.js).
+// Merges the figures the workers report (once a second while they have work)
+// into the cluster view behind GET /stats on the operator listener
+// (lib/primary/metrics.js). The view is built when asked, at most once a
+// second: nobody asking costs nothing.
 import { getHeapStatistics } from 'node:v8';
 import { STATS_INTERVAL_MS } from '../ipc.js';
+import { ticks } from '../ticker.js';
 
 const TOTALS = ['connections', 'subscriptions', 'published', 'delivered'];
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
- * @returns {{latest: () => object|null, stop: () => void}}
+ * @returns {{latest: () => object|null}} latest: the view, null until a worker has reported
  */
-export function startClusterStats(relay) {
+export function clusterStats(relay) {
   const started = Date.now();
   let previous = null; // {at, byPid: pid -> the worker's figures then}
   let latest = null;
-  const timer = setInterval(() => {
+  const build = (now) => {
     const workers = [...relay.figures.values()].sort((a, b) => a.worker - b.worker);
     const totals = Object.fromEntries(TOTALS.map((k) => [k, workers.reduce((sum, w) => sum + w[k], 0)]));
-    const now = Date.now();
     const memory = process.memoryUsage();
     const stats = {
       at: now,
@@ -27,6 +29,7 @@ export function startClusterStats(relay) {
         heapUsedBytes: memory.heapUsed,
         heapLimitBytes: getHeapStatistics().heap_size_limit,
         busy: relay.busy,
+        timerTicks: Object.fromEntries(ticks), // each periodic timer's, by name: an idle primary's stay still
         ...relay.engine.figures()
       },
       workers,
@@ -34,10 +37,16 @@ export function startClusterStats(relay) {
       rates: rates(previous, workers, now)
     };
     previous = { at: now, byPid: new Map(workers.map((w) => [w.pid, w])) };
-    latest = stats;
-  }, STATS_INTERVAL_MS);
-  timer.unref();
-  return { latest: () => latest, stop: () => clearInterval(timer) };
+    return stats;
+  };
+  return {
+    latest() {
+      if (relay.figures.size === 0) return null;
+      const now = Date.now();
+      if (latest === null || now - latest.at >= STATS_INTERVAL_MS) latest = build(now);
+      return latest;
+    }
+  };
 }
 
 /**

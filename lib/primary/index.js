@@ -14,7 +14,7 @@ import { attachPresence } from './presence.js';
 import { ipCapInPrimary } from '../config.js';
 import { withholdSecretVariables } from '../config-file.js';
 import { Op } from '../ipc.js';
-import { startClusterStats } from './cluster-stats.js';
+import { clusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from '../proxy-protocol.js';
 import { statusPage } from './status-page.js';
@@ -59,7 +59,12 @@ export async function startPrimary(config) {
   });
   const countWebhooks = (result, events) => metrics.webhookEvents.inc({ result }, events);
   const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
-  const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
+  const relay = new PrimaryRelay({
+    engine,
+    onPublish: (n) => metrics.relayed.inc(n),
+    // The primary's event loop is worth measuring while the workers hold sockets (they report then).
+    onStats: () => metrics.loopDelay.set([...relay.figures.values()].some((w) => w.sockets > 0))
+  });
   const protocols = attachProtocols({ config, engine, relay, count: countWebhooks, log });
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   attachCalls(relay, engine.calls, config);
@@ -75,7 +80,7 @@ export async function startPrimary(config) {
   for (const warning of capacityWarnings(config)) log.warn(warning);
   if (config.auth === 'none') log.warn('--auth none: anyone who reaches the port may subscribe and publish to any channel');
 
-  const clusterStats = startClusterStats(relay);
+  const view = clusterStats(relay);
   let metricsServer;
   if (config.metricsPort !== 0) {
     metricsServer = await serveMetrics({
@@ -83,7 +88,7 @@ export async function startPrimary(config) {
       port: config.metricsPort,
       registry: metrics.registry,
       log,
-      stats: clusterStats.latest,
+      stats: view.latest,
       page: statusPage({ port, path: config.path, tls: config.tlsCert !== undefined }),
       admin:
         config.adminPassword === undefined
@@ -91,7 +96,7 @@ export async function startPrimary(config) {
           : createAdmin({
               password: config.adminPassword,
               call: attachAdminCalls(relay),
-              stats: clusterStats.latest,
+              stats: view.latest,
               counted: (result) => metrics.adminLogins.inc({ result }),
               maxPayload: config.maxPayload
             })
@@ -131,7 +136,6 @@ export async function startPrimary(config) {
     await supervisor.drain();
     // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
     await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
-    clusterStats.stop();
     await Promise.all([webhooks?.close(), protocols.close()]);
     metricsServer?.close();
     log.info('stopped');

@@ -8,6 +8,7 @@ import { require } from '../require.js';
 import { Message } from '../ipc.js';
 import { normalizeIp } from '../worker/client-ip.js';
 import { detachHandle, onHandleAck, takeConnections } from '../internals.js';
+import { Ticker } from '../ticker.js';
 
 const sticky = require('sticky-session');
 
@@ -39,9 +40,14 @@ export class GatewayMaster extends sticky.Master {
       } catch (err) {
         this.emit('error', err);
       }
-      this.watchdog = setInterval(() => this.lines.forEach(watch), WATCHDOG_MS).unref();
     });
-    this.once('close', () => clearInterval(this.watchdog));
+    // Runs only while a hand-over waits for its acknowledgement.
+    this.watchdog = new Ticker('handover-watchdog', WATCHDOG_MS, () => {
+      let waiting = false;
+      for (const line of this.lines.values()) waiting = line.watch() || waiting;
+      return waiting;
+    });
+    this.once('close', () => this.watchdog.stop());
   }
 
   /** The listening handle's connection callback: a TCP handle, not yet reading. */
@@ -76,6 +82,7 @@ export class GatewayMaster extends sticky.Master {
     }
     slot.handed++;
     this.lineTo(slot.worker).push(handle, { type: Message.SOCKET, ip, head: head?.length ? head.toString('base64') : undefined });
+    this.watchdog.start();
   }
 
   lineTo(worker) {
@@ -129,13 +136,17 @@ export class HandOverLine {
     onHandleAck(worker.process, () => this.acknowledged());
   }
 
-  /** The watchdog's visit: a handle still waiting since the previous visit has waited too long. */
+  /**
+   * The watchdog's visit: a handle still waiting since the previous visit has waited too long.
+   * @returns {boolean} whether a handle waits now
+   */
   watch() {
     if (this.waiting !== undefined && this.waiting === this.watched) {
       this.stalled();
       this.acknowledged();
     }
     this.watched = this.waiting;
+    return this.waiting !== undefined;
   }
 
   push(handle, message) {
@@ -175,9 +186,5 @@ export class HandOverLine {
 }
 
 const WATCHDOG_MS = 500;
-
-function watch(line) {
-  line.watch();
-}
 
 function ignore() {}

@@ -5,6 +5,7 @@
 // restarts, relay) are appended from its own registry.
 import http from 'node:http';
 import { require } from '../require.js';
+import { LoopDelay, collectDefaultMetrics } from '../loop-delay.js';
 
 const client = require('prom-client');
 
@@ -15,7 +16,9 @@ const client = require('prom-client');
  */
 export function createPrimaryMetrics({ liveWorkers, engine }) {
   const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry, prefix: 'gateway_primary_' });
+  // Its event-loop delay is sampled only while the workers hold sockets (./index.js).
+  const loopDelay = new LoopDelay();
+  collectDefaultMetrics(loopDelay, { register: registry, prefix: 'gateway_primary_' });
   const make = (Type, options) => new Type({ registers: [registry], ...options });
   // A gauge read from the engine's figures when scraped.
   const figure = (name, help, key) =>
@@ -28,6 +31,7 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
     });
   return {
     registry,
+    loopDelay,
     workers: make(client.Gauge, {
       name: 'gateway_workers',
       help: 'Live workers',

@@ -12,6 +12,7 @@
 //
 // The operations are listed in lib/worker/relay.js.
 import { IpcBatch, Op, unknownOp } from '../ipc.js';
+import { Ticker } from '../ticker.js';
 
 const PRESSURE_CHECK_MS = 20;
 
@@ -20,9 +21,11 @@ export class PrimaryRelay {
    * @param {object} options
    * @param {import('../engines/index.js').Engine} options.engine
    * @param {(count: number) => void} options.onPublish
+   * @param {() => void} [options.onStats] a worker reported its figures (in `figures`)
    */
-  constructor({ engine, onPublish }) {
+  constructor({ engine, onPublish, onStats }) {
     this.engine = engine;
+    this.onStats = onStats;
     this.links = new Map(); // cluster worker id -> link
     this.figures = new Map(); // cluster worker id -> last stats the worker reported
     this.onPublish = onPublish;
@@ -30,8 +33,9 @@ export class PrimaryRelay {
     this.engineUp = engine.available;
     this.handlers = new Map(); // Op -> handler(link, op), for operations owned by other modules
     this.detachHandlers = []; // handler(link) for a link that is gone
-    this.pressure = setInterval(() => this.checkPressure(), PRESSURE_CHECK_MS);
-    this.pressure.unref();
+    this.traffic = false; // operations received since the last check
+    this.pressure = new Ticker('pressure', PRESSURE_CHECK_MS, () => this.checkPressure());
+    this.pressure.start();
   }
 
   /** Routes operations named `name` (an Op) from a worker to `handler(link, op)` (lib/primary/users.js). */
@@ -44,9 +48,19 @@ export class PrimaryRelay {
     this.detachHandlers.push(handler);
   }
 
+  /**
+   * Tells the workers when the engine or a link gets congested, or the
+   * engine goes down or up. @returns {boolean} whether to look again: while
+   * anything could still change, which with a steady engine (./engines)
+   * takes traffic or operations still in flight to a worker.
+   */
   checkPressure() {
     let busy = this.engine.congested;
-    for (const link of this.links.values()) busy ||= link.batch.congested;
+    let inFlight = false;
+    for (const link of this.links.values()) {
+      busy ||= link.batch.congested;
+      inFlight ||= link.batch.inFlight > 0;
+    }
     if (busy !== this.busy) {
       this.busy = busy;
       this.broadcast([Op.BUSY, busy]);
@@ -56,6 +70,9 @@ export class PrimaryRelay {
       this.engineUp = up;
       this.broadcast([Op.ENGINE, up]);
     }
+    const traffic = this.traffic;
+    this.traffic = false;
+    return busy || !up || this.engine.steady !== true || traffic || inFlight;
   }
 
   /** Starts relaying for a worker that has just come up. */
@@ -79,6 +96,8 @@ export class PrimaryRelay {
   receive(worker, ops) {
     const link = this.links.get(worker.id);
     if (link === undefined) return;
+    this.traffic = true;
+    this.pressure.start();
     let published = 0;
     for (const op of ops) {
       switch (op[0]) {
@@ -117,6 +136,7 @@ export class PrimaryRelay {
           break;
         case Op.STATS:
           this.figures.set(worker.id, op[1]);
+          this.onStats?.();
           break;
         default: {
           const handler = this.handlers.get(op[0]);

@@ -8,6 +8,10 @@
 // A deadline is kept as the number of the slot it falls in, counted from the
 // wheel's start: a small integer V8 stores in the connection's field itself,
 // where milliseconds since 1970 would be a separate 16-byte number.
+//
+// The timer runs only while a deadline is set.
+import { Ticker } from '../ticker.js';
+
 const kSlot = Symbol('deadlineSlot');
 const SLOT_MS = 250; // a deadline is acted on within about two slots of passing
 const SLOTS = 240; // one turn: a minute
@@ -19,8 +23,8 @@ export class Deadlines {
     this.slots = Array.from({ length: SLOTS }, () => new Set());
     this.start = Date.now();
     this.done = -1; // slots up to this one have been visited
-    this.timer = setInterval(() => this.tick(), SLOT_MS);
-    this.timer.unref();
+    this.size = 0; // deadlines set
+    this.ticker = new Ticker('deadlines', SLOT_MS, () => this.tick());
   }
 
   /** Sets (or moves) the deadline of `ws` to `at` (ms since the epoch). */
@@ -30,6 +34,8 @@ export class Deadlines {
     const n = Math.max(this.done + 1, Math.floor((at - this.start) / SLOT_MS));
     ws[kSlot] = n;
     this.slots[n % SLOTS].add(ws);
+    this.size++;
+    this.ticker.start();
   }
 
   remove(ws) {
@@ -37,8 +43,10 @@ export class Deadlines {
     if (n === -1 || n === undefined) return;
     this.slots[n % SLOTS].delete(ws);
     ws[kSlot] = -1;
+    this.size--;
   }
 
+  /** @returns {boolean} whether a deadline is still set */
   tick() {
     const current = Math.floor((Date.now() - this.start) / SLOT_MS);
     // A slot is visited once it is over; a stalled loop catches up, at most one turn.
@@ -48,14 +56,16 @@ export class Deadlines {
         if (ws[kSlot] > n) continue; // a later turn's
         slot.delete(ws);
         ws[kSlot] = -1;
+        this.size--;
         this.expired(ws);
       }
     }
     this.done = current - 1;
+    return this.size > 0;
   }
 
   stop() {
-    clearInterval(this.timer);
+    this.ticker.stop();
   }
 }
 

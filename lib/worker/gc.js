@@ -2,8 +2,11 @@
 // their V8 flags). Worker i of N starts i/N of an interval late, so at most one
 // worker of the machine is collecting at a time. Each pause is measured and
 // exported; whether the whole idea pays off is for the benchmark to show
-// (--gc-interval 0 turns it off).
+// (--gc-interval 0 turns it off). A worker with nothing to do (./stats.js)
+// collects once more, for what its last connections left, and then not
+// until it wakes.
 import { performance } from 'node:perf_hooks';
+import { Ticker } from '../ticker.js';
 import { metrics } from './metrics.js';
 
 export class PeriodicGc {
@@ -14,14 +17,31 @@ export class PeriodicGc {
   constructor(interval, index, count) {
     this.lastPauseMs = 0;
     this.maxPauseMs = 0;
-    if (interval === 0 || typeof globalThis.gc !== 'function') return;
-    const offset = Math.round((interval * (index % count)) / count);
-    this.timer = setTimeout(() => {
-      this.timer = setInterval(() => this.collect(), interval);
-      this.timer.unref();
+    this.on = interval > 0 && typeof globalThis.gc === 'function';
+    this.offset = Math.round((interval * (index % count)) / count) || interval;
+    this.sleeping = true;
+    this.ticker = new Ticker('gc', interval, () => {
       this.collect();
-    }, offset || interval);
-    this.timer.unref();
+      return !this.sleeping;
+    });
+  }
+
+  /** The worker has work: collections start (again), its stagger first. */
+  wake() {
+    const asleep = this.sleeping;
+    this.sleeping = false;
+    if (!this.on || !asleep || this.ticker.running || this.delay !== undefined) return;
+    this.delay = setTimeout(() => {
+      this.delay = undefined;
+      this.collect();
+      if (!this.sleeping) this.ticker.start();
+    }, this.offset);
+    this.delay.unref();
+  }
+
+  /** The worker has nothing to do: the next collection is the last. */
+  sleep() {
+    this.sleeping = true;
   }
 
   collect() {
@@ -35,7 +55,9 @@ export class PeriodicGc {
   }
 
   stop() {
-    clearTimeout(this.timer);
-    clearInterval(this.timer);
+    this.sleeping = true;
+    clearTimeout(this.delay);
+    this.delay = undefined;
+    this.ticker.stop();
   }
 }

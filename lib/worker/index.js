@@ -119,7 +119,7 @@ export function startWorker(config, worker) {
   const sockets = { received: 0, open: 0 };
   const socketClosed = () => sockets.open--;
 
-  const stopStats = startStatsReporter({ worker, relay, gc, sockets });
+  const stats = startStatsReporter({ worker, relay, gc, sockets });
 
   process.on('message', (msg, handle) => {
     switch (msg?.type) {
@@ -147,6 +147,7 @@ export function startWorker(config, worker) {
   function accept(socket, ip, head) {
     sockets.received++;
     sockets.open++;
+    stats.wake(); // a worker that had nothing to do reports and measures again
     socket.on('close', socketClosed); // fires once; `once` would wrap it in a closure per socket
     socket[kClientIp] = ip;
     // Bytes read while looking for a PROXY header go back in front.
@@ -164,7 +165,7 @@ export function startWorker(config, worker) {
     await closeAll(keepalive.all(), spreadMs);
     keepalive.stop();
     gc.stop();
-    stopStats();
+    stats.stop();
     server.closeAllConnections();
     log.info('drained');
     relay.flush();

@@ -4,9 +4,11 @@
 // stalling the event loop in one sweep. A connection whose transport answers
 // pings and that has not shown life (pong, or any frame) since its previous
 // ping is terminated; the others get their ping only to keep proxies from
-// timing them out, and a peer that is gone fails at that write.
+// timing them out, and a peer that is gone fails at that write. The timer
+// runs only while the wheel holds a connection.
 import { kTransport } from './transport.js';
 import { metrics } from './metrics.js';
+import { Ticker } from '../ticker.js';
 
 const kSlot = Symbol('slot');
 const kAlive = Symbol('alive');
@@ -23,8 +25,8 @@ export class Keepalive {
     this.maxBuffered = maxBuffered;
     this.next = 0; // slot a new connection joins: round robin keeps slots even
     this.cursor = 0; // slot the next tick visits
-    this.timer = setInterval(() => this.tick(), interval / count);
-    this.timer.unref();
+    this.size = 0; // connections held
+    this.ticker = new Ticker('keepalive', interval / count, () => this.tick());
   }
 
   add(conn) {
@@ -32,10 +34,12 @@ export class Keepalive {
     conn[kSlot] = this.next;
     this.slots[this.next].add(conn);
     this.next = (this.next + 1) % this.slots.length;
+    this.size++;
+    this.ticker.start();
   }
 
   remove(conn) {
-    this.slots[conn[kSlot]]?.delete(conn);
+    if (this.slots[conn[kSlot]]?.delete(conn)) this.size--;
   }
 
   /** Every connection held, for the drain. */
@@ -48,6 +52,7 @@ export class Keepalive {
     conn[kAlive] = true;
   }
 
+  /** @returns {boolean} whether the wheel still holds a connection */
   tick() {
     const slot = this.slots[this.cursor];
     this.cursor = (this.cursor + 1) % this.slots.length;
@@ -58,6 +63,7 @@ export class Keepalive {
         if (!conn[kAlive]) {
           metrics.terminated.inc();
           slot.delete(conn);
+          this.size--;
           transport.terminate(conn);
           continue;
         }
@@ -66,9 +72,10 @@ export class Keepalive {
       if (transport.write(conn, transport.ping, this.maxBuffered)) pinged++;
     }
     if (pinged > 0) metrics.pings.inc(pinged);
+    return this.size > 0;
   }
 
   stop() {
-    clearInterval(this.timer);
+    this.ticker.stop();
   }
 }

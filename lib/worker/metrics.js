@@ -1,17 +1,19 @@
 // The worker's Prometheus metrics. prom-client's AggregatorRegistry in the
 // primary asks every worker for these over cluster IPC and sums them.
 import { require } from '../require.js';
+import { LoopDelay, collectDefaultMetrics } from '../loop-delay.js';
+import { ticks } from '../ticker.js';
 
 const client = require('prom-client');
 
-client.collectDefaultMetrics();
-// These three list every handle, resource or open file at each scrape: ~2 µs
-// a connection, a 30 ms stall of the worker per scrape at 15,000 connections.
-// A worker's open handles are its connections (gateway_connections);
-// process_max_fds stays, and the primary still reports its own.
-for (const name of ['process_open_fds', 'nodejs_active_handles', 'nodejs_active_handles_total', 'nodejs_active_resources', 'nodejs_active_resources_total']) {
-  client.register.removeSingleMetric(name);
-}
+// The worker's event-loop delay histograms sample only while it has work (./stats.js).
+export const loopDelay = new LoopDelay();
+// Three default metrics list every handle, resource or open file at each
+// scrape: ~2 µs a connection, a 30 ms stall of the worker per scrape at
+// 15,000 connections. A worker's open handles are its connections
+// (gateway_connections); process_max_fds stays, and the primary still
+// reports its own.
+collectDefaultMetrics(loopDelay, { except: ['processOpenFileDescriptors', 'processHandles', 'processResources'] });
 // prom-client starts answering the primary's metrics requests only once an
 // AggregatorRegistry has been constructed in the worker.
 new client.AggregatorRegistry(); // eslint-disable-line no-new
@@ -52,6 +54,10 @@ export const metrics = {
   errors: counter('gateway_protocol_errors_total', 'Error frames sent to clients, by code', ['code']),
   recoveries: counter('gateway_recoveries_total', 'Subscribes with since, by result', ['result']),
   pings: counter('gateway_pings_sent_total', 'Keepalive ping frames sent'),
+  timerTicks: counter('gateway_timer_ticks_total', "Ticks of the periodic timers, by timer: each runs only while there is work for it", ['timer'], function () {
+    this.reset();
+    for (const [timer, n] of ticks) this.inc({ timer }, n);
+  }),
   terminated: counter('gateway_peers_terminated_total', 'Peers terminated for not answering the previous ping'),
   jwksFetches: counter('gateway_jwks_fetches_total', 'Requests to --jwt-jwks-url, by result (ok, failed)', ['result']),
   hookRequests: counter(

@@ -1,13 +1,13 @@
-// Once a second each worker reports its figures to the primary, which merges
-// them into the cluster view served at GET /stats.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+// While a worker has work, once a second it reports its figures to the
+// primary, which merges them into the cluster view behind GET /stats. Work is
+// a socket held, or a figure that moved since the last report; a worker with
+// neither reports nothing and measures nothing (its event-loop histograms and
+// its periodic GC stop too) until its next socket wakes it.
 import { getHeapStatistics } from 'node:v8';
 import { STATS_INTERVAL_MS } from '../ipc.js';
-import { metrics } from './metrics.js';
-
-// The histogram times a timer of this period, so each sample includes the
-// period itself; it is subtracted to report the delay alone.
-const RESOLUTION_MS = 10;
+import { RESOLUTION_MS } from '../loop-delay.js';
+import { Ticker } from '../ticker.js';
+import { metrics, loopDelay } from './metrics.js';
 
 /**
  * @param {object} options
@@ -15,16 +15,15 @@ const RESOLUTION_MS = 10;
  * @param {import('./relay.js').WorkerRelay} options.relay
  * @param {import('./gc.js').PeriodicGc} options.gc
  * @param {{received: number, open: number}} options.sockets sockets from the primary
- * @returns {() => void} stops reporting
+ * @returns {{wake: () => void, stop: () => void}} wake: a socket arrived
  */
 export function startStatsReporter({ worker, relay, gc, sockets }) {
-  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-  delay.enable();
+  const delay = loopDelay.histogram();
   // Never reset: when this timer runs before the histogram's own after a
   // stall, the reset drops the stall from `delay`; `worst` still has it.
-  const sinceStart = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-  sinceStart.enable();
-  const timer = setInterval(async () => {
+  const sinceStart = loopDelay.histogram();
+  let counted = ''; // the counts last reported
+  const report = async () => {
     const { open, received } = sockets; // one moment, for the primary's arithmetic
     const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
     const max = ms(delay.max);
@@ -47,13 +46,34 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
       heapUsedBytes: memory.heapUsed
     };
     delay.reset();
+    const counts = `${figures.connections} ${open} ${received} ${figures.subscriptions} ${figures.published} ${figures.delivered} ${figures.gcRuns}`;
+    // Read again now: a socket may have come while the figures were read.
+    if (sockets.open === 0 && sockets.received === received && counts === counted) return void sleep();
+    counted = counts;
     relay.reportStats(figures);
-  }, STATS_INTERVAL_MS);
-  timer.unref();
-  return () => {
-    clearInterval(timer);
-    delay.disable();
-    sinceStart.disable();
+  };
+  const ticker = new Ticker('stats', STATS_INTERVAL_MS, () => {
+    report();
+    return true; // the report itself decides, once its figures are read
+  });
+  const wake = () => {
+    if (ticker.running) return;
+    loopDelay.set(true);
+    gc.wake();
+    ticker.start();
+  };
+  const sleep = () => {
+    ticker.stop();
+    loopDelay.set(false);
+    gc.sleep();
+  };
+  wake(); // the first report tells the primary this worker is up
+  return {
+    wake,
+    stop() {
+      ticker.stop();
+      loopDelay.set(false);
+    }
   };
 }
 
