@@ -85,7 +85,7 @@ describe('close pacer, clients gone without a close frame', function () {
   });
 });
 
-describe('close pacer, a storm of FINs', function () {
+describe('close pacer, a storm of FINs or close frames', function () {
   let server;
   afterEach(() => server?.close());
 
@@ -103,6 +103,34 @@ describe('close pacer, a storm of FINs', function () {
     expect(closes.every((code) => code === 1006)).to.equal(true);
     expect(pacer.pauses).to.be.at.least(1);
     // Every staying socket reads again: each echoes a message sent after the storm.
+    const echoes = staying.map((ws, i) => once(ws, 'message').then(([data]) => String(data) === `after ${i}`));
+    staying.forEach((ws, i) => ws.send(`after ${i}`));
+    expect(await Promise.all(echoes)).to.deep.equal(staying.map(() => true));
+    expect(pacer.paused.size).to.equal(0);
+    staying.forEach((ws) => ws.terminate());
+    await eventually(() => pacer.sockets.size === 0, { what: 'every socket forgotten once closed' });
+  });
+
+  it('past the close frames a turn reads, every other socket stops reading likewise, and every close completes with its code', async () => {
+    const pacer = new ClosePacer({ pauseAfter: 5, resumesPerTurn: 3 });
+    const closes = [];
+    server = await pacedServer(pacer, (ws) => {
+      ws.on('close', (code) => closes.push(code));
+      ws.on('message', (data) => ws.send(data));
+    });
+    const leaving = await openClients(server);
+    const staying = await openClients(server);
+    // Ordinary messages, as many at once, pause nothing.
+    const echoed = staying.map((ws) => once(ws, 'message'));
+    staying.forEach((ws, i) => ws.send(`before ${i}`));
+    await Promise.all(echoed);
+    expect(pacer.pauses, 'no pause for ordinary reads').to.equal(0);
+    const answered = leaving.map((ws) => once(ws, 'close').then(([code]) => code));
+    leaving.forEach((ws) => ws.close(4321));
+    expect(await Promise.all(answered)).to.deep.equal(leaving.map(() => 4321));
+    await eventually(() => closes.length === BURST, { what: 'every leaving client closed on the server' });
+    expect(closes.every((code) => code === 4321)).to.equal(true);
+    expect(pacer.pauses, 'a pause for the burst of close frames').to.be.at.least(1);
     const echoes = staying.map((ws, i) => once(ws, 'message').then(([data]) => String(data) === `after ${i}`));
     staying.forEach((ws, i) => ws.send(`after ${i}`));
     expect(await Promise.all(echoes)).to.deep.equal(staying.map(() => true));

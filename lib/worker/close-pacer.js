@@ -24,7 +24,12 @@
 //   next bytes stay in the kernel and its order holds) and ws parses it in a
 //   later turn, for at most BUDGET_MS per turn; only Node's own read of each
 //   socket stays in the poll phase (the worst turn: 103 ms of CPU, same
-//   machine). Fewer reads than that in a turn go straight to ws.
+//   machine). Fewer reads than that in a turn go straight to ws. That read
+//   is paced as a FIN's is (below): past PAUSE_AFTER close frames read in
+//   one turn, every other socket stops reading, so close frames from many
+//   client processes at once come up a few hundred a turn. A chunk counts
+//   as a close frame by its first byte alone, so a busy worker's ordinary
+//   reads, however many, never pause anything.
 //
 // - and a client that goes without a close frame (a closed tab, a crashed
 //   app, a storm of reconnects): each FIN comes up as the end of its stream,
@@ -53,6 +58,7 @@ const READS_PER_TURN = 500;
 const FINS_PER_TURN = 50; // clients' FINs handed to ws in one turn
 const PAUSE_AFTER = 200; // clients' FINs read in one turn
 const RESUMES_PER_TURN = 200;
+const CLOSE_FRAME = 0x88; // the first byte of a whole close frame: FIN set, opcode 8
 const kSocket = Symbol('socket');
 const kWaiting = Symbol('waiting'); // a chunk or an answered close queued: reading stopped for the pacer's own reason
 const kPaused = Symbol('paused'); // reading stopped by a pause
@@ -81,6 +87,7 @@ export class ClosePacer {
     this.eofs = new Fifo(); // sockets whose client's FIN came past FINS_PER_TURN, for ws later
     this.reads = 0; // chunks read in this turn of the loop
     this.ended = 0; // streams ended by the client's FIN in this turn
+    this.closeFrames = 0; // chunks read in this turn that start with a close frame
     this.counting = false; // whether this turn's counts are reset after its poll phase
     this.scheduled = false;
     this.turns = 0; // loop turns that answered or ended closes: a test reads it
@@ -93,6 +100,7 @@ export class ClosePacer {
     const self = this;
     this.onData = function onData(chunk) {
       self.count();
+      if (chunk[0] === CLOSE_FRAME && ++self.closeFrames === self.pauseAfter) self.pauseReads();
       if (++self.reads <= self.readsPerTurn) return self.wsOnData.call(this, chunk);
       readStop(this);
       self.readsWaited++;
@@ -115,6 +123,7 @@ export class ClosePacer {
       this.counting = false;
       this.reads = 0;
       this.ended = 0;
+      this.closeFrames = 0;
     };
     this.onConclude = function onConclude(code, reason) {
       self.answers.push(this, code, reason);

@@ -31,6 +31,7 @@ export const OPTIONS = {
   'keepalive-seconds': [12, 2, 'keepalive: seconds watched'],
   'ping-interval': [5000, 1000, 'keepalive: ms between pings'],
   'mass-close-connections': [15000, 200, 'mass-close: connections on the one worker, closed together'],
+  'mass-close-processes': [3, 1, 'mass-close: client processes holding them, closing at once (they compete for the cores)'],
   'gc-interval': [5000, 1000, 'gc: the manual GC interval compared with 0 (off, the default)'],
   'gc-seconds': [12, 1.5, 'gc: seconds watched'],
   'balance-connections': [4000, 200, 'balance: connections over 4 workers'],

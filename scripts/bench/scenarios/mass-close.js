@@ -1,7 +1,8 @@
 // mass-close: one worker holding every connection (one subscription each)
 // while the load generator closes them all at once, with the closing
-// handshake. The worst event-loop delay of the worker while the burst is
-// handled, and the server CPU per close.
+// handshake, from --mass-close-processes client processes at once. The worst
+// event-loop delay of the worker while the burst is handled, and the server
+// CPU per close.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withServer } from '../servers.js';
 import { Load, shortfall } from '../load.js';
@@ -21,7 +22,7 @@ export async function massClose(opts, kinds) {
     results.push(
       await withServer(kind, flags, async (server) => {
         await workersReporting(server, 1);
-        const load = new Load(server, { connections: size, rate: opts.rate, channels: CHANNELS, duration: HOLD_S, processes: Math.ceil(size / opts.perAgent) });
+        const load = new Load(server, { connections: size, rate: opts.rate, channels: CHANNELS, duration: HOLD_S, processes: Math.max(opts.massCloseProcesses, Math.ceil(size / opts.perAgent)) });
         const held = await load.held(server, { subscribed: true });
         if (!held) return runResult({ scenario: 'mass-close', variant: kind, size, short: shortfall(await load.report, false) });
         const watch = new StatsWatch(server);
