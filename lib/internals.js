@@ -48,6 +48,33 @@ export function onHandleAck(childProcess, acknowledged) {
   return () => childProcess.off('internalMessage', listener);
 }
 
+// Node's queue of sends to a child (ChildProcess._handleQueue): null while no
+// handle awaits the child's acknowledgement; an array while one does, holding
+// every send made meanwhile, which Node passes through send again on the
+// acknowledgement (whose handler asserts it is an array). The child needs no
+// such wait: each read of the channel carries at most one handle, with its
+// message (SCM_RIGHTS data is never coalesced; Node's reader relies on it).
+// The hand-over line (lib/primary/master.js) keeps several handles in flight
+// with these two.
+
+/**
+ * Whether a send made now would be written at once. An empty queue is
+ * cleared so that it is: nothing waits in it to keep in order.
+ */
+export function freeHandleQueue(childProcess) {
+  const queue = childProcess._handleQueue;
+  if (queue === null) return true;
+  if (!Array.isArray(queue)) throw new InternalsChanged("a child's send queue is no longer null or an array (ChildProcess._handleQueue)");
+  if (queue.length > 0) return false;
+  childProcess._handleQueue = null;
+  return true;
+}
+
+/** After an acknowledgement, while more are due: Node's handler of each expects its queue. */
+export function holdHandleQueue(childProcess) {
+  childProcess._handleQueue ??= [];
+}
+
 /**
  * Takes the TCP handle out of a paused socket, leaving the socket inert. Its
  * reads from the kernel stop: what arrives next stays there for the process

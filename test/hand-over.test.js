@@ -1,6 +1,6 @@
 // The primary's hand-over line (lib/primary/master.js): a burst of TCP
-// handles to one worker goes to Node one at a time, each once the previous one
-// is acknowledged, in order, and none is lost.
+// handles to one worker goes to Node up to a window at once, the rest as
+// acknowledgements come back, in order, and none is lost.
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { HandOverLine } from '../lib/primary/master.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/handle-echo.js', import.meta.url));
-const BURST = 40;
+const BURST = 40; // past the window
 
 describe('hand-over line', function () {
   let child;
@@ -19,7 +19,7 @@ describe('hand-over line', function () {
     server?.close();
   });
 
-  it('gives Node one handle per acknowledgement and delivers a burst in order', async () => {
+  it('gives Node a window of handles at once, the rest as they are acknowledged, and delivers a burst in order', async () => {
     child = fork(CHILD);
     await once(child, 'message');
     let sends = 0;
@@ -39,7 +39,7 @@ describe('hand-over line', function () {
 
     const byPort = new Map(accepted.map((handle, id) => [peerPort(handle), String(id)]));
     accepted.forEach((handle, id) => line.push(handle, { id }));
-    expect(sends).to.equal(1); // the rest wait in the line, not in Node's queue
+    expect(sends).to.equal(HandOverLine.WINDOW); // the rest wait in the line, not in Node's queue
     const ids = await Promise.all(answers);
     expect(sends).to.equal(BURST);
     // Each client got the id of the socket the server accepted for it: none lost, none swapped.
@@ -52,16 +52,43 @@ describe('hand-over line', function () {
     const line = new HandOverLine({ process: child, send: (...args) => child.send(...args) });
     const accepted = [];
     server = await rawServer((handle) => accepted.push(handle));
-    const clients = [0, 1].map(() => net.connect(server.address().port, '127.0.0.1'));
-    while (accepted.length < 2) await new Promise((r) => setTimeout(r, 10));
-    line.push(accepted[0], { id: 0 });
-    line.push(accepted[1], { id: 1 }); // waits: the line is busy with the first
+    const count = HandOverLine.WINDOW + 1;
+    const clients = Array.from({ length: count }, () => net.connect(server.address().port, '127.0.0.1'));
+    while (accepted.length < count) await new Promise((r) => setTimeout(r, 10));
+    const lastPort = peerPort(accepted.at(-1));
+    accepted.forEach((handle, id) => line.push(handle, { id })); // the last waits: the window is full
     line.close();
     // The closed handle's client sees its connection end, with no answer.
+    const last = clients.find((client) => client.localPort === lastPort);
     let text = '';
-    for await (const chunk of clients[1]) text += chunk;
+    for await (const chunk of last) text += chunk;
     expect(text).to.equal('');
-    clients[0].destroy();
+    clients.forEach((client) => client.destroy());
+  });
+
+  it('moves on past a handle whose acknowledgement never comes, and takes the late one in its stride', async () => {
+    child = fork(CHILD);
+    await once(child, 'message');
+    let stalls = 0;
+    const line = new HandOverLine({ process: child, send: (...args) => child.send(...args) }, () => stalls++);
+    const accepted = [];
+    server = await rawServer((handle) => accepted.push(handle));
+    const count = HandOverLine.WINDOW + 2;
+    const clients = Array.from({ length: count }, () => net.connect(server.address().port, '127.0.0.1'));
+    const answers = clients.map(async (client) => {
+      let text = '';
+      for await (const chunk of client) text += chunk;
+      return text;
+    });
+    while (accepted.length < count) await new Promise((r) => setTimeout(r, 10));
+    accepted.forEach((handle, id) => line.push(handle, { id }));
+    // As if the first acknowledgement were lost: the watchdog's two visits give up on the oldest handle.
+    line.watched = line.waiting;
+    line.watch();
+    expect(stalls).to.equal(1);
+    expect((await Promise.all(answers)).every((text) => text !== '')).to.equal(true);
+    expect(line.unacked).to.equal(0);
+    expect(child.connected).to.equal(true);
   });
 });
 

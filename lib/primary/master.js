@@ -7,7 +7,7 @@ import net from 'node:net';
 import { require } from '../require.js';
 import { Message } from '../ipc.js';
 import { normalizeIp } from '../worker/client-ip.js';
-import { detachHandle, onHandleAck, takeConnections } from '../internals.js';
+import { detachHandle, freeHandleQueue, holdHandleQueue, onHandleAck, takeConnections } from '../internals.js';
 import { Ticker } from '../ticker.js';
 
 const sticky = require('sticky-session');
@@ -100,14 +100,17 @@ export class GatewayMaster extends sticky.Master {
 }
 
 /**
- * The handles on their way to one worker. Node sends one handle at a time and
- * waits for the worker's acknowledgement; while it waits it queues every
- * further send, and on each acknowledgement it passes its whole queue through
- * send again, re-queueing all but the first: in a burst of connections the
- * primary's cost per handle grew with the queue. This line keeps the queue
- * itself and gives Node the next handle only once the previous one is
- * acknowledged, so each hand-over costs the same however many wait. Handles
- * still queued when the worker dies are closed with it.
+ * The handles on their way to one worker. Node sends a child one handle at a
+ * time: after each it queues every further send until the child
+ * acknowledges, then passes its whole queue through send again, re-queueing
+ * all but the first. That is a round trip between the two processes per
+ * connection (the primary sleeping and waking for each acknowledgement),
+ * and in a burst a cost per handle that grew with the queue. The child needs
+ * no such wait (each read of the channel carries at most one handle, with
+ * its own message), so this line keeps up to WINDOW handles in flight,
+ * written while Node holds nothing queued (../internals.js), and keeps the
+ * rest itself: a burst goes out in one turn, its acknowledgements come back
+ * together. Handles still queued when the worker dies are closed with it.
  *
  * The primary closes its own copy of a handle once the message is written:
  * the descriptor in flight is then the kernel's, and closes with the worker
@@ -117,10 +120,12 @@ export class GatewayMaster extends sticky.Master {
  *
  * An acknowledgement that never comes (a worker stuck, or a runtime that
  * changed how it acknowledges) must not hold every later connection: the
- * master's watchdog moves the line on after WATCHDOG_MS to 2 × WATCHDOG_MS,
- * and counts it.
+ * master's watchdog stops waiting for it after WATCHDOG_MS to 2 × WATCHDOG_MS,
+ * counts it, and the line moves on.
  */
 export class HandOverLine {
+  static WINDOW = 32; // handles in flight to one worker
+
   /**
    * @param {import('node:cluster').Worker} worker
    * @param {() => void} stalled called when the watchdog moves on without an acknowledgement
@@ -128,53 +133,89 @@ export class HandOverLine {
   constructor(worker, stalled) {
     this.worker = worker;
     this.stalled = stalled;
-    this.queue = []; // handle, message, handle, message, ...
+    this.queue = []; // handle, message, handle, message, ...: not sent yet
     this.head = 0;
-    this.waiting = undefined; // the handle sent and not yet acknowledged
+    this.sent = []; // handles sent and awaited, oldest first
+    this.sentHead = 0;
+    this.unacked = 0; // handles sent whose acknowledgement has not come, given-up ones included
+    this.forgiven = 0; // of those, the ones the watchdog stopped waiting for
     this.watched = undefined; // `waiting` as the watchdog saw it last
     // Node's own listener, registered first, has handled the acknowledgement by then.
     onHandleAck(worker.process, () => this.acknowledged());
   }
 
+  /** The oldest handle awaited, if any. */
+  get waiting() {
+    return this.sent[this.sentHead];
+  }
+
   /**
-   * The watchdog's visit: a handle still waiting since the previous visit has waited too long.
-   * @returns {boolean} whether a handle waits now
+   * The watchdog's visit: the oldest handle still awaited since the previous visit has waited too long.
+   * @returns {boolean} whether a handle is awaited or queued now
    */
   watch() {
     if (this.waiting !== undefined && this.waiting === this.watched) {
       this.stalled();
-      this.acknowledged();
+      this.forgiven++;
+      this.forget();
+      this.next();
     }
     this.watched = this.waiting;
-    return this.waiting !== undefined;
+    return this.waiting !== undefined || this.head < this.queue.length;
   }
 
   push(handle, message) {
     this.queue.push(handle, message);
-    if (this.waiting === undefined) this.next();
+    this.next();
   }
 
   next() {
     const { queue } = this;
+    while (this.head < queue.length && this.unacked - this.forgiven < HandOverLine.WINDOW) {
+      if (this.unacked > 0 && !freeHandleQueue(this.worker.process)) break; // Node holds other messages: after the next acknowledgement
+      const handle = queue[this.head];
+      const message = queue[this.head + 1];
+      queue[this.head] = queue[this.head + 1] = undefined;
+      this.head += 2;
+      this.unacked++;
+      this.sent.push(handle);
+      this.worker.send(message, handle, undefined, (err) => {
+        handle.close();
+        if (err) this.unsent(handle); // never reached the worker: no acknowledgement will come
+      });
+    }
     if (this.head === queue.length) {
       queue.length = 0;
       this.head = 0;
-      return;
     }
-    const handle = queue[this.head];
-    const message = queue[this.head + 1];
-    queue[this.head] = queue[this.head + 1] = undefined;
-    this.head += 2;
-    this.waiting = handle;
-    this.worker.send(message, handle, undefined, (err) => {
-      handle.close();
-      // Never reached the worker: no acknowledgement will come.
-      if (err && this.waiting === handle) this.acknowledged();
-    });
   }
 
   acknowledged() {
-    this.waiting = undefined;
+    this.unacked--;
+    if (this.forgiven > 0) this.forgiven--; // the late one of a handle the watchdog gave up on (they come in order)
+    else this.forget();
+    if (this.unacked > 0) holdHandleQueue(this.worker.process);
+    this.next();
+  }
+
+  /** The oldest awaited handle is awaited no more. */
+  forget() {
+    this.sent[this.sentHead++] = undefined;
+    if (this.sentHead === this.sent.length) {
+      this.sent.length = 0;
+      this.sentHead = 0;
+    }
+  }
+
+  unsent(handle) {
+    const at = this.sent.indexOf(handle, this.sentHead);
+    if (at === -1) return;
+    this.sent.splice(at, 1);
+    this.unacked--;
+    if (this.sentHead === this.sent.length) {
+      this.sent.length = 0;
+      this.sentHead = 0;
+    }
     this.next();
   }
 
