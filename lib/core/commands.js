@@ -52,15 +52,20 @@ export class Commands {
    * @param {(channel: string, id?: string|number) => void} [options.checkName] the
    *   channel name rule of the ways in this core serves (step 2): the native
    *   one, or another protocol's for its channels
+   * @param {(channel: string) => string} [options.showName] a channel as its
+   *   client spelled it, for the text of refusals (another protocol's
+   *   channels have names of their own inside the gateway)
+   * @param {number} [options.rate] tokens per second of step 6: --max-publish-rate, or another protocol's rate
    */
-  constructor({ config, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel }) {
+  constructor({ config, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel, showName = same, rate = config.maxPublishRate }) {
     this.namespaces = namespaces;
     this.checkName = checkName;
+    this.showName = showName;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.presenceStore = presence;
     this.hooks = hooks;
-    this.rate = config.maxPublishRate;
+    this.rate = rate;
     this.maxSubscriptions = config.maxSubscriptions;
   }
 
@@ -70,7 +75,7 @@ export class Commands {
   namespace(channel, id) {
     this.checkName(channel, id);
     const ns = this.namespaces.lookup(channel);
-    if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`, id);
+    if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${this.showName(channel)}`, id);
     return ns;
   }
 
@@ -85,7 +90,7 @@ export class Commands {
   /** 4: the identity's `grant` ('subscribe' or 'publish') allows the channel. */
   granted(identity, grant, channel, id) {
     if (allows(identity.permissions[grant], channel, identity.user)) return;
-    throw forbidden(`the identity does not allow ${grant} on ${channel}`, id);
+    throw forbidden(`the identity does not allow ${grant} on ${this.showName(channel)}`, id);
   }
 
   /** 6: one of the connection's tokens, --max-publish-rate per second in bursts of as many. */
@@ -114,7 +119,7 @@ export class Commands {
     const ns = this.namespace(channel, id);
     const identity = this.identity(conn, id);
     this.granted(identity, 'subscribe', channel, id);
-    if (delta !== undefined) deltaAllowed(ns, channel, id);
+    if (delta !== undefined) deltaAllowed(ns, this.showName(channel), id);
     if (this.subscriptions.count(conn) >= this.maxSubscriptions) {
       throw new GatewayError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, `at most ${this.maxSubscriptions} subscriptions per connection`, id);
     }
@@ -125,11 +130,10 @@ export class Commands {
     return this.hooks.subscribe({ client: conn[kClient], user: identity.user, channel }, present(conn)).then(() => ns, withId(id));
   }
 
-  /** An unsubscribe: the name is checked (nothing else: leaving is always allowed). */
+  /** An unsubscribe, checked: the name (nothing else: leaving is always allowed); the session then leaves. */
   unsubscribe(conn, channel, id) {
     this.namespace(channel, id);
     this.identity(conn, id);
-    this.subscriptions.remove(conn, channel);
   }
 
   /**
@@ -160,8 +164,8 @@ export class Commands {
   presence(conn, channel, stats, id) {
     const ns = this.namespace(channel, id);
     this.identity(conn, id);
-    if (!this.subscriptions.has(conn, channel)) throw forbidden(`subscribe to ${channel} before reading its presence`, id);
-    presenceAllowed(ns, channel, id);
+    if (!this.subscriptions.has(conn, channel)) throw forbidden(`subscribe to ${this.showName(channel)} before reading its presence`, id);
+    presenceAllowed(ns, this.showName(channel), id);
     // A read costs the engine a look-up (10,000 entries for a big room).
     this.spend(conn, 'presence reads and publishes', id);
     return this.presenceStore.read(channel, stats).catch(withId(id));
@@ -183,6 +187,10 @@ function deltaAllowed(ns, channel, id) {
   if (ns.delta) return;
   const where = ns.name === '' ? 'channels outside namespaces do' : `namespace ${ns.name} does`;
   throw new GatewayError(ErrorCode.BAD_REQUEST, `no deltas on ${channel}: ${where} not offer them (delta: true)`, id);
+}
+
+function same(channel) {
+  return channel;
 }
 
 function forbidden(message, id) {

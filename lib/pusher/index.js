@@ -6,7 +6,7 @@
 import { require } from '../require.js';
 import { Commands } from '../core/commands.js';
 import { Apps } from './apps.js';
-import { checkInternal } from './channels.js';
+import { checkInternal, pusherName } from './channels.js';
 import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
 import { PusherHttpApi } from './http-api.js';
 import { refuseUpgrade } from './refusals.js';
@@ -21,14 +21,7 @@ const { WebSocketServer } = require('ws');
 export function pusherWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log }) {
   const apps = new Apps(config);
   if (apps.list.length === 0) return undefined;
-  const commands = new Commands({
-    config: { ...config, maxPublishRate: CLIENT_EVENT_RATE },
-    namespaces,
-    relay,
-    subscriptions,
-    presence,
-    checkName: checkInternal
-  });
+  const commands = new Commands({ config, namespaces, relay, subscriptions, presence, checkName: checkInternal, showName: pusherName, rate: CLIENT_EVENT_RATE });
   const connections = new PusherConnections({ config, apps, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({
     noServer: true,

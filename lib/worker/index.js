@@ -65,7 +65,7 @@ export function startWorker(config, worker) {
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const admission = new Admission({ config, relay, draining, worker, log });
-  const sessions = new Sessions({ admission, keepalive, subscriptions });
+  const sessions = new Sessions({ admission, keepalive, subscriptions, relay, presence });
   const commands = new Commands({ config, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
   const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
   const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
