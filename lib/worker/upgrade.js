@@ -83,8 +83,12 @@ export function createUpgradeHandler({ config, ways, admission, closes, rejected
   };
 }
 
-/** The refusal as an HTTP answer: a browser cannot read it, but a load balancer's health checks and other clients can. */
-function refuseUpgrade(socket, { status, code, message }) {
+/**
+ * The refusal as an HTTP answer on a socket the HTTP server let go of (an
+ * upgrade, a CONNECT): a browser cannot read it, but a load balancer's
+ * health checks and other clients can.
+ */
+export function refuseUpgrade(socket, { status, code, message }) {
   const body = JSON.stringify({ error: code, message });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
