@@ -38,6 +38,7 @@ import { kClientIp } from './client-ip.js';
 import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from './metrics.js';
+import { lastInput } from './last-input.js';
 
 const { WebSocketServer } = require('ws');
 
@@ -52,7 +53,8 @@ const DRAINING = 1;
 export function startWorker(config, worker) {
   const log = createLogger(config.logLevel, { role: 'worker', worker });
   process.on('uncaughtException', (err) => {
-    log.fatal({ err }, 'uncaught exception; exiting so the primary starts a fresh worker');
+    // A defect: no input should get here. The input begun last says where to look.
+    log.fatal({ err, lastInput }, 'uncaught exception; exiting so the primary starts a fresh worker');
     process.exit(1);
   });
 
