@@ -25,6 +25,9 @@ import {
   hostileString,
   hostileValue,
   jsonText,
+  mutate,
+  mutation,
+  nearly,
   objectText,
   objectValue,
   oddHeaders,
@@ -170,7 +173,7 @@ describe('hostile input kills nothing (property-based)', function () {
   });
 
   describe('keyed HTTP routes', () => {
-    const auth = fc.oneof(fc.constant(`Bearer ${API_KEY}`), fc.constant(`Bearer ${API_KEY}`), hostileString.map((s) => `Bearer ${s}`), hostileString);
+    const auth = fc.oneof(fc.constant(`Bearer ${API_KEY}`), fc.constant(`Bearer ${API_KEY}`), nearly(API_KEY).map((s) => `Bearer ${s}`), hostileString);
     const publishBody = objectText({ channel: fc.oneof({ arbitrary: quoted(channelName), weight: 3 }, jsonText), data: jsonText, idempotencyKey: jsonText, version: field('1', '9007199254740993') });
     const disconnectBody = objectText({ user: fc.oneof(quoted(hostileString), jsonText), code: field('4000', '4999', '1000'), reason: jsonText });
 
@@ -235,7 +238,8 @@ describe('hostile input kills nothing (property-based)', function () {
         channel: channelName,
         channelData: fc.oneof(channelData, jsonText),
         userData: fc.oneof(userData, jsonText),
-        sign: fc.boolean(),
+        sign: fc.constantFrom('signed', 'near', 'near key', 'none'),
+        near: mutation,
         auth: fc.oneof(quoted(hostileString), jsonText),
         dataAs: fc.constantFrom('object', 'string', 'raw'),
         raw: jsonText,
@@ -279,19 +283,26 @@ describe('hostile input kills nothing (property-based)', function () {
           app: fc.oneof({ arbitrary: fc.constant(APP.appId), weight: 4 }, pathSegment),
           route,
           sign: fc.boolean(),
+          spoil: fc.option(fc.tuple(fc.constantFrom('auth_key', 'body_md5', 'auth_signature', 'auth_timestamp', 'auth_version'), mutation)),
           query: queryOf(['auth_key', 'auth_timestamp', 'auth_version', 'auth_signature', 'body_md5', 'info', 'filter_by_prefix']),
           params: fc.dictionary(fc.constantFrom('info', 'filter_by_prefix', '__proto__', 'auth_version'), hostileString, { maxKeys: 2 }),
           body: fc.option(fc.oneof(eventBody, batchBody, jsonText), { freq: 6 }),
           headers: oddHeaders
         }),
         450,
-        async ({ app, route: [method, rest], sign, query, params, body, headers }) => {
+        async ({ app, route: [method, rest], sign, spoil, query, params, body, headers }) => {
           const path = `/apps/${app}/${rest}`;
           const text = method === 'POST' ? (body ?? undefined) : undefined;
           let search = query;
           try {
-            if (sign) search = signedQuery(method, path, { body: text, params: Object.fromEntries(Object.entries(params)) });
+            if (sign) search = signedQuery(method, path, { body: text, params });
           } catch {} // a lone surrogate cannot be hashed as UTF-8: sent unsigned
+          if (sign && spoil !== null) {
+            // A near miss of one signed parameter: the signature checks go past their cheap tests.
+            const signed = new URLSearchParams(search);
+            signed.set(spoil[0], mutate(signed.get(spoil[0]) ?? '', spoil[1]));
+            search = String(signed);
+          }
           const answer = await rawHttp(gw.port, { method, path: `${path}?${search}`, headers, body: text });
           expectHttp(answer, 'text');
           counted('Pusher HTTP API', answer.status);
@@ -317,30 +328,92 @@ describe('hostile input kills nothing (property-based)', function () {
     it('login, forms, reads and actions: answered with a page, a redirect or a family status', async () => {
       const origin = fc.oneof(fc.constant('same'), hostileString, fc.constant('null'));
       const body = fc.oneof(
-        fc.tuple(fc.oneof(fc.constant('password'), pathSegment), fc.oneof(pathSegment, hostileString)).map(([k, v]) => `${k}=${v}`),
+        fc.tuple(fc.oneof(fc.constant('password'), pathSegment), fc.oneof(nearly(ADMIN_PASSWORD).map(encodeURIComponentSafe), pathSegment, hostileString)).map(([k, v]) => `${k}=${v}`),
         objectText({ channel: fc.oneof({ arbitrary: quoted(channelName), weight: 3 }, jsonText), data: jsonText, user: jsonText, code: jsonText, reason: jsonText }),
         jsonText
       );
       const path = fc.oneof(
-        fc.constantFrom('/admin', '/admin/', '/admin/login', '/admin/logout', '/admin/admin.js', '/admin/api/publish', '/admin/api/disconnect', '/admin/api/unsubscribe', '/admin/api/__proto__', '/admin/api/constructor'),
+        fc.constantFrom('/', '/stats', '/metrics', '/admin', '/admin/', '/admin/login', '/admin/logout', '/admin/admin.js', '/admin/api/publish', '/admin/api/disconnect', '/admin/api/unsubscribe', '/admin/api/__proto__', '/admin/api/constructor'),
         queryOf(['prefix', 'channel', 'limit']).map((q) => `/admin/api/view?${q}`),
         pathSegment.map((s) => `/admin/api/${s}`),
         pathSegment.map((s) => `/admin/${s}`)
       );
       await check(
-        fc.record({ method: fc.constantFrom('GET', 'POST', 'POST', 'PUT'), path, origin, session: fc.oneof(fc.constant('valid'), hostileString, fc.constant(null)), body, headers: oddHeaders }),
+        fc.record({ method: fc.constantFrom('GET', 'POST', 'POST', 'PUT'), path, origin, session: fc.oneof(fc.constant('valid'), fc.constant('near'), hostileString, fc.constant(null)), near: mutation, body, headers: oddHeaders }),
         300,
-        async ({ method, path, origin, session, body, headers }) => {
+        async ({ method, path, origin, session, near, body, headers }) => {
           const sent = [...headers];
           sent.push(['Origin', origin === 'same' ? `http://127.0.0.1:${gw.metricsPort}` : origin]);
           // Logging out with the suite's own session would end it: a hostile cookie there.
           if (session === 'valid' && !path.startsWith('/admin/logout')) sent.push(['Cookie', cookie]);
+          else if (session === 'near') sent.push(['Cookie', mutate(cookie, near)]);
           else if (session !== null) sent.push(['Cookie', `gateway_admin=${session}`]);
           const answer = await rawHttp(gw.metricsPort, { method, path, headers: sent, body: method === 'GET' ? undefined : body });
           expectHttp(answer, 'admin');
           counted('admin page', answer.status);
         }
       );
+    });
+  });
+
+  // Inputs the properties found, each kept as it was found (on the code
+  // before its fix, each killed a worker or went unanswered).
+  describe('fixed cases', () => {
+    const deep = (n) => `${'['.repeat(n)}${']'.repeat(n)}`;
+
+    it('a native frame whose type is nested 5,000 deep, or an object whose toString is bytes', async () => {
+      const json = new NativeProbe(gw, 'json');
+      const msgpack = new NativeProbe(gw, 'msgpack');
+      try {
+        expect(await json.round(`{"type":${deep(5000)}}`, false)).to.equal('answered');
+        expect(json.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (a array)' });
+        expect(await msgpack.round(Buffer.from(encode({ type: { toString: new Uint8Array(4) } })), true)).to.equal('answered');
+        expect(msgpack.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (a object)' });
+      } finally {
+        json.close();
+        msgpack.close();
+      }
+    });
+
+    it('a server API batch whose method is nested 5,000 deep', async () => {
+      const answer = await rawHttp(gw.port, {
+        method: 'POST',
+        path: '/api/batch',
+        headers: [['Authorization', `Bearer ${API_KEY}`]],
+        body: `{"commands":[{"method":${deep(5000)}}]}`
+      });
+      expect(answer.status).to.equal(400);
+      expect(bodyJson(answer).error.message).to.match(/no method \(a array\)/);
+    });
+
+    it('CONNECT, which no route serves', async () => {
+      const answer = await rawHttp(gw.port, { method: 'CONNECT', path: '127.0.0.1:80' });
+      expect(answer.status).to.equal(405);
+      expect(bodyJson(answer).error).to.equal('method_not_allowed');
+    });
+
+    it('a Pusher key spelled with a character of two UTF-8 bytes, in a sign-in and in a signed HTTP API request', async () => {
+      const near = APP.key.replace('e', 'é'); // as many characters as the key, one byte more
+      const probe = new PusherProbe(gw);
+      try {
+        await probe.socketId();
+        const userData = JSON.stringify({ id: 'u1' });
+        expect(await probe.round(JSON.stringify({ event: 'pusher:signin', data: { user_data: userData, auth: `${near}:${'0'.repeat(64)}` } }))).to.equal('answered');
+        expect(probe.raw.frames.find((f) => f.event === 'pusher:error').data).to.deep.equal({ code: 4009, message: 'invalid signin signature' });
+        expect(await probe.round(JSON.stringify({ event: 'pusher:subscribe', data: { channel: 'private-near', auth: `${near}:${'0'.repeat(64)}` } }))).to.equal('answered');
+        expect(probe.raw.frames.find((f) => f.event === 'pusher:subscription_error').data.status).to.equal(401);
+      } finally {
+        probe.close();
+      }
+      const path = `/apps/${APP.appId}/events`;
+      const body = JSON.stringify({ name: 'ev', data: '1', channel: 'a' });
+      // Each as many characters as the right one, and one byte more.
+      for (const [name, spoil] of [['auth_key', () => near], ['body_md5', (md5) => `é${md5.slice(1)}`]]) {
+        const query = new URLSearchParams(signedQuery('POST', path, { body }));
+        query.set(name, spoil(query.get(name)));
+        const answer = await rawHttp(gw.port, { method: 'POST', path: `${path}?${query}`, body });
+        expect(answer.status, name).to.equal(401);
+      }
     });
   });
 });
@@ -370,14 +443,16 @@ function encodeURIComponentSafe(text) {
 }
 
 /** A Pusher frame's text from a generated record: `data` an object, its JSON text, or any JSON. */
-function pusherFrame({ event, channel, channelData, userData, sign, auth, dataAs, raw, frameChannel }, socketId) {
+function pusherFrame({ event, channel, channelData, userData, sign, near, auth, dataAs, raw, frameChannel }, socketId) {
   const data = { channel, channel_data: channelData, user_data: userData };
-  if (sign) {
+  if (sign !== 'none') {
     const signed = event === 'pusher:signin' ? `${socketId}::user::${userData}` : channel.startsWith('presence-') ? `${socketId}:${channel}:${channelData}` : `${socketId}:${channel}`;
-    data.auth = channelAuth(signed);
+    const auth = channelAuth(signed);
+    const colon = auth.indexOf(':');
+    data.auth = sign === 'signed' ? auth : sign === 'near' ? mutate(auth, near) : `${mutate(auth.slice(0, colon), near)}${auth.slice(colon)}`;
   }
   let dataText = dataAs === 'raw' ? raw : JSON.stringify(data);
-  if (!sign && dataAs !== 'raw') dataText = `${dataText.slice(0, -1)},"auth":${auth}}`;
+  if (sign === 'none' && dataAs !== 'raw') dataText = `${dataText.slice(0, -1)},"auth":${auth}}`;
   if (dataAs === 'string') dataText = JSON.stringify(dataText);
   return `{"event":${JSON.stringify(event)}${frameChannel === null ? '' : `,"channel":${frameChannel}`},"data":${dataText}}`;
 }

@@ -34,6 +34,24 @@ export const hostileString = fc.oneof(
   fc.integer({ min: 129, max: 20000 }).map((n) => 'x'.repeat(n))
 );
 
+/**
+ * One character of a valid text replaced: a near miss passes the cheap
+ * checks (a length in characters, a prefix) and reaches the comparisons
+ * behind them. The replacements differ from ASCII in their UTF-8 length,
+ * or are a lone surrogate or NUL.
+ */
+export const mutation = fc.tuple(fc.nat(), fc.constantFrom('é', '\u00ff', '€', '\uD800', '\u0000', '\uDE00', 'x'));
+
+export function mutate(text, [at, replacement]) {
+  const i = at % Math.max(1, text.length);
+  return `${text.slice(0, i)}${replacement}${text.slice(i + 1)}`;
+}
+
+/** `valid` as is, a near miss of it, or anything. */
+export function nearly(valid) {
+  return fc.oneof(fc.constant(valid), { arbitrary: mutation.map((m) => mutate(valid, m)), weight: 2 }, hostileString);
+}
+
 /** A channel name: mostly valid ones (so the checks past the name run too), else hostile. */
 export const channelName = fc.oneof(
   { arbitrary: fc.constantFrom('fuzz', 'fuzz-a', 'fuzz.b', 'presence-fuzz', 'private-fuzz', 'cache-fuzz', 'private-encrypted-fuzz', '__proto__', 'constructor', '#server-to-user-1'), weight: 3 },
