@@ -86,7 +86,7 @@ export class PusherConnections {
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
     this.identities = new Map(apps.list.map((app) => [app, appIdentity(app)]));
-    this.listen = socketListeners(this, log);
+    this.listen = socketListeners(this, log, 'pusher');
   }
 
   /** A WebSocket on /app/<key> just upgraded: established, or told why not and closed. */
