@@ -10,6 +10,7 @@ import { checkInternal } from './channels.js';
 import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
 import { PusherHttpApi } from './http-api.js';
 import { refuseUpgrade } from './refusals.js';
+import { metrics } from '../worker/metrics.js';
 import { PusherSocket } from './transport.js';
 
 const { WebSocketServer } = require('ws');
@@ -22,7 +23,9 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
   const apps = new Apps(config);
   if (apps.list.length === 0) return undefined;
   const commands = new Commands({
-    config: { ...config, maxPublishRate: CLIENT_EVENT_RATE },
+    rate: CLIENT_EVENT_RATE,
+    maxSubscriptions: config.maxSubscriptions,
+    metrics,
     namespaces,
     relay,
     subscriptions,

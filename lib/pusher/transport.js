@@ -5,7 +5,7 @@
 // event's sender) skips that one connection (its kClient), so nothing is echoed.
 import { CloseCode } from '../errors.js';
 import { defineTransport } from '../worker/transport.js';
-import { kClient } from '../worker/identity.js';
+import { kClient } from '../core/identity.js';
 import { encodeText, GatewaySocket, wsTransport } from '../worker/ws-transport.js';
 import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
 import { clientName } from './channels.js';

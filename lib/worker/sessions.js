@@ -5,10 +5,10 @@
 // closes, taken out of everything it was in. A WebSocket (./connections.js)
 // and an SSE stream (./sse.js) only say when these happen.
 import { AuthFailed, CloseCode, ErrorCode } from '../errors.js';
-import { ANONYMOUS, identify, identityOf } from './identity.js';
+import { ANONYMOUS, identify, identityOf } from '../core/identity.js';
 import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 
 export class Sessions {
