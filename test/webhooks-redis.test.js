@@ -97,13 +97,13 @@ describe('webhooks: the member grace', function () {
   const GRACE_MS = 300;
   const silent = { warn() {} };
   let server;
-  let connections = [];
+  const connections = [];
 
   /** Two nodes' graces over `departures(i)`, announcing into one list. */
   const nodes = (departures) => {
     const announced = [];
     const graces = [0, 1].map(
-      (i) => new MemberGrace({ departures: departures(i), graceMs: GRACE_MS, announce: (name, channel, user) => announced.push(`${name} ${channel} ${user}`), log: silent })
+      (i) => new MemberGrace({ departures: departures(i), graceMs: GRACE_MS, announce: (name, channel) => announced.push(`${name} ${channel} ${user}`), log: silent })
     );
     return { announced, graces };
   };
@@ -121,7 +121,7 @@ describe('webhooks: the member grace', function () {
       const shared = new LocalDepartures();
       return () => shared;
     },
-    'across nodes, in Redis': () => (i) => {
+    'across nodes, in Redis': () => () => {
       const connection = new Redis(server.url);
       connections.push(connection);
       return new RemoteDepartures(connection);
@@ -171,7 +171,7 @@ describe('webhooks: Redis Cluster', function () {
   let group;
   let endpoint;
   let gateways = [];
-  let clients = [];
+  const clients = [];
   let cluster;
   after(async () => {
     for (const client of clients) client.close();
@@ -200,7 +200,7 @@ describe('webhooks: Redis Cluster', function () {
 
     cluster = new Cluster(group.addresses.split(',').map((address) => ({ host: '127.0.0.1', port: Number(address.split(':')[1]) })));
     const announced = [];
-    const graces = [0, 1].map(() => new MemberGrace({ departures: new RemoteDepartures(cluster), graceMs: 300, announce: (name, channel, user) => announced.push(`${name} ${channel}`), log: { warn() {} } }));
+    const graces = [0, 1].map(() => new MemberGrace({ departures: new RemoteDepartures(cluster), graceMs: 300, announce: (name, channel) => announced.push(`${name} ${channel}`), log: { warn() {} } }));
     for (const channel of channels) graces[0].member(channel, 'u', false);
     await sleep(100);
     for (const channel of channels.slice(0, 6)) graces[1].member(channel, 'u', true); // back within the grace: silent

@@ -490,7 +490,7 @@ export class RedisEngine {
     if (name === 'subscriber') {
       this.sub.subscribe([CONTROL_CHANNEL]).catch(() => {}); // a failure drops this connection: ready again later
       // A new connection subscribes to nothing: every channel again, and its routes catch up.
-      for (const [channel, state] of this.channels) {
+      for (const channel of this.channels.keys()) {
         this.toSubscribe.add(channel);
         this.toRead.add(channel);
       }
