@@ -16,6 +16,7 @@ import { Backend, json } from './helpers/backend.js';
 import { api, configFile } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
+import { sleep } from './helpers/wait.js';
 
 const CONFIG = {
   namespaces: [
@@ -213,7 +214,7 @@ describe('the policy matrix: every rule, every way in, every auth mode', functio
       const mode = modes[modeName];
       // The metric reaches the primary within a second; the count must settle at the allowed publishes, not above.
       await eventually(async () => (await mode.gw.metric('gateway_messages_published_total')) === mode.published, { what: `${mode.published} publishes` });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await sleep(1500);
       expect(await mode.gw.metric('gateway_messages_published_total')).to.equal(mode.published);
     });
   }

@@ -15,8 +15,7 @@ import { MemberGrace } from '../lib/webhooks/members.js';
 import { LocalDepartures } from '../lib/engines/departures-memory.js';
 import { RemoteDepartures } from '../lib/engines/redis/departures.js';
 import { ENTRY_TTL_MS } from '../lib/engines/redis/occupancy.js';
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from './helpers/wait.js';
 
 describe('webhooks: once per cluster (redis engine, two nodes)', function () {
   this.timeout(90000);

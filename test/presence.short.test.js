@@ -9,6 +9,7 @@ import { SseReader } from './helpers/sse.js';
 import { TestClient } from './helpers/client.js';
 import { presenceDigest } from '../lib/protocol.js';
 import { PRESENCE_NAMESPACES, addressesByWorker, applyDiffs, comeAndGo, diffsOf, member, named, presenceOf, twoTabsAndBob } from './helpers/presence.js';
+import { sleep } from './helpers/wait.js';
 
 const INTERVAL_MS = 200;
 
@@ -74,7 +75,7 @@ describe('presence and join/leave (memory engine, two workers)', function () {
     await watcher.subscribe('quiet:x');
     await quiet.subscribe('quiet:x');
     expect(await presenceOf(watcher, 'quiet:x')).to.have.all.keys(watcher.welcome.connectionId, quiet.welcome.connectionId);
-    await new Promise((resolve) => setTimeout(resolve, 2 * INTERVAL_MS)); // a diff, were there one, would be due
+    await sleep(2 * INTERVAL_MS); // a diff, were there one, would be due
     expect(diffsOf(watcher, 'quiet:x')).to.have.length(0);
   });
 
