@@ -3,13 +3,24 @@
 // above it. ESLint's core rules only.
 import { layerRules } from './lint-layers.js';
 
+/** The globals the code uses (no-undef): Node's, the browser's (the client, the admin page, code a test runs in a page), mocha's. */
+const globals = Object.fromEntries(
+  [
+    ...['process', 'Buffer', 'console', 'performance', 'queueMicrotask', 'setImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
+    ...['URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'AbortController', 'fetch', 'Response', 'FormData'],
+    ...['window', 'document', 'location', 'Node', 'EventSource'],
+    ...['describe', 'it', 'before', 'after', 'beforeEach', 'afterEach']
+  ].map((name) => [name, 'readonly'])
+);
+
 export default [
   { ignores: ['node_modules/**', 'scripts/results/**', 'lib/client/index.d.ts'] },
   {
     files: ['**/*.js'],
-    languageOptions: { ecmaVersion: 'latest', sourceType: 'module' },
+    languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
+      'no-undef': 'error',
       'no-unused-vars': ['error', { args: 'after-used', caughtErrors: 'none', ignoreRestSiblings: true }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       'no-prototype-builtins': 'error',
@@ -33,5 +44,6 @@ export default [
       'no-with': 'error'
     }
   },
+  { files: ['lib/primary/ip-stub/**/*.js'], languageOptions: { sourceType: 'commonjs', globals: { ...globals, module: 'writable' } } },
   ...layerRules
 ];

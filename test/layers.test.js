@@ -38,9 +38,10 @@ describe('lint and layers', function () {
     expect(await broken('lib/engines/planted.js', "import { Namespaces } from '../namespaces.js';\nexport { Namespaces };\n")).to.deep.equal([]);
   });
 
-  it('refuses an unused import', async () => {
-    expect(await broken('lib/core/planted.js', "import { kTransport } from './symbols.js';\n")).to.deep.equal([
-      "no-unused-vars: 'kTransport' is defined but never used."
+  it('refuses an unused import and an undefined name', async () => {
+    expect(await broken('lib/core/planted.js', "import { kTransport } from './symbols.js';\nexport const f = (name) => `${name} ${user}`;\n")).to.deep.equal([
+      "no-unused-vars: 'kTransport' is defined but never used.",
+      "no-undef: 'user' is not defined."
     ]);
   });
 

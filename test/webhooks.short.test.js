@@ -55,7 +55,11 @@ describe('webhooks: occupied and vacated (memory engine)', function () {
     const sse = await SseReader.open(`${gw.http}/sse?channels=room`, { localAddress: address });
     await first.request({ type: 'unsubscribe', channel: 'room' });
     other.close();
-    await sleep(300); // a vacated sent too early would arrive by now
+    // The marker: a channel occupied on each worker after; the queue keeps
+    // order, so a vacated sent too early would arrive before its event.
+    const [marker] = await awayFrom(first.welcome.worker);
+    await Promise.all([first.subscribe('marker-a'), marker.subscribe('marker-b')]);
+    await eventually(() => endpoint.namesOn('marker-a').length === 1 && endpoint.namesOn('marker-b').length === 1, { what: 'the markers' });
     expect(endpoint.namesOn('room')).to.deep.equal(['channel_occupied']);
     await sse.close();
     await eventually(() => endpoint.namesOn('room').length === 2, { what: 'vacated' });
