@@ -26,7 +26,7 @@ const CLOSE_CODES = new Map([
 const TERMINATED = Object.freeze({ terminate: true });
 const TERMINATED_FRAME = errorFrame(PusherCode.UNAUTHORIZED, 'connection terminated by the server');
 
-export const pusherTransport = defineTransport(PusherSocket, {
+defineTransport(PusherSocket, {
   ...wsTransport,
   encode(channel, seq, epoch, dataJson) {
     if (dataJson === TERMINATE) return TERMINATED;

@@ -22,7 +22,7 @@ const DEFAULT_REFUSAL = 4001;
 const MAX_REASON_BYTES = 123; // a WebSocket close reason's limit
 
 /** The result label of gateway_hook_requests_total, besides the BackendFailure codes. */
-export const HookResult = Object.freeze({
+const HookResult = Object.freeze({
   OK: 'ok',
   REFUSED: 'refused',
   SERVER_ERROR: 'server_error', // a 5xx
