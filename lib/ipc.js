@@ -107,7 +107,7 @@ export const STATS_INTERVAL_MS = 1000;
  * counts as congested: the other side is not reading fast enough, and what
  * is queued waits in this process's memory.
  */
-export const MAX_OPS_IN_FLIGHT = 50000;
+const MAX_OPS_IN_FLIGHT = 50000;
 
 export class IpcBatch {
   /** @param {{send: Function}} target a cluster Worker or `process` in a worker */

@@ -22,6 +22,7 @@ import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 import { APP, RawPusher, signedRequest } from './helpers/pusher.js';
 import { signedSubscribe, subscribeAnswer } from './helpers/pusher-session.js';
+import { sleep } from './helpers/wait.js';
 
 const CONFIG = {
   namespaces: [
@@ -301,7 +302,7 @@ describe('the policy matrix: every rule, every way in, every auth mode', functio
       const mode = modes[modeName];
       // The metric reaches the primary within a second; the count must settle at the allowed publishes, not above.
       await eventually(async () => (await mode.gw.metric('gateway_messages_published_total')) === mode.published, { what: `${mode.published} publishes` });
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await sleep(1500);
       expect(await mode.gw.metric('gateway_messages_published_total')).to.equal(mode.published);
     });
   }

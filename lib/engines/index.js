@@ -195,10 +195,12 @@ export const engines = Object.freeze({
 /**
  * @param {object} config the resolved gateway configuration (lib/config.js)
  * @param {import('pino').Logger} log
+ * @param {(config: object) => Map} [protocolNamespaces] the other protocols'
+ *   namespaces, as the wiring attaches them (lib/namespaces.js)
  * @returns {Promise<Engine>}
  */
-export async function createEngine(config, log) {
+export async function createEngine(config, log, protocolNamespaces) {
   const Engine = await engines[config.engine]();
   await Engine.check?.(config); // a configuration the engine can tell is wrong only by asking: refused at start
-  return new Engine({ ...config, log });
+  return new Engine({ ...config, log, protocolNamespaces });
 }

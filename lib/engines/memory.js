@@ -61,10 +61,12 @@ export class MemoryEngine {
    * @param {number} config.historyMemory MiB for all channels
    * @param {number} config.presenceMaxClients
    * @param {number} config.joinLeaveInterval
+   * @param {(config: object) => Map} [config.protocolNamespaces] the other protocols' namespaces (lib/namespaces.js)
    * @throws {RangeError} for a number above that is missing or not finite
    */
   constructor(config) {
     requireNumbers('MemoryEngine', config, { historySize: 0, historyTtl: 1, historyMemory: 0, presenceMaxClients: 1, joinLeaveInterval: 1 });
+    this.protocolNamespaces = config.protocolNamespaces;
     this.channels = new Map(); // name -> ChannelState
     this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
     this.historyBytes = 0;
@@ -94,7 +96,7 @@ export class MemoryEngine {
 
   /** The namespaces (at start, and again after SIGHUP) and the budget. */
   configure(config) {
-    this.namespaces = new Namespaces(config);
+    this.namespaces = new Namespaces(config, this.protocolNamespaces);
     this.budget = config.historyMemory * 2 ** 20;
     this.minTtlMs = Math.min(...this.namespaces.all().map((ns) => ns.historyTtl)) * 1000;
     for (const [channel, state] of this.channels) {

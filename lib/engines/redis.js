@@ -109,6 +109,7 @@ export class RedisEngine {
    * @param {number} options.presenceMaxClients
    * @param {number} options.joinLeaveInterval
    * @param {import('pino').Logger} options.log
+   * @param {(config: object) => Map} [options.protocolNamespaces] the other protocols' namespaces (lib/namespaces.js)
    * @throws {RangeError} for a number above that is missing or not finite, before any connection is made
    */
   constructor(options) {
@@ -124,6 +125,7 @@ export class RedisEngine {
     });
     const { maxConnsPerUser, log } = options;
     this.log = log;
+    this.protocolNamespaces = options.protocolNamespaces;
     const { redis, sub, cluster } = connectRedis(options);
     this.redis = redis;
     this.cluster = cluster;
@@ -178,7 +180,7 @@ export class RedisEngine {
 
   /** The namespaces (at start, and again after SIGHUP). */
   configure(config) {
-    this.namespaces = new Namespaces(config);
+    this.namespaces = new Namespaces(config, this.protocolNamespaces);
     const shortest = Math.min(...this.namespaces.all().map((ns) => ns.historyTtl));
     // Keys expire a history TTL after the last publish; a channel held here keeps its seq and epoch.
     clearInterval(this.keeper);
@@ -492,7 +494,7 @@ export class RedisEngine {
     if (name === 'subscriber') {
       this.sub.subscribe([CONTROL_CHANNEL]).catch(() => {}); // a failure drops this connection: ready again later
       // A new connection subscribes to nothing: every channel again, and its routes catch up.
-      for (const [channel, state] of this.channels) {
+      for (const channel of this.channels.keys()) {
         this.toSubscribe.add(channel);
         this.toRead.add(channel);
       }

@@ -15,7 +15,7 @@ export function attachPresence(relay, { presence }) {
     presence.admit(channel, link.batch, client, user, fields, maxUsers, (added) => link.batch.push([Op.PRESENCE_ADMITTED, token, added]))
   );
   relay.handle(Op.PRESENCE, (link, [, channel, stats, token]) => {
-    const answer = (value) => link.batch.push([Op.PRESENCE_DONE, token, value]);
+    const answer = (value) => link.send([Op.PRESENCE_DONE, token, value]);
     if (stats) presence.stats(channel, answer);
     else presence.list(channel, answer);
   });

@@ -4,7 +4,7 @@
 // one (lib/worker/sessions.js); what is Pusher's own is its socket_id, its
 // app, and the signatures that grant its private and presence channels.
 //
-// A connection's identity (lib/worker/identity.js) starts as its app's:
+// A connection's identity (lib/core/identity.js) starts as its app's:
 // no user, its app's public and cache channels open to it, nothing to
 // publish. A valid channel signature adds that channel to its grants (and
 // the right to send client events there); a presence subscription makes its
@@ -14,7 +14,7 @@ import { randomInt } from 'node:crypto';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { Keepalive } from '../worker/keepalive.js';
 import { socketListeners } from '../worker/ws-handlers.js';
-import { identify, identityOf, kClient } from '../worker/identity.js';
+import { identify, identityOf, kClient } from '../core/identity.js';
 import { transportMetrics, metrics } from '../worker/metrics.js';
 import { closeReason } from '../worker/connections.js';
 import { MAX_USER_LENGTH } from '../protocol.js';
@@ -338,7 +338,7 @@ function checkNameMessage(name) {
 
 /**
  * The identity an app's connection starts with: no user; its public and
- * cache channels granted (the grant lists' shape is lib/worker/permissions.js's).
+ * cache channels granted (the grant lists' shape is lib/core/permissions.js's).
  */
 function appIdentity(app) {
   const subscribe = Object.freeze({ any: false, exact: new Set(), prefixes: publicPrefixes(app.appId), templates: [] });

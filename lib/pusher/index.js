@@ -10,6 +10,7 @@ import { checkInternal, pusherName } from './channels.js';
 import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
 import { PusherHttpApi } from './http-api.js';
 import { refuseUpgrade } from './refusals.js';
+import { metrics } from '../worker/metrics.js';
 import { PusherSocket } from './transport.js';
 
 const { WebSocketServer } = require('ws');
@@ -21,7 +22,17 @@ const { WebSocketServer } = require('ws');
 export function pusherWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log }) {
   const apps = new Apps(config);
   if (apps.list.length === 0) return undefined;
-  const commands = new Commands({ config, namespaces, relay, subscriptions, presence, checkName: checkInternal, showName: pusherName, rate: CLIENT_EVENT_RATE });
+  const commands = new Commands({
+    rate: CLIENT_EVENT_RATE,
+    maxSubscriptions: config.maxSubscriptions,
+    metrics,
+    namespaces,
+    relay,
+    subscriptions,
+    presence,
+    checkName: checkInternal,
+    showName: pusherName
+  });
   const connections = new PusherConnections({ config, apps, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({
     noServer: true,

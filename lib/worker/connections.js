@@ -16,7 +16,6 @@ import {
   pongFrame,
   presenceFrame,
   presenceStatsFrame,
-  Recovery,
   subscribeAckFrame,
   subscribedFrame,
   unsubscribedFrame,
@@ -24,10 +23,10 @@ import {
 } from '../protocol.js';
 import { Keepalive } from './keepalive.js';
 import { socketListeners } from './ws-handlers.js';
-import { kTransport } from './transport.js';
-import { hasCredential, identifying, identityOf, kClient } from './identity.js';
-import { allows } from './permissions.js';
-import { takeToken } from './token-bucket.js';
+import { kTransport } from '../core/symbols.js';
+import { hasCredential, identifying, identityOf, kClient } from '../core/identity.js';
+import { allows } from '../core/permissions.js';
+import { takeToken } from '../core/token-bucket.js';
 import { metrics, transportMetrics } from './metrics.js';
 
 const { WebSocket } = require('ws');

@@ -14,8 +14,9 @@
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../ipc.js';
 import { GatewayError } from '../errors.js';
-import { TRANSPORTS, kTransport } from './transport.js';
-import { identityOf, kClient } from './identity.js';
+import { TRANSPORTS } from './transport.js';
+import { kTransport } from '../core/symbols.js';
+import { identityOf, kClient } from '../core/identity.js';
 import { metrics } from './metrics.js';
 
 // Diff bytes one turn writes before the rest waits for the next. Over

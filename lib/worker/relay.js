@@ -29,7 +29,8 @@
 // (./users.js, ./calls.js).
 import { IpcBatch, Op, unknownOp } from '../ipc.js';
 import { ErrorCode, GatewayError, errorFrame, publishAckFrame } from '../protocol.js';
-import { TRANSPORTS, kTransport } from './transport.js';
+import { TRANSPORTS } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 import { coalescer } from './coalesce.js';
 

@@ -13,10 +13,10 @@
 // engine's route). Its owner (the way in) hears once, through
 // joined(request, answer), where the join ended.
 import { AuthFailed, CloseCode, ErrorCode } from '../errors.js';
-import { ANONYMOUS, identify, identityOf } from './identity.js';
+import { ANONYMOUS, identify, identityOf } from '../core/identity.js';
 import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 import { Recovery } from '../protocol.js';
 

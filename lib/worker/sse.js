@@ -9,7 +9,7 @@
 // (./sse-stream.js).
 import { ErrorCode, GatewayError, HookFailed } from '../errors.js';
 import { parseCursor } from '../protocol.js';
-import { ANONYMOUS, identify, kClient } from './identity.js';
+import { ANONYMOUS, identify, kClient } from '../core/identity.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
@@ -113,7 +113,7 @@ export class SseStreams {
     this.open(req, res, ip, stream, since);
   }
 
-  /** @returns {Promise<import('./identity.js').Identity>} who the request's client is; rejects with the refusal */
+  /** @returns {Promise<import('../core/identity.js').Identity>} who the request's client is; rejects with the refusal */
   identity(req, stream, ip, token, present) {
     if (this.admission.hook) return this.admission.identify(req, stream[kClient], 'sse', ip, present);
     if (!this.admission.jwt) return Promise.resolve(ANONYMOUS);
