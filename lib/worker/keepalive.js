@@ -6,7 +6,7 @@
 // ping is terminated; the others get their ping only to keep proxies from
 // timing them out, and a peer that is gone fails at that write. The timer
 // runs only while the wheel holds a connection.
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 import { Ticker } from '../ticker.js';
 

@@ -16,7 +16,7 @@ export const loopDelay = new LoopDelay();
 collectDefaultMetrics(loopDelay, { except: ['processOpenFileDescriptors', 'processHandles', 'processResources'] });
 // prom-client starts answering the primary's metrics requests only once an
 // AggregatorRegistry has been constructed in the worker.
-new client.AggregatorRegistry(); // eslint-disable-line no-new
+new client.AggregatorRegistry();
 
 const counter = (name, help, labelNames = [], collect = undefined) => new client.Counter({ name, help, labelNames, collect });
 const gauge = (name, help, labelNames = [], collect = undefined) => new client.Gauge({ name, help, labelNames, collect });

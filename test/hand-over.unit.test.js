@@ -7,6 +7,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { HandOverLine } from '../lib/primary/master.js';
+import { sleep } from './helpers/wait.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/handle-echo.js', import.meta.url));
 const BURST = 40; // past the window
@@ -35,7 +36,7 @@ describe('hand-over line', function () {
       for await (const chunk of client) text += chunk;
       return text.trim();
     });
-    while (accepted.length < BURST) await new Promise((r) => setTimeout(r, 10));
+    while (accepted.length < BURST) await sleep(10);
 
     const byPort = new Map(accepted.map((handle, id) => [peerPort(handle), String(id)]));
     accepted.forEach((handle, id) => line.push(handle, { id }));
@@ -54,7 +55,7 @@ describe('hand-over line', function () {
     server = await rawServer((handle) => accepted.push(handle));
     const count = HandOverLine.WINDOW + 1;
     const clients = Array.from({ length: count }, () => net.connect(server.address().port, '127.0.0.1'));
-    while (accepted.length < count) await new Promise((r) => setTimeout(r, 10));
+    while (accepted.length < count) await sleep(10);
     const lastPort = peerPort(accepted.at(-1));
     accepted.forEach((handle, id) => line.push(handle, { id })); // the last waits: the window is full
     line.close();
@@ -80,7 +81,7 @@ describe('hand-over line', function () {
       for await (const chunk of client) text += chunk;
       return text;
     });
-    while (accepted.length < count) await new Promise((r) => setTimeout(r, 10));
+    while (accepted.length < count) await sleep(10);
     accepted.forEach((handle, id) => line.push(handle, { id }));
     // As if the first acknowledgement were lost: the watchdog's two visits give up on the oldest handle.
     line.watched = line.waiting;
