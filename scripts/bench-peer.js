@@ -22,7 +22,7 @@ import { Peer } from './bench/peer.js';
 import { Load, shortfall } from './bench/load.js';
 import { sampleTree, cpuBetween, rssOf } from './bench/proc-sampler.js';
 import { publishInTurn } from './bench/publisher.js';
-import { establishedOn, untilEstablished } from './bench/established.js';
+import { untilEstablished } from './bench/established.js';
 import { BENCH_APP } from './bench/scenarios/pusher.js';
 
 const { values } = parseArgs({

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const ESTABLISHED = '01';
 
 /** Established connections whose local end is 127.0.0.1:port. */
-export function establishedOn(port) {
+function establishedOn(port) {
   const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   let count = 0;
   for (const line of readFileSync('/proc/net/tcp', 'latin1').split('\n')) {
