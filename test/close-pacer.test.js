@@ -90,35 +90,41 @@ describe('close pacer, a storm of FINs or close frames', function () {
   let server;
   afterEach(() => server?.close());
 
-  it('past the FINs a turn takes, every other socket stops reading and reads again over the next turns, losing nothing', async () => {
-    const pacer = new ClosePacer({ pauseAfter: 5, resumesPerTurn: 3 }); // a pause after 5 FINs in a turn; 3 sockets a turn read again
-    const closes = [];
-    server = await pacedServer(pacer, (ws) => {
+  /** An echo server whose closes `pacer` paces; `closes` gets each server-side close code. */
+  async function echoServer(pacer, closes) {
+    return pacedServer(pacer, (ws) => {
       ws.on('close', (code) => closes.push(code));
       ws.on('message', (data) => ws.send(data));
     });
-    const leaving = await openClients(server);
-    const staying = await openClients(server);
-    leaving.forEach((ws) => ws.terminate());
-    await eventually(() => closes.length === BURST, { what: 'every leaving client closed on the server' });
-    expect(closes.every((code) => code === 1006)).to.equal(true);
-    expect(pacer.pauses).to.be.at.least(1);
-    // Every staying socket reads again: each echoes a message sent after the storm.
+  }
+
+  /** Every staying socket reads again: each echoes a message sent after the storm; then all are closed and forgotten. */
+  async function stayingRead(pacer, staying) {
     const echoes = staying.map((ws, i) => once(ws, 'message').then(([data]) => String(data) === `after ${i}`));
     staying.forEach((ws, i) => ws.send(`after ${i}`));
     expect(await Promise.all(echoes)).to.deep.equal(staying.map(() => true));
     expect(pacer.paused.size).to.equal(0);
     staying.forEach((ws) => ws.terminate());
     await eventually(() => pacer.sockets.size === 0, { what: 'every socket forgotten once closed' });
+  }
+
+  it('past the FINs a turn takes, every other socket stops reading and reads again over the next turns, losing nothing', async () => {
+    const pacer = new ClosePacer({ pauseAfter: 5, resumesPerTurn: 3 }); // a pause after 5 FINs in a turn; 3 sockets a turn read again
+    const closes = [];
+    server = await echoServer(pacer, closes);
+    const leaving = await openClients(server);
+    const staying = await openClients(server);
+    leaving.forEach((ws) => ws.terminate());
+    await eventually(() => closes.length === BURST, { what: 'every leaving client closed on the server' });
+    expect(closes.every((code) => code === 1006)).to.equal(true);
+    expect(pacer.pauses).to.be.at.least(1);
+    await stayingRead(pacer, staying);
   });
 
   it('past the close frames a turn reads, every other socket stops reading likewise, and every close completes with its code', async () => {
     const pacer = new ClosePacer({ pauseAfter: 5, resumesPerTurn: 3 });
     const closes = [];
-    server = await pacedServer(pacer, (ws) => {
-      ws.on('close', (code) => closes.push(code));
-      ws.on('message', (data) => ws.send(data));
-    });
+    server = await echoServer(pacer, closes);
     const leaving = await openClients(server);
     const staying = await openClients(server);
     // Ordinary messages, as many at once, pause nothing.
@@ -132,12 +138,7 @@ describe('close pacer, a storm of FINs or close frames', function () {
     await eventually(() => closes.length === BURST, { what: 'every leaving client closed on the server' });
     expect(closes.every((code) => code === 4321)).to.equal(true);
     expect(pacer.pauses, 'a pause for the burst of close frames').to.be.at.least(1);
-    const echoes = staying.map((ws, i) => once(ws, 'message').then(([data]) => String(data) === `after ${i}`));
-    staying.forEach((ws, i) => ws.send(`after ${i}`));
-    expect(await Promise.all(echoes)).to.deep.equal(staying.map(() => true));
-    expect(pacer.paused.size).to.equal(0);
-    staying.forEach((ws) => ws.terminate());
-    await eventually(() => pacer.sockets.size === 0, { what: 'every socket forgotten once closed' });
+    await stayingRead(pacer, staying);
   });
 });
 
