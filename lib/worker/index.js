@@ -129,6 +129,10 @@ export function startWorker(config, worker) {
   const socketClosed = () => sockets.open--;
 
   const stats = startStatsReporter({ worker, relay, gc, sockets });
+  // A worker that had nothing to do reports and measures again from its next
+  // connection: handed over, from its own listener, or from a server that
+  // listens itself (the cluster baseline).
+  server.on('connection', stats.wake);
 
   process.on('message', (msg, handle) => {
     switch (msg?.type) {
@@ -156,7 +160,6 @@ export function startWorker(config, worker) {
   function accept(socket, ip, head) {
     sockets.received++;
     sockets.open++;
-    stats.wake(); // a worker that had nothing to do reports and measures again
     socket.on('close', socketClosed); // fires once; `once` would wrap it in a closure per socket
     socket[kClientIp] = ip;
     // Bytes read while looking for a PROXY header go back in front.

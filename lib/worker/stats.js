@@ -1,8 +1,9 @@
 // While a worker has work, once a second it reports its figures to the
-// primary, which merges them into the cluster view behind GET /stats. Work is
-// a socket held, or a figure that moved since the last report; a worker with
-// neither reports nothing and measures nothing (its event-loop histograms and
-// its periodic GC stop too) until its next socket wakes it.
+// primary, which merges them into the cluster view behind GET /stats. Work
+// is a socket or connection held, or a figure that moved since the last
+// report; a worker with neither reports nothing and measures nothing (its
+// event-loop histograms and its periodic GC stop too) until its next
+// connection wakes it.
 import { getHeapStatistics } from 'node:v8';
 import { STATS_INTERVAL_MS } from '../ipc.js';
 import { RESOLUTION_MS } from '../loop-delay.js';
@@ -15,7 +16,7 @@ import { metrics, loopDelay } from './metrics.js';
  * @param {import('./relay.js').WorkerRelay} options.relay
  * @param {import('./gc.js').PeriodicGc} options.gc
  * @param {{received: number, open: number}} options.sockets sockets from the primary
- * @returns {{wake: () => void, stop: () => void}} wake: a socket arrived
+ * @returns {{wake: () => void, stop: () => void}} wake: a connection arrived
  */
 export function startStatsReporter({ worker, relay, gc, sockets }) {
   const delay = loopDelay.histogram();
@@ -48,7 +49,7 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
     delay.reset();
     const counts = `${figures.connections} ${open} ${received} ${figures.subscriptions} ${figures.published} ${figures.delivered} ${figures.gcRuns}`;
     // Read again now: a socket may have come while the figures were read.
-    if (sockets.open === 0 && sockets.received === received && counts === counted) return void sleep();
+    if (sockets.open === 0 && figures.connections === 0 && sockets.received === received && counts === counted) return void sleep();
     counted = counts;
     relay.reportStats(figures);
   };
