@@ -191,6 +191,10 @@ export class HandOverLine {
   }
 
   acknowledged() {
+    // One of no handle of this line's (the start-up probe's, ./probe.js, when
+    // a connection came first): while this line's handles wait behind it in
+    // Node's queue, Node writes them itself, so the counts stay safe.
+    if (this.unacked === 0) return;
     this.unacked--;
     if (this.forgiven > 0) this.forgiven--; // the late one of a handle the watchdog gave up on (they come in order)
     else this.forget();
