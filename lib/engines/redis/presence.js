@@ -4,7 +4,13 @@
 // re-adds every third of --presence-ttl: a node that crashes stops doing so,
 // and its clients are gone from every answer --presence-ttl later. After
 // Redis restarted empty, the next refresh announces every node's clients
-// again (quietly: no joins in the diffs, no member arrivals).
+// again (quietly: no joins in the diffs, no member arrivals). After a node
+// was cut from Redis for longer than the TTL, another node's sweep announced
+// its clients' leaves; its next refresh announces their joins again (the
+// script's tombstones tell the two apart), with the member arrivals, so every
+// member list converges. A leave this node receives for a client it still
+// holds (the sweep met it before the refresh) is not passed on: a client
+// never sees its own departure; the channel is refreshed at once instead.
 //
 // Joins and leaves are PUBLISHed by the script on the channel's pub/sub name,
 // so every node with subscribers receives them like its messages; each node
@@ -23,6 +29,7 @@ export class RedisPresence {
   /**
    * @param {object} options
    * @param {import('ioredis').Redis | import('ioredis').Cluster} options.redis the command connection
+   * @param {() => boolean} options.answering whether it answers now (./liveness.js)
    * @param {'publish' | 'spublish'} options.publish how joins and leaves are published (sharded under Redis Cluster)
    * @param {(channel: string) => string} options.tagOf the channel's pub/sub name and keys' prefix
    * @param {number} options.ttl --presence-ttl, seconds
@@ -31,9 +38,10 @@ export class RedisPresence {
    * @param {(channel: string) => object|undefined} options.routesOf
    * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
    */
-  constructor({ redis, publish, tagOf, ttl, maxClients, interval, routesOf, namespaceOf }) {
+  constructor({ redis, answering, publish, tagOf, ttl, maxClients, interval, routesOf, namespaceOf }) {
     requireNumbers('RedisPresence', { ttl, maxClients, interval }, { ttl: 1, maxClients: 1, interval: 1 });
     this.redis = redis;
+    this.answering = answering;
     this.publish = publish;
     this.tagOf = tagOf;
     this.ttlMs = String(ttl * 1000);
@@ -43,7 +51,8 @@ export class RedisPresence {
     this.diffs = new DiffSender(interval, routesOf);
     this.members = []; // onMember listeners
     this.calls = new Set(); // script calls not answered yet
-    redis.defineCommand('gw_presence', { numberOfKeys: 4, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
+    this.toRefresh = new Set(); // channels to refresh at once (refreshSoon)
+    redis.defineCommand('gw_presence', { numberOfKeys: 5, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
     this.refresher = setInterval(() => this.refresh(), (ttl * 1000) / 3);
     this.refresher.unref();
   }
@@ -98,23 +107,46 @@ export class RedisPresence {
     const client = frame.slice(start, end);
     const fields = frame.slice(end + 1, -1);
     if (frame.startsWith('{"type":"join"')) this.diffs.join(channel, client, fields);
+    else if (this.table.room(channel)?.clients.has(client)) this.refreshSoon(channel);
     else this.diffs.leave(channel, client, fields);
   }
 
-  /** Re-adds this node's clients (renewing their expiry), quietly; sweeps their channels. */
-  refresh() {
-    if (this.redis.status !== 'ready') return;
-    for (const [channel, room] of this.table.rooms) {
-      let args = [];
-      for (const [client, { user, fields }] of room.clients) {
-        args.push(client, user ?? '', fields);
-        if (args.length >= REFRESH_CHUNK * 3) {
-          this.run(channel, 'refresh', args).catch(ignore);
-          args = [];
-        }
+  /** Refreshes `channel` once this turn's frames are in: a sweep's many leaves make one call. */
+  refreshSoon(channel) {
+    if (this.toRefresh.size === 0) setImmediate(() => {
+      for (const name of this.toRefresh) {
+        const room = this.table.room(name);
+        if (room !== undefined) this.refreshChannel(name, room);
       }
-      if (args.length > 0) this.run(channel, 'refresh', args).catch(ignore);
+      this.toRefresh.clear();
+    });
+    this.toRefresh.add(channel);
+  }
+
+  /** Re-adds this node's clients (renewing their expiry); sweeps their channels. */
+  refresh() {
+    if (!this.answering()) return;
+    for (const [channel, room] of this.table.rooms) this.refreshChannel(channel, room);
+  }
+
+  /** Re-adds one channel's clients here; those whose leave was announced meanwhile are members again. */
+  refreshChannel(channel, room) {
+    let args = [];
+    for (const [client, { user, fields }] of room.clients) {
+      args.push(client, user ?? '', fields);
+      if (args.length >= REFRESH_CHUNK * 3) {
+        this.reAdd(channel, args);
+        args = [];
+      }
     }
+    if (args.length > 0) this.reAdd(channel, args);
+  }
+
+  reAdd(channel, args) {
+    this.run(channel, 'refresh', args).then(([, answers]) => {
+      // The arriving client is not left out: its own list may have lost it meanwhile.
+      for (let i = 0; i < answers.length; i++) if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, undefined, args[3 * i + 2]);
+    }, ignore);
   }
 
   /** Resolves once every script call made so far is answered (or failed): a node stopping lets its last leaves reach Redis. */
@@ -126,7 +158,7 @@ export class RedisPresence {
   async run(channel, op, args) {
     const tag = this.tagOf(channel);
     const publish = this.namespaceOf(channel).joinLeave ? this.publish : '';
-    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, `${tag}:presence:digest`, op, this.ttlMs, channel, publish, tag, ...args);
+    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, `${tag}:presence:digest`, `${tag}:presence:gone`, op, this.ttlMs, channel, publish, tag, ...args);
     this.calls.add(call);
     try {
       const answer = await call;
