@@ -65,6 +65,7 @@ export class PrivateNet {
     this.children = new Set();
     this.sockets = 0;
     this.servers = new Set();
+    this.cutOff = new Set(); // members whose link drops everything
     this.removeNow = () => this.removeSync();
     // Killed by a signal, the process has no 'exit': removed, then the signal's own end.
     this.removeOnSignal = (signal) => {
@@ -153,10 +154,14 @@ export class PrivateNet {
 
   /** Drops every packet on the member's link, both ways: a silent partition. */
   cut(member) {
+    if (this.cutOff.has(member)) return;
     for (const rule of dropRules()) iptables(this.namespace(member), '-I', ...rule);
+    this.cutOff.add(member);
   }
 
+  /** Takes a cut's rules out (a member not cut is left as it is). */
   heal(member) {
+    if (!this.cutOff.delete(member)) return;
     for (const rule of dropRules()) iptables(this.namespace(member), '-D', ...rule);
   }
 

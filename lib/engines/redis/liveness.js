@@ -6,7 +6,8 @@
 // connection that has received nothing for SILENT_MS since a PING was sent
 // counts as down at once (the relay then refuses publishes), and is torn down
 // after TEARDOWN_MS (ioredis reconnects it; a socket stuck in TCP
-// retransmission would otherwise keep it away for seconds after the heal).
+// retransmission would otherwise keep it away for seconds after the heal),
+// with a reset, so nothing written into the silence runs after the heal.
 // Any byte received counts as an answer, so a PING queued behind a long
 // pipeline is not mistaken for silence; a blocking WAIT holds the replies
 // back for up to its timeout, which is added to both limits (`slackMs`).
@@ -69,7 +70,7 @@ class Heartbeat {
     const quiet = now - Math.max(this.heardAt, this.pingAt);
     if (quiet >= TEARDOWN_MS + this.slackMs) {
       this.pingAt = 0;
-      this.redis.stream?.destroy(new Error(`no answer from Redis in ${quiet} ms`)); // ioredis reconnects
+      abort(this.redis.stream, new Error(`no answer from Redis in ${quiet} ms`)); // ioredis reconnects
     } else if (quiet >= SILENT_MS + this.slackMs && !this.silent) {
       this.setSilent(true);
     }
@@ -176,6 +177,20 @@ export class Liveness extends EventEmitter {
     for (const connection of this.names.keys()) for (const event of EVENTS) connection.off(event, this.recheck);
     for (const beat of this.beats.values()) beat.stop();
     this.beats.clear();
+  }
+}
+
+/**
+ * Closes a silent connection with a reset: a plain close would leave the
+ * kernel retransmitting the commands written into the silence, and Redis
+ * would run them once the partition heals, their answers lost.
+ */
+function abort(stream, err) {
+  if (stream === undefined) return;
+  try {
+    stream.resetAndDestroy(); // TCP only
+  } catch {
+    stream.destroy(err);
   }
 }
 

@@ -11,6 +11,7 @@
 // member list converges. A leave this node receives for a client it still
 // holds (the sweep met it before the refresh) is not passed on: a client
 // never sees its own departure; the channel is refreshed at once instead.
+// A join Redis did not answer for is added, and announced, by the next refresh.
 //
 // Joins and leaves are PUBLISHed by the script on the channel's pub/sub name,
 // so every node with subscribers receives them like its messages; each node
@@ -52,6 +53,7 @@ export class RedisPresence {
     this.members = []; // onMember listeners
     this.calls = new Set(); // script calls not answered yet
     this.toRefresh = new Set(); // channels to refresh at once (refreshSoon)
+    this.unannounced = new Map(); // channel -> this node's clients whose join Redis did not answer for
     redis.defineCommand('gw_presence', { numberOfKeys: 5, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
     this.refresher = setInterval(() => this.refresh(), (ttl * 1000) / 3);
     this.refresher.unref();
@@ -59,14 +61,31 @@ export class RedisPresence {
 
   join(channel, route, client, user, fields) {
     if (this.table.add(channel, client, route, user, fields) === 0) return;
-    this.run(channel, 'add', [client, user ?? '', fields]).then(([, [added]]) => {
-      if (added === 2) this.member(channel, user, true, client, fields);
-    }, ignore); // Redis unreachable: the next refresh adds it, quietly
+    this.add(channel, [client, user ?? '', fields]);
+  }
+
+  /** Adds and announces clients ([client, user, fields, …]); those Redis did not answer for are added by the next refresh, still announced. */
+  add(channel, args) {
+    this.run(channel, 'add', args).then(
+      ([, answers]) => {
+        for (let i = 0; i < answers.length; i++) {
+          this.unannounced.get(channel)?.delete(args[3 * i]);
+          if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, args[3 * i], args[3 * i + 2]);
+        }
+        if (this.unannounced.get(channel)?.size === 0) this.unannounced.delete(channel);
+      },
+      () => {
+        if (this.table.room(channel) === undefined) return;
+        if (!this.unannounced.has(channel)) this.unannounced.set(channel, new Set());
+        for (let i = 0; i < args.length; i += 3) this.unannounced.get(channel).add(args[i]);
+      }
+    );
   }
 
   leave(channel, client) {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;
+    this.unannounced.get(channel)?.delete(client);
     this.run(channel, 'remove', [client]).then(([, [removed]]) => {
       if (removed === 2) this.member(channel, left.entry.user, false, client);
     }, ignore); // the entry expires instead
@@ -131,15 +150,23 @@ export class RedisPresence {
 
   /** Re-adds one channel's clients here; those whose leave was announced meanwhile are members again. */
   refreshChannel(channel, room) {
+    const unannounced = this.unannounced.get(channel);
     let args = [];
+    let joins = [];
     for (const [client, { user, fields }] of room.clients) {
-      args.push(client, user ?? '', fields);
+      if (unannounced?.has(client)) joins.push(client, user ?? '', fields);
+      else args.push(client, user ?? '', fields);
       if (args.length >= REFRESH_CHUNK * 3) {
         this.reAdd(channel, args);
         args = [];
       }
+      if (joins.length >= REFRESH_CHUNK * 3) {
+        this.add(channel, joins);
+        joins = [];
+      }
     }
     if (args.length > 0) this.reAdd(channel, args);
+    if (joins.length > 0) this.add(channel, joins);
   }
 
   reAdd(channel, args) {
