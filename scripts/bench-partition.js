@@ -4,10 +4,11 @@
 // namespace of a private network (scripts/harness/netns.js), node 1 cut
 // from Redis by dropping its packets (no FIN, no RST). Needs root.
 //
-// - outage: publishes on node 1 every 50 ms; cut for --cut-ms; the time from
-//   the cut to `/health` degraded (null: never within the cut), how long a
-//   publish made --probe-ms into the cut waits for its refusal, and the time
-//   from the heal to node 1's first ack.
+// - outage: a publish on node 1 every 50 ms; cut for --cut-ms; the time
+//   from the cut to `/health` degraded (null: never within the cut), how long
+//   a publish made --probe-ms into the cut waits for its refusal (and all
+//   those of the load made during the cut), and the time from the heal to
+//   node 1's first ack.
 // - presence: ann on node 1, bob on node 2, in a joinLeave presence channel;
 //   node 1 cut for --presence-ttl + 4 s; then, on both nodes, each client's
 //   member list (its read plus the diffs after it) and a fresh read, and the
@@ -16,7 +17,10 @@
 // --baseline DIR runs the same against another checkout's gateway (its own
 // npm ci), after this one's; both go to the JSON.
 //
-//   npm run bench:partition -- [--cut-ms 8000] [--probe-ms 1500] [--baseline /tmp/old] [--json scripts/results/partition.json]
+// --repeat N runs the outage N times (the TCP retransmission timer a stuck
+// connection waits on makes the old heal-to-ack time vary).
+//
+//   npm run bench:partition -- [--cut-ms 8000] [--probe-ms 1500] [--repeat 1] [--baseline /tmp/old] [--json scripts/results/partition.json]
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import os from 'node:os';
@@ -33,11 +37,13 @@ import { configFile } from '../test/helpers/api.js';
 const API_KEY = 'bench-key';
 const TTL_S = 2;
 const POLL_MS = 20;
+const LOAD_MS = 50;
 
 const { values } = parseArgs({
   options: {
     'cut-ms': { type: 'string', default: '8000' },
     'probe-ms': { type: 'string', default: '1500' },
+    repeat: { type: 'string', default: '1' },
     baseline: { type: 'string' },
     json: { type: 'string', default: 'scripts/results/partition.json' }
   }
@@ -53,7 +59,9 @@ if (values.baseline !== undefined) variants.push([`baseline ${values.baseline}`,
 const results = { load: os.loadavg().map((n) => Number(n.toFixed(2))), cutMs: Number(values['cut-ms']), probeMs: Number(values['probe-ms']), runs: [] };
 for (const [name, gateway] of variants) {
   console.log(`== ${name}`);
-  const run = { gateway: name, outage: await outage(gateway), presence: await presence(gateway) };
+  const outages = [];
+  for (let i = 0; i < Number(values.repeat); i++) outages.push(await outage(gateway));
+  const run = { gateway: name, outages, presence: await presence(gateway) };
   console.log(JSON.stringify(run, null, 2));
   results.runs.push(run);
 }
@@ -66,6 +74,24 @@ async function outage(gateway) {
   try {
     const [n1] = lab.nodes;
     for (let i = 0; i < 20; i++) await publish(n1);
+    // The load: a publish on node 1 every LOAD_MS, each answered in its own time.
+    let healAt = Infinity;
+    let firstAckMs = null;
+    let stop = false;
+    const answered = [];
+    const load = (async () => {
+      while (!stop) {
+        const sentAt = Date.now();
+        answered.push(
+          publish(n1).then(({ status }) => {
+            const at = Date.now();
+            if (status === 202 && at >= healAt && firstAckMs === null) firstAckMs = at - healAt;
+            return { sentAt, status, ms: at - sentAt };
+          })
+        );
+        await sleep(LOAD_MS);
+      }
+    })();
     lab.cut(n1);
     const cutAt = Date.now();
     let degradedMs = null;
@@ -82,16 +108,19 @@ async function outage(gateway) {
     await degraded;
     await sleep(cutAt + Number(values['cut-ms']) - Date.now());
     lab.heal(n1);
-    const healAt = Date.now();
-    let firstAckMs = null;
-    while (Date.now() - healAt < 30000) {
-      if ((await publish(n1)).status === 202) {
-        firstAckMs = Date.now() - healAt;
-        break;
-      }
-      await sleep(POLL_MS);
-    }
-    return { degradedMs, refusal, firstAckMs, logged: n1.logs.filter((l) => /^redis engine/.test(l.msg)).map((l) => l.msg) };
+    healAt = Date.now();
+    while (firstAckMs === null && Date.now() - healAt < 30000) await sleep(POLL_MS);
+    stop = true;
+    await load;
+    const during = (await Promise.all(answered)).filter((a) => a.sentAt >= cutAt && a.sentAt < healAt);
+    const refused = during.filter((a) => a.status !== 202).map((a) => a.ms).sort((x, y) => x - y);
+    return {
+      degradedMs,
+      refusal,
+      firstAckMs,
+      duringCut: { published: during.length, refused: refused.length, refusalMsMedian: refused[refused.length >> 1] ?? null, refusalMsMax: refused.at(-1) ?? null },
+      logged: n1.logs.filter((l) => /^redis engine/.test(l.msg)).map((l) => l.msg)
+    };
   } finally {
     await lab.stop();
     hooks.close();
