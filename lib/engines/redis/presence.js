@@ -75,9 +75,36 @@ export class RedisPresence {
         if (this.unannounced.get(channel)?.size === 0) this.unannounced.delete(channel);
       },
       () => {
-        if (this.table.room(channel) === undefined) return;
-        if (!this.unannounced.has(channel)) this.unannounced.set(channel, new Set());
-        for (let i = 0; i < args.length; i += 3) this.unannounced.get(channel).add(args[i]);
+        const room = this.table.room(channel);
+        for (let i = 0; i < args.length; i += 3) {
+          if (!room?.clients.has(args[i])) continue; // left meanwhile
+          if (!this.unannounced.has(channel)) this.unannounced.set(channel, new Set());
+          this.unannounced.get(channel).add(args[i]);
+        }
+      }
+    );
+  }
+
+  /**
+   * join() if the channel has fewer than `maxUsers` users or already has
+   * this one, decided by the script in one step across nodes; `answer(added)`.
+   * The entry is in this node's table meanwhile, so a leave that comes
+   * before the answer takes it out of Redis too.
+   */
+  admit(channel, route, client, user, fields, maxUsers, answer) {
+    if (this.table.add(channel, client, route, user, fields) === 0) return answer(true);
+    this.run(channel, 'admit', [String(maxUsers), client, user ?? '', fields]).then(
+      ([, [added]]) => {
+        if (added === -1) {
+          this.table.remove(channel, client);
+          return answer(false);
+        }
+        if (added === 2) this.member(channel, user, true, client, fields);
+        answer(true);
+      },
+      () => {
+        this.table.remove(channel, client);
+        answer(false);
       }
     );
   }
