@@ -25,7 +25,9 @@
 // "<seq> <epoch> <dataJson>".
 //
 // Failure: commands are never queued while Redis is unreachable (publishes
-// fail at once, and the relay tells the workers to refuse them); a bounded
+// fail at once, and the relay tells the workers to refuse them), and a Redis
+// that goes silent (a partition) counts as unreachable within a second
+// (./redis/liveness.js, the one place availability is decided); a bounded
 // number may wait for a slow Redis. After the subscriptions drop (the
 // connection came back, Sentinel moved it to a new master, a Cluster shard
 // failed over), every channel is SUBSCRIBEd again and its routes get what
