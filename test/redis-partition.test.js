@@ -16,6 +16,7 @@ import { API_KEY, httpPublish } from './helpers/client-helpers.js';
 import { SECRET } from './helpers/tokens.js';
 import { WebhookEndpoint, WEBHOOK_SECRET } from './helpers/webhook-endpoint.js';
 import { PRESENCE_NAMESPACES, applyDiffs, diffsOf, member, named, presenceOf } from './helpers/presence.js';
+import { APP, connected, pusherClient, subscribed } from './helpers/pusher.js';
 
 const TTL_S = 2;
 const GRACE_MS = 300;
@@ -29,6 +30,14 @@ describe('redis engine under a network partition (network namespaces)', function
   let n2;
   const clients = [];
   const track = (client) => (clients.push(client), client);
+  /** Cut node 1 for --presence-ttl + 4 s, as a partition much longer than the TTL, once `swept()` says the others took its clients out. */
+  const cutPastTtl = async (swept) => {
+    lab.cut(n1);
+    const cutAt = Date.now();
+    await swept();
+    await new Promise((resolve) => setTimeout(resolve, cutAt + TTL_S * 1000 + 4000 - Date.now()));
+    lab.heal(n1);
+  };
 
   before(async function () {
     const reason = unsupported();
@@ -41,14 +50,17 @@ describe('redis engine under a network partition (network namespaces)', function
     const hooksSocket = path.join(dir, 'hooks');
     endpoint.server.listen(hooksSocket);
     await once(endpoint.server, 'listening');
-    const args = ['--workers', '1', '--config', configFile(PRESENCE_NAMESPACES), '--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY];
+    const args = ['--workers', '1', '--config', configFile({ ...PRESENCE_NAMESPACES, pusherApps: [APP] }), '--auth', 'jwt', '--jwt-secret', SECRET, '--api-key', API_KEY];
     args.push('--presence-ttl', String(TTL_S), '--join-leave-interval', '200', '--member-grace', String(GRACE_MS), '--webhook-secret', WEBHOOK_SECRET);
     lab = await PartitionLab.start({ args, hooksSocket });
     [n1, n2] = lab.nodes;
   });
   afterEach(() => {
     if (lab !== undefined) for (const node of lab.nodes) lab.heal(node);
-    for (const client of clients.splice(0)) client.close();
+    for (const client of clients.splice(0)) {
+      if ('connection' in client) client.disconnect(); // pusher-js
+      else client.close();
+    }
   });
   after(async () => {
     await lab?.stop();
@@ -128,14 +140,11 @@ describe('redis engine under a network partition (network namespaces)', function
     await eventually(() => memberEvents('ann').length === 1 && memberEvents('bob').length === 1, { what: 'both members added' });
     await eventually(() => Object.hasOwn(lists[0].read, annId) || named(ann, channel, 'joins', annId), { what: "ann's own entry" });
 
-    lab.cut(n1);
-    const cutAt = Date.now();
     // The surviving node's sweep takes ann out once her entry lapses, and the grace ends.
-    await eventually(() => named(bob, channel, 'leaves', annId), { timeout: TTL_S * 1000 + 5000, what: "ann's leave on bob's node" });
-    await eventually(() => memberEvents('ann').includes('member_removed'), { what: 'member_removed for ann' });
-    // The cut lasts --presence-ttl + 4 s, as a partition much longer than the TTL does.
-    await new Promise((resolve) => setTimeout(resolve, cutAt + TTL_S * 1000 + 4000 - Date.now()));
-    lab.heal(n1);
+    await cutPastTtl(async () => {
+      await eventually(() => named(bob, channel, 'leaves', annId), { timeout: TTL_S * 1000 + 5000, what: "ann's leave on bob's node" });
+      await eventually(() => memberEvents('ann').includes('member_removed'), { what: 'member_removed for ann' });
+    });
 
     await eventually(() => named(bob, channel, 'joins', annId) && diffsOf(bob, channel).findLast((d) => Object.hasOwn(d.joins, annId) || Object.hasOwn(d.leaves, annId)).joins[annId], {
       timeout: 10000,
@@ -159,6 +168,28 @@ describe('redis engine under a network partition (network namespaces)', function
       );
     }
     expect(sorted(await presenceOf(ann, channel))).to.deep.equal(sorted(await presenceOf(bob, channel)));
+  });
+
+  it("tells Pusher's presence members the same: member_removed during the cut, member_added after it, once each", async () => {
+    const alice = track(pusherClient(n1, { member: { user_id: 'alice', user_info: { n: 1 } } }));
+    const bob = track(pusherClient(n2, { member: { user_id: 'bob' } }));
+    await Promise.all([connected(alice), connected(bob)]);
+    await subscribed(alice, 'presence-split');
+    const { channel: room } = await subscribed(bob, 'presence-split');
+    const seen = [];
+    room.bind('pusher:member_added', (m) => seen.push(`added ${m.id}`));
+    room.bind('pusher:member_removed', (m) => seen.push(`removed ${m.id}`));
+    await eventually(() => room.members.count === 2, { what: 'both members' });
+
+    await cutPastTtl(() => eventually(() => seen.includes('removed alice'), { timeout: TTL_S * 1000 + 5000, what: "alice's member_removed on bob's node" }));
+    await eventually(() => seen.includes('added alice'), { timeout: 10000, what: "alice's member_added after the heal" });
+    // The marker: a third member's arrival on node 1, after alice's.
+    const carol = track(pusherClient(n1, { member: { user_id: 'carol' } }));
+    await connected(carol);
+    await subscribed(carol, 'presence-split');
+    await eventually(() => seen.includes('added carol'), { what: "carol's member_added" });
+    expect(seen).to.deep.equal(['removed alice', 'added alice', 'added carol']);
+    expect(Object.keys(room.members.members).sort()).to.deep.equal(['alice', 'bob', 'carol']);
   });
 });
 
