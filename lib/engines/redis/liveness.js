@@ -16,9 +16,9 @@
 // it goes down, one when it comes back.
 import { EventEmitter } from 'node:events';
 
-export const HEARTBEAT_MS = 500;
-export const SILENT_MS = 500;
-export const TEARDOWN_MS = 2000; // longer than a stall Redis recovers from (a 1.5 s DEBUG SLEEP keeps its connections)
+const HEARTBEAT_MS = 500;
+const SILENT_MS = 500;
+const TEARDOWN_MS = 2000; // longer than a stall Redis recovers from (a 1.5 s DEBUG SLEEP keeps its connections)
 const TICK_MS = 100; // how often the limits are checked
 const EVENTS = ['ready', 'close', 'end', 'error']; // ioredis's: the status may have changed
 
