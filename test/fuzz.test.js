@@ -411,6 +411,20 @@ describe('hostile input kills nothing (property-based)', function () {
       expect(bodyJson(answer).error.message).to.match(/no method \(a array\)/);
     });
 
+    it('an admin action whose data is nested 5,000 deep', async () => {
+      const origin = `http://127.0.0.1:${gw.metricsPort}`;
+      const login = await rawHttp(gw.metricsPort, { method: 'POST', path: '/admin/login', headers: [['Origin', origin]], body: `password=${ADMIN_PASSWORD}` });
+      const cookie = /set-cookie: ([^;]+)/i.exec(login.head)[1];
+      const answer = await rawHttp(gw.metricsPort, {
+        method: 'POST',
+        path: '/admin/api/publish',
+        headers: [['Origin', origin], ['Cookie', cookie]],
+        body: `{"channel":"fuzz","data":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`
+      });
+      expect(answer.status).to.equal(400);
+      expect(bodyJson(answer).error).to.deep.equal({ code: 'bad_request', message: 'data is nested deeper than 64 levels' });
+    });
+
     it('CONNECT, which no route serves', async () => {
       const answer = await rawHttp(gw.port, { method: 'CONNECT', path: '127.0.0.1:80' });
       expect(answer.status).to.equal(405);
