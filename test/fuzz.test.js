@@ -391,9 +391,9 @@ describe('hostile input kills nothing (property-based)', function () {
       const msgpack = new NativeProbe(gw, 'msgpack');
       try {
         expect(await json.round(`{"type":${deep(5000)}}`, false)).to.equal('answered');
-        expect(json.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (a array)' });
+        expect(json.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (an array)' });
         expect(await msgpack.round(Buffer.from(encode({ type: { toString: new Uint8Array(4) } })), true)).to.equal('answered');
-        expect(msgpack.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (a object)' });
+        expect(msgpack.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (an object)' });
       } finally {
         json.close();
         msgpack.close();
@@ -408,7 +408,7 @@ describe('hostile input kills nothing (property-based)', function () {
         body: `{"commands":[{"method":${deep(5000)}}]}`
       });
       expect(answer.status).to.equal(400);
-      expect(bodyJson(answer).error.message).to.match(/no method \(a array\)/);
+      expect(bodyJson(answer).error.message).to.match(/no method \(an array\)/);
     });
 
     it('an admin action whose data is nested 5,000 deep', async () => {
