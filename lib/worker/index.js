@@ -14,6 +14,7 @@ import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { WorkerPresence } from './presence.js';
 import { Namespaces } from '../namespaces.js';
+import { protocolNamespaces } from '../protocols.js';
 import { Connections } from './connections.js';
 import { SseStreams } from './sse.js';
 import { Admission } from './admission.js';
@@ -63,13 +64,13 @@ export function startWorker(config, worker) {
   coalescer.delay = config.writeDelay;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
-  const namespaces = new Namespaces(config); // the process's one: every rule reads a channel's namespace here
+  const namespaces = new Namespaces(config, protocolNamespaces); // the process's one: every rule reads a channel's namespace here
   const presence = new WorkerPresence({ relay, subscriptions, namespaces, maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const admission = new Admission({ config, relay, draining, worker, log });
-  const sessions = new Sessions({ admission, keepalive, subscriptions });
-  const commands = new Commands({ config, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
+  const sessions = new Sessions({ admission, keepalive, subscriptions, relay, presence });
+  const commands = new Commands({ rate: config.maxPublishRate, maxSubscriptions: config.maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
   const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
   const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
   // One ws server per encoding: its WebSocket class carries the encoding's
