@@ -98,7 +98,7 @@ describe('hostile input kills nothing (property-based)', function () {
     }
   }
 
-  /** Counts an input of `way` (by its answer: an HTTP status, `frame` or a close code). */
+  /** Counts an input of `way` by its answer: an HTTP status, 'answered' or 'closed <code>'. */
   const counted = (way, answer) => {
     const byAnswer = (tally[way] ??= {});
     byAnswer[answer] = (byAnswer[answer] ?? 0) + 1;

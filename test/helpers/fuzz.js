@@ -13,7 +13,7 @@ export const SEED = Number(process.env.FUZZ_SEED ?? 36);
 const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
 
 /** fast-check's options for a property over `runs` inputs (no shrinking: each run costs real requests). */
-export function runsOf(runs) {
+function runsOf(runs) {
   return { seed: SEED, numRuns: Math.max(1, Math.round(runs * SCALE)), endOnFailure: process.env.FUZZ_SHRINK === undefined };
 }
 
@@ -256,10 +256,7 @@ export function bodyJson(answer) {
   }
 }
 
-/**
- * Runs `property` over `arbitrary` with the suite's seed; each run's answer
- * kind is tallied in `tally` (for the report of inputs per way in).
- */
+/** Asserts `predicate` (async, throwing when the property fails) over `runs` inputs of `arbitrary`, with the suite's seed. */
 export async function check(arbitrary, runs, predicate) {
   await fc.assert(fc.asyncProperty(arbitrary, predicate), runsOf(runs));
 }
