@@ -10,7 +10,7 @@ import { ErrorCode, CloseCode } from '../../lib/errors.js';
 
 /** FUZZ_SEED and FUZZ_RUNS (a multiplier of every count) widen a local hunt; npm test uses the fixed ones. */
 export const SEED = Number(process.env.FUZZ_SEED ?? 36);
-const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
+export const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
 
 /** fast-check's options for a property over `runs` inputs (no shrinking: each run costs real requests). */
 function runsOf(runs) {
