@@ -14,7 +14,7 @@
 // A POST needs an Origin of this very host (a page elsewhere cannot make the
 // browser act for the admin), and every route past the login a live session.
 import { readFileSync } from 'node:fs';
-import { ErrorCode, parseObject } from '../protocol.js';
+import { ErrorCode, checkDepth, parseObject } from '../protocol.js';
 import { readBody, reply } from '../worker/http-io.js';
 import { Sessions, sessionCookie, setCookie } from './session.js';
 import { Logins, LoginResult } from './logins.js';
@@ -96,6 +96,10 @@ export function createAdmin({ password, call, stats, counted, maxPayload }) {
     let params;
     try {
       params = parseObject(await readBody(req, maxPayload), 'body');
+      // Held to the core's depth limit here, before the call crosses to a
+      // worker: the IPC's JSON.stringify recurses, and a stack overflow there
+      // would end the primary.
+      for (const value of Object.values(params)) checkDepth(value);
     } catch (err) {
       return reply(res, err.code === ErrorCode.PAYLOAD_TOO_LARGE ? 413 : 400, { error: { code: err.code, message: err.message } }, HEADERS);
     }
