@@ -204,6 +204,13 @@ export const options = {
     choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     default: 'info',
     describe: 'pino log level'
+  },
+  'log-format': {
+    type: 'string',
+    choices: ['pretty', 'json'],
+    default: () => (process.stdout.isTTY ? 'pretty' : 'json'),
+    defaultDescription: 'pretty on a terminal, json otherwise',
+    describe: 'pretty: one readable line per event; json: one JSON object per line (pino), for a log collector'
   }
 };
 
