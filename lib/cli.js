@@ -15,7 +15,8 @@ export { UsageError, camel, envVariable };
  * @param {string} [given] the value as it was written (a flag's text), for the message
  * @returns {string|undefined} a message when the value is not acceptable
  */
-export function checkOption(name, spec, value, given = value) {
+export function checkOption(name, spec, value, written = value) {
+  const given = spec.secret === undefined ? written : 'a secret, not shown';
   if (value === undefined) return spec.required ? `--${name} is required` : undefined;
   if (Array.isArray(value) && !spec.array && !spec.coerce) return `--${name} is given ${value.length} times (${given}): give it once`;
   const wrong = (why) => `--${name} must ${why}, got ${given === '' ? '""' : given}${spec.type === 'number' ? ` (${accepted(spec)})` : ''}`;
