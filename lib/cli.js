@@ -6,7 +6,7 @@ import yargs from 'yargs';
 import { UsageError } from './errors.js';
 import { originsOf, unknownFlagProblem, withOrigins, camel, envVariable } from './option-origins.js';
 
-export const USAGE_ERROR = 2;
+const USAGE_ERROR = 2;
 
 export { UsageError, camel, envVariable };
 

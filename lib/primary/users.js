@@ -33,14 +33,14 @@ export function attachUsers(relay, cap, { users: remoteUsers }) {
 
   relay.handle(Op.USER_ADD, (link, [, user, token]) => {
     const held = counts.get(user) ?? 0;
-    if (held >= cap) return link.batch.push([Op.USER_OK, token, false]);
+    if (held >= cap) return link.send([Op.USER_OK, token, false]);
     counts.set(user, held + 1); // held while the other nodes are asked
     link.users ??= new Map(); // user -> count on this worker, released if it dies
     link.users.set(user, (link.users.get(user) ?? 0) + 1);
-    if (remoteUsers === undefined) return link.batch.push([Op.USER_OK, token, true]);
+    if (remoteUsers === undefined) return link.send([Op.USER_OK, token, true]);
     remoteUsers.admit(user, held + 1).then((allowed) => {
       if (!allowed && !link.gone) remove(link, user);
-      link.batch.push([Op.USER_OK, token, allowed]);
+      link.send([Op.USER_OK, token, allowed]);
     });
   });
   relay.handle(Op.USER_DEL, (link, [, user]) => remove(link, user));

@@ -6,10 +6,11 @@
 import { require } from '../require.js';
 import { Commands } from '../core/commands.js';
 import { Apps } from './apps.js';
-import { checkInternal } from './channels.js';
+import { checkInternal, pusherName } from './channels.js';
 import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
 import { PusherHttpApi } from './http-api.js';
 import { refuseUpgrade } from './refusals.js';
+import { metrics } from '../worker/metrics.js';
 import { PusherSocket } from './transport.js';
 
 const { WebSocketServer } = require('ws');
@@ -22,12 +23,15 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
   const apps = new Apps(config);
   if (apps.list.length === 0) return undefined;
   const commands = new Commands({
-    config: { ...config, maxPublishRate: CLIENT_EVENT_RATE },
+    rate: CLIENT_EVENT_RATE,
+    maxSubscriptions: config.maxSubscriptions,
+    metrics,
     namespaces,
     relay,
     subscriptions,
     presence,
-    checkName: checkInternal
+    checkName: checkInternal,
+    showName: pusherName
   });
   const connections = new PusherConnections({ config, apps, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({
