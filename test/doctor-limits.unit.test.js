@@ -11,7 +11,6 @@ import {
   checkLimits,
   capacityWarnings,
   capacityNote,
-  UNCAPPED_PER_WORKER,
   BYTES_PER_CONNECTION,
   BYTES_PER_PROCESS,
   BYTES_NODE_SHARED
