@@ -3,7 +3,7 @@
 // costs no closures of its own. A frame or a pong is a sign of life for the
 // keepalive wheel; the owner handles frames and the close.
 import { Keepalive } from './keepalive.js';
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 import { handling } from './last-input.js';
 
 /**
