@@ -63,22 +63,26 @@ describe('internals', () => {
   });
 
   it('the hand-over line moves on when an acknowledgement never comes, and counts it', () => {
-    const worker = { process: new EventEmitter(), sent: [], send: (msg, handle, opts, done) => (worker.sent.push(msg), done()) };
+    // Node's send queue starts null (free); this stand-in writes every send at once.
+    const process = Object.assign(new EventEmitter(), { _handleQueue: null });
+    const worker = { process, sent: [], send: (msg, handle, opts, done) => (worker.sent.push(msg), done()) };
     let stalls = 0;
     const line = new HandOverLine(worker, () => stalls++);
     const handle = () => ({ close() {} });
-    line.push(handle(), { n: 1 });
-    line.push(handle(), { n: 2 });
-    expect(worker.sent).to.deep.equal([{ n: 1 }]);
-    line.watch(); // the watchdog's first visit sees the send waiting
-    expect(worker.sent).to.have.length(1);
-    line.watch(); // still waiting a visit later: given up on
+    const window = HandOverLine.WINDOW;
+    for (let n = 1; n <= window + 1; n++) line.push(handle(), { n });
+    expect(worker.sent).to.have.length(window); // the last waits: the window is full
+    line.watch(); // the watchdog's first visit sees the oldest send waiting
+    expect(worker.sent).to.have.length(window);
+    line.watch(); // still waiting a visit later: given up on, and the window moves
     expect(stalls).to.equal(1);
-    expect(worker.sent).to.deep.equal([{ n: 1 }, { n: 2 }]);
-    worker.process.emit('internalMessage', { cmd: 'NODE_HANDLE_ACK' }); // acknowledged in time
+    expect(worker.sent.at(-1)).to.deep.equal({ n: window + 1 });
+    process.emit('internalMessage', { cmd: 'NODE_HANDLE_ACK' }); // the late one, for the handle given up on
+    for (let n = 2; n <= window + 1; n++) process.emit('internalMessage', { cmd: 'NODE_HANDLE_ACK' });
+    expect(line.unacked).to.equal(0);
     line.watch();
-    line.push(handle(), { n: 3 });
-    expect(worker.sent).to.have.length(3);
+    line.push(handle(), { n: window + 2 });
+    expect(worker.sent).to.have.length(window + 2);
     expect(stalls).to.equal(1);
   });
 });
