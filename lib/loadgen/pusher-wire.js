@@ -10,6 +10,13 @@ import { readInteger, SUBSCRIBE_ID } from './frames.js';
 
 const EVENT = Buffer.from('{"channel":');
 const SENT = Buffer.from('\\"t\\":');
+const NAME_FIRST = Buffer.from('{"event":"');
+const PUSHER_OWN = Buffer.from('pusher');
+const CHANNEL_KEY = Buffer.from('"channel":');
+
+function startsWith(buf, prefix, at) {
+  return buf.length >= at + prefix.length && buf.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
+}
 
 /** Where a Pusher client of app `key` connects, on --url's host. */
 export function pusherUrl(url, key) {
@@ -26,8 +33,13 @@ export function pusherSubscribeFrame(channel) {
  * @returns {boolean} false when `buf` is not an event on a channel
  */
 export function readPusherEvent(buf, out) {
-  if (buf.length < EVENT.length || buf.compare(EVENT, 0, EVENT.length, 0, EVENT.length) !== 0) return false;
-  const sentAt = buf.indexOf(SENT, EVENT.length);
+  let from;
+  if (startsWith(buf, EVENT, 0)) from = EVENT.length;
+  // Another server may write the event's name first: then any event but
+  // Pusher's own (pusher:…, pusher_internal:…) that names a channel.
+  else if (startsWith(buf, NAME_FIRST, 0) && !startsWith(buf, PUSHER_OWN, NAME_FIRST.length) && buf.indexOf(CHANNEL_KEY) !== -1) from = NAME_FIRST.length;
+  else return false;
+  const sentAt = buf.indexOf(SENT, from);
   out.seq = 1;
   out.sentUs = sentAt === -1 ? -1 : readInteger(buf, sentAt + SENT.length);
   return true;
