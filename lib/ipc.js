@@ -73,7 +73,8 @@ export const Op = Object.freeze({
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
   PRESENCE_DIFF: 'pdiff', // a presence_diff frame for the channel's subscribers
-  ADMIN: 'admin' // run a server API method for the admin page (lib/primary/admin-calls.js)
+  ADMIN: 'admin', // run a server API method for the admin page (lib/primary/admin-calls.js)
+  APPS: 'apps' // Pusher apps changed: [Op.APPS, apps changed, ids removed (null: the apps are all these), degraded] (lib/primary/apps.js)
 });
 
 /**

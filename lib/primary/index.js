@@ -28,6 +28,7 @@ import { startWebhooks } from '../webhooks/index.js';
 import { attachProtocols } from '../protocols.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
+import { startApps } from './apps.js';
 
 const SETTLE_MS = 2000;
 
@@ -60,6 +61,7 @@ export async function startPrimary(config) {
   const countWebhooks = (result, events) => metrics.webhookEvents.inc({ result }, events);
   const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
+  const apps = await startApps({ config, relay, log }).catch(refuse);
   const protocols = attachProtocols({ config, engine, relay, count: countWebhooks, log });
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   attachCalls(relay, engine.calls, config);
@@ -115,6 +117,7 @@ export async function startPrimary(config) {
     const next = await reloadConfig(supervisor.config, log);
     if (next === undefined) return;
     supervisor.config = next;
+    apps.configure(next);
     engine.configure(next);
     supervisor.rollingRestart();
   });
@@ -132,7 +135,7 @@ export async function startPrimary(config) {
     // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
     await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
     clusterStats.stop();
-    await Promise.all([webhooks?.close(), protocols.close()]);
+    await Promise.all([webhooks?.close(), protocols.close(), apps.close()]);
     metricsServer?.close();
     log.info('stopped');
     process.exit(0);

@@ -30,6 +30,7 @@ export class PrimaryRelay {
     this.engineUp = engine.available;
     this.handlers = new Map(); // Op -> handler(link, op), for operations owned by other modules
     this.detachHandlers = []; // handler(link) for a link that is gone
+    this.attachHandlers = []; // handler(link) for a worker that has just come up
     this.pressure = setInterval(() => this.checkPressure(), PRESSURE_CHECK_MS);
     this.pressure.unref();
   }
@@ -37,6 +38,11 @@ export class PrimaryRelay {
   /** Routes operations named `name` (an Op) from a worker to `handler(link, op)` (lib/primary/users.js). */
   handle(name, handler) {
     this.handlers.set(name, handler);
+  }
+
+  /** Calls `handler(link)` when a worker has just come up (what it must be told first goes in its first batch). */
+  onAttach(handler) {
+    this.attachHandlers.push(handler);
   }
 
   /** Calls `handler(link)` when a worker's link is gone. */
@@ -64,6 +70,7 @@ export class PrimaryRelay {
     this.links.set(worker.id, link);
     if (this.busy) link.batch.push([Op.BUSY, true]);
     if (!this.engineUp) link.batch.push([Op.ENGINE, false]);
+    for (const handler of this.attachHandlers) handler(link);
   }
 
   /** Forgets a worker that is gone: no more routing to it. */

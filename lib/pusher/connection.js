@@ -34,6 +34,7 @@ import {
   userOfChannel
 } from './channels.js';
 import { authMatches } from './signatures.js';
+import { AppConnections, kApp } from './app-connections.js';
 import {
   cacheMiss,
   connectionEstablished,
@@ -50,7 +51,6 @@ import {
 } from './frames.js';
 
 const PUSHER = transportMetrics('ws', 'pusher');
-const kApp = Symbol('app');
 const kUser = Symbol('user'); // the id a pusher:signin proved
 const PROTOCOLS = new Set(['5', '6', '7']);
 const PROTOCOL = /[?&]protocol=([^&]*)/;
@@ -86,7 +86,9 @@ export class PusherConnections {
     // socket_ids: `<this process's random number>.<a count>`, unique across workers and nodes.
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
-    this.identities = new Map(apps.list.map((app) => [app, appIdentity(app)]));
+    this.identities = new Map(); // appId -> the identity its connections start with
+    this.byApp = new AppConnections(apps);
+    apps.on('change', (app, previous) => app === undefined && this.identities.delete(previous.appId));
     this.listen = socketListeners(this, log);
   }
 
@@ -106,8 +108,9 @@ export class PusherConnections {
     if (app === undefined) return refuse(ws, PusherCode.APP_NOT_FOUND, 'no app with this key');
     if (protocol === null) return refuse(ws, PusherCode.NO_PROTOCOL, 'no protocol version given: connect with ?protocol=7');
     if (!PROTOCOLS.has(protocol)) return refuse(ws, PusherCode.UNSUPPORTED_PROTOCOL, `protocol ${protocol.slice(0, 16)} is not supported: 5 to 7 are`);
-    ws[kApp] = app;
-    identify(ws, this.identities.get(app));
+    if (!app.enabled) return refuse(ws, PusherCode.APP_DISABLED, 'the app is disabled');
+    this.byApp.add(ws, app);
+    identify(ws, this.identityOf(app));
     ws.send(connectionEstablished(ws[kClient], this.activityTimeout));
   }
 
@@ -307,7 +310,7 @@ export class PusherConnections {
 
   /** An event for the app's webhooks, which the primary sends (./webhooks.js). */
   webhook(ws, internal, event) {
-    if (ws[kApp].webhookUrl !== undefined) this.relay.send([Op.PROTOCOL_WEBHOOK, internal, event]);
+    if (ws[kApp].webhooks.length > 0) this.relay.send([Op.PROTOCOL_WEBHOOK, internal, event]);
   }
 
   /** Answers a refused frame with pusher:error; anything but the family's errors is a bug and goes on up. */
@@ -322,10 +325,18 @@ export class PusherConnections {
     return ws.readyState === ws.OPEN;
   }
 
+  /** The identity an app's connections start with, made once per app. */
+  identityOf(app) {
+    let identity = this.identities.get(app.appId);
+    if (identity === undefined) this.identities.set(app.appId, (identity = appIdentity(app)));
+    return identity;
+  }
+
   closed(ws, code) {
     // A presence user is Pusher's, not one of the gateway's users: the
     // session forgets the connection as it would an anonymous one.
-    if (identityOf(ws)?.user != null) identify(ws, this.identities.get(ws[kApp]));
+    if (identityOf(ws)?.user != null) identify(ws, this.identityOf(ws[kApp]));
+    this.byApp.delete(ws);
     this.sessions.closed(ws);
     this.count--;
     PUSHER.closed(closeReason(code));

@@ -5,7 +5,8 @@
 // /apps/ answer 404 as any unknown path.
 import { require } from '../require.js';
 import { Commands } from '../core/commands.js';
-import { Apps } from './apps.js';
+import { Op } from '../ipc.js';
+import { appsOf, appTable, servesPusher } from './apps.js';
 import { checkInternal } from './channels.js';
 import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
 import { PusherHttpApi } from './http-api.js';
@@ -19,8 +20,15 @@ const { WebSocketServer } = require('ws');
  * @returns {{upgrade: object, route: object}|undefined} the ways in (lib/worker/ways-in.js), or none without an app
  */
 export function pusherWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log }) {
-  const apps = new Apps(config);
-  if (apps.list.length === 0) return undefined;
+  if (!servesPusher(config)) return undefined;
+  // The primary's apps at start, and each change after (lib/primary/apps.js).
+  const apps = appTable;
+  apps.replace(config.apps ?? appsOf(config));
+  relay.handle(Op.APPS, ([, upserts, removed, degraded]) => {
+    if (removed === null) apps.replace(upserts);
+    else apps.update(upserts, removed);
+    apps.degraded = degraded;
+  });
   const commands = new Commands({
     config: { ...config, maxPublishRate: CLIENT_EVENT_RATE },
     namespaces,

@@ -12,6 +12,7 @@ import { runMethod } from '../core/server.js';
 import { carriedBy } from './transport.js';
 import { keyCheck, readBody, reply, replyError } from './http-io.js';
 import { vendorFile } from './vendor.js';
+import { appTable } from '../pusher/apps.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -49,7 +50,8 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
       if (draining()) return reply(res, 503, { status: 'draining' });
       // 200 all the same: every node loses Redis at once, and a load balancer
       // that took them all out would drop every held connection.
-      return reply(res, 200, { status: relay.unavailable ? 'degraded' : 'ok' });
+      // The apps table out of reach likewise: the apps loaded are served meanwhile.
+      return reply(res, 200, { status: relay.unavailable || appTable.degraded ? 'degraded' : 'ok' });
     }
     if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
     // The client's own modules, imported by /client.js as ./client/<name>.js.

@@ -1,0 +1,52 @@
+// Each app's open Pusher connections in this worker, and what a change of
+// the app does to them: removed, they close with 4001 (as an unknown key
+// would); disabled, with 4003; changed otherwise, they go on under the app's
+// new settings (its secret, its limits) from their next frame.
+import { errorFrame, PusherCode } from './frames.js';
+
+/** The app a connection belongs to (set once it is established). */
+export const kApp = Symbol('app');
+
+export class AppConnections {
+  /** @param {import('./apps.js').Apps} apps */
+  constructor(apps) {
+    this.byApp = new Map(); // appId -> Set of its connections here
+    apps.on('change', (app, previous) => this.changed(app, previous));
+  }
+
+  add(ws, app) {
+    ws[kApp] = app;
+    let set = this.byApp.get(app.appId);
+    if (set === undefined) this.byApp.set(app.appId, (set = new Set()));
+    set.add(ws);
+  }
+
+  delete(ws) {
+    const app = ws[kApp];
+    if (app === undefined) return;
+    const set = this.byApp.get(app.appId);
+    set?.delete(ws);
+    if (set?.size === 0) this.byApp.delete(app.appId);
+  }
+
+  /** @returns {number} the app's connections in this worker */
+  count(appId) {
+    return this.byApp.get(appId)?.size ?? 0;
+  }
+
+  changed(app, previous) {
+    const set = this.byApp.get((app ?? previous).appId);
+    if (set === undefined) return;
+    if (app === undefined) return closeAll(set, PusherCode.APP_NOT_FOUND, 'the app was removed');
+    if (!app.enabled) return closeAll(set, PusherCode.APP_DISABLED, 'the app is disabled');
+    for (const ws of set) ws[kApp] = app;
+  }
+}
+
+function closeAll(set, code, message) {
+  for (const ws of [...set]) {
+    if (ws.readyState !== ws.OPEN) continue;
+    ws.send(errorFrame(code, message));
+    ws.close(code, message);
+  }
+}
