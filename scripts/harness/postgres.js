@@ -45,10 +45,13 @@ export class PostgresServer {
     this.proc = undefined;
   }
 
+  /** Starts the server: the first time on a fresh data directory, again (after stop()) on the same data and port. */
   async start() {
     const user = postgresUser();
-    chownSync(this.dir, user.uid, user.gid);
-    execFileSync(path.join(this.bin, 'initdb'), ['-D', this.data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], { ...user, stdio: 'ignore' });
+    if (!existsSync(this.data)) {
+      chownSync(this.dir, user.uid, user.gid);
+      execFileSync(path.join(this.bin, 'initdb'), ['-D', this.data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], { ...user, stdio: 'ignore' });
+    }
     const args = ['-D', this.data, '-p', String(this.port), '-h', '127.0.0.1', '-k', this.dir, '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'synchronous_commit=off'];
     // Started as the user itself, not through runuser: this.proc is the server, and a signal reaches it.
     this.proc = spawn(path.join(this.bin, 'postgres'), args, { ...user, stdio: 'ignore' });
