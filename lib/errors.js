@@ -20,6 +20,7 @@ export const ErrorCode = Object.freeze({
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   UNAVAILABLE: 'unavailable', // the engine or the application's backend cannot answer now: retry later
   TOO_MANY: 'too_many', // an answer would exceed its bound
+  OVER_QUOTA: 'over_quota', // a Pusher app's own limit on backend events per second
   EPOCH_CHANGED: 'epoch_changed', // a history read's since is from another sequence of the channel
   TOO_OLD: 'too_old', // a history read's since is older than the history reaches
   NOT_FOUND: 'not_found', // no such route or server API method
@@ -56,6 +57,7 @@ const ANSWERS = {
   [ErrorCode.PAYLOAD_TOO_LARGE]: [413, CloseCode.TOO_BIG],
   [ErrorCode.UNAVAILABLE]: [503, CloseCode.TRY_AGAIN],
   [ErrorCode.TOO_MANY]: [400, CloseCode.POLICY],
+  [ErrorCode.OVER_QUOTA]: [429, CloseCode.TRY_AGAIN],
   [ErrorCode.EPOCH_CHANGED]: [400, CloseCode.POLICY],
   [ErrorCode.TOO_OLD]: [400, CloseCode.POLICY],
   [ErrorCode.NOT_FOUND]: [404, CloseCode.POLICY],

@@ -58,6 +58,9 @@ export const Op = Object.freeze({
   PRESENCE_LEAVE: 'pleave',
   PRESENCE: 'pres', // a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
+  APP_ADD: 'aadd', // a Pusher app's connection opened: [Op.APP_ADD, appId, token | null] (lib/primary/counts.js)
+  APP_DEL: 'adel',
+  APP_EVENTS: 'aev', // may a Pusher app's HTTP API call publish these many events? (lib/primary/app-rates.js)
   ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
   // primary -> worker
   MSG: 'msg',
@@ -68,6 +71,8 @@ export const Op = Object.freeze({
   EPOCH: 'epoch',
   USER_OK: 'uok',
   IP_OK: 'ipok',
+  APP_OK: 'aok', // the answer to APP_ADD: within the app's maxConnections
+  APP_EVENTS_OK: 'aevok',
   HISTORY_DONE: 'histd',
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',

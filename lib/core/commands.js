@@ -52,8 +52,10 @@ export class Commands {
    * @param {(channel: string, id?: string|number) => void} [options.checkName] the
    *   channel name rule of the ways in this core serves (step 2): the native
    *   one, or another protocol's for its channels
+   * @param {(conn: object) => number} [options.rateOf] a connection's own rate (step 6), where its
+   *   protocol sets one per connection (a Pusher app's); else --max-publish-rate
    */
-  constructor({ config, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel }) {
+  constructor({ config, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel, rateOf }) {
     this.namespaces = namespaces;
     this.checkName = checkName;
     this.relay = relay;
@@ -61,6 +63,7 @@ export class Commands {
     this.presenceStore = presence;
     this.hooks = hooks;
     this.rate = config.maxPublishRate;
+    this.rateOf = rateOf;
     this.maxSubscriptions = config.maxSubscriptions;
   }
 
@@ -88,9 +91,10 @@ export class Commands {
     throw forbidden(`the identity does not allow ${grant} on ${channel}`, id);
   }
 
-  /** 6: one of the connection's tokens, --max-publish-rate per second in bursts of as many. */
+  /** 6: one of the connection's tokens, --max-publish-rate (or its own rate) per second in bursts of as many. */
   spend(conn, what, id) {
-    if (!takeToken(conn, this.rate, kTokens, kRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${this.rate} ${what} per second`, id);
+    const rate = this.rateOf === undefined ? this.rate : this.rateOf(conn);
+    if (!takeToken(conn, rate, kTokens, kRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${rate} ${what} per second`, id);
   }
 
   /** 7: the engine can take a publish now. */

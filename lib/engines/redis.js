@@ -56,6 +56,7 @@ import { Namespaces } from '../namespaces.js';
 import { ErrorCode, GatewayError } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
+import { RemoteRates } from './redis/rates.js';
 import { RedisPresence } from './redis/presence.js';
 import { checkClusterSeeds, closeRedis, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
@@ -149,6 +150,8 @@ export class RedisEngine {
     redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
     this.calls = new RemoteCalls(redis, cluster ? 'spublish' : 'publish');
     if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
+    this.appConnections = new RemoteUsers(redis, 0, 'apps'); // each Pusher app's maxConnections: attached only where apps are served
+    this.appRates = new RemoteRates(redis); // each Pusher app's backend events per second
     this.occupancy = undefined; // under --webhook-url: this node's routes, told to Redis (./redis/occupancy.js)
     this.departures = new RemoteDepartures(redis);
     this.sub.on('message', (name, message) => {
@@ -287,6 +290,7 @@ export class RedisEngine {
     clearInterval(this.keeper);
     this.presence.stop();
     this.users?.stop();
+    this.appConnections.stop();
     this.occupancy?.stop();
     for (const connection of this.connections) closeRedis(connection);
   }

@@ -8,16 +8,20 @@
 import { Op } from '../ipc.js';
 import { appTable, configApps, mergeApps, servesPusher } from '../pusher/apps.js';
 import { AppsDatabase, appOfRow, shown, TABLE } from './apps-database.js';
+import { attachCounts } from './counts.js';
+import { attachAppRates } from './app-rates.js';
 
 /**
  * @param {object} options
  * @param {object} options.config resolved
  * @param {import('./relay.js').PrimaryRelay} options.relay
+ * @param {import('../engines/index.js').Engine} options.engine
  * @param {import('pino').Logger} options.log
- * @returns {Promise<{configure: (config: object) => void, close: () => Promise<void>}>}
+ * @returns {Promise<{configure: (config: object) => void, connections: Map<string, number>, close: () => Promise<void>}>}
+ *   connections: each app's connections on this node
  * @throws {Error} the apps database cannot be reached or set up (naming it)
  */
-export async function startApps({ config, relay, log }) {
+export async function startApps({ config, relay, engine, log }) {
   let current = config;
   let rows = new Map(); // the database's rows by id
   let logged = new Map(); // source -> the refusal logged for it
@@ -64,8 +68,19 @@ export async function startApps({ config, relay, log }) {
   } else {
     refresh();
   }
-  if (servesPusher(config)) relay.onAttach((link) => link.batch.push([Op.APPS, appTable.list, null, appTable.degraded]));
+  let connections = new Map();
+  if (servesPusher(config)) {
+    relay.onAttach((link) => link.batch.push([Op.APPS, appTable.list, null, appTable.degraded]));
+    // Each app's connections, exact across workers (and nodes): its maxConnections is checked here.
+    connections = attachCounts(relay, {
+      ops: { add: Op.APP_ADD, del: Op.APP_DEL, ok: Op.APP_OK },
+      capOf: (id) => appTable.byId.get(id)?.maxConnections ?? Infinity,
+      remote: engine.appConnections
+    });
+    attachAppRates(relay, engine.appRates);
+  }
   return {
+    connections,
     /** SIGHUP: the flags' and file's apps as they are now. */
     configure(next) {
       current = next;

@@ -61,7 +61,7 @@ export async function startPrimary(config) {
   const countWebhooks = (result, events) => metrics.webhookEvents.inc({ result }, events);
   const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
-  const apps = await startApps({ config, relay, log }).catch(refuse);
+  const apps = await startApps({ config, relay, engine, log }).catch(refuse);
   const protocols = attachProtocols({ config, engine, relay, count: countWebhooks, log });
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   attachCalls(relay, engine.calls, config);

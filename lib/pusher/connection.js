@@ -35,6 +35,7 @@ import {
 } from './channels.js';
 import { authMatches } from './signatures.js';
 import { AppConnections, kApp } from './app-connections.js';
+import { maxEventBytes, maxMemberInfoBytes } from './app-limits.js';
 import {
   cacheMiss,
   connectionEstablished,
@@ -54,10 +55,6 @@ const PUSHER = transportMetrics('ws', 'pusher');
 const kUser = Symbol('user'); // the id a pusher:signin proved
 const PROTOCOLS = new Set(['5', '6', '7']);
 const PROTOCOL = /[?&]protocol=([^&]*)/;
-const MAX_CHANNEL_DATA = 1024; // bytes of a presence subscription's channel_data (Pusher's user_info limit)
-const MAX_CLIENT_EVENT_DATA = 10240; // bytes: Pusher's limit on an event's data
-/** Client events per second per connection: Pusher's limit (the rate of Pusher's command core). */
-export const CLIENT_EVENT_RATE = 10;
 const kJoining = Symbol('joining'); // presence channels whose member cap is being checked
 const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], templates: [] });
 
@@ -87,7 +84,7 @@ export class PusherConnections {
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
     this.identities = new Map(); // appId -> the identity its connections start with
-    this.byApp = new AppConnections(apps);
+    this.byApp = new AppConnections(apps, relay);
     apps.on('change', (app, previous) => app === undefined && this.identities.delete(previous.appId));
     this.listen = socketListeners(this, log);
   }
@@ -109,6 +106,16 @@ export class PusherConnections {
     if (protocol === null) return refuse(ws, PusherCode.NO_PROTOCOL, 'no protocol version given: connect with ?protocol=7');
     if (!PROTOCOLS.has(protocol)) return refuse(ws, PusherCode.UNSUPPORTED_PROTOCOL, `protocol ${protocol.slice(0, 16)} is not supported: 5 to 7 are`);
     if (!app.enabled) return refuse(ws, PusherCode.APP_DISABLED, 'the app is disabled');
+    const admitted = this.byApp.admit(app);
+    if (admitted === true) return this.established(ws, app);
+    admitted.then((allowed) => {
+      if (!allowed) return this.isOpen(ws) && refuse(ws, PusherCode.OVER_QUOTA, `the app has its ${app.maxConnections} connections`);
+      if (!this.isOpen(ws)) return this.byApp.release(app);
+      this.established(ws, app);
+    });
+  }
+
+  established(ws, app) {
     this.byApp.add(ws, app);
     identify(ws, this.identityOf(app));
     ws.send(connectionEstablished(ws[kClient], this.activityTimeout));
@@ -166,7 +173,7 @@ export class PusherConnections {
       const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
       if (!authMatches(app, signed, auth)) return void ws.send(subscriptionError(name, 401, 'AuthError', `invalid signature for ${socketId} on ${name}`));
       if (isPresence(kind)) {
-        member = memberOf(channelData);
+        member = memberOf(channelData, maxMemberInfoBytes(app));
         if (typeof member === 'string') return void ws.send(subscriptionError(name, 400, 'InvalidChannelData', member));
       }
       grant(ws, internal, kind, member);
@@ -293,9 +300,8 @@ export class PusherConnections {
     try {
       checkName(name);
       const text = typeof data === 'string' ? data : JSON.stringify(data);
-      if (text === undefined || Buffer.byteLength(text) > MAX_CLIENT_EVENT_DATA) {
-        throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${MAX_CLIENT_EVENT_DATA} bytes`);
-      }
+      const max = maxEventBytes(ws[kApp]);
+      if (text === undefined || Buffer.byteLength(text) > max) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${max} bytes`);
       const internal = internalName(ws[kApp].appId, name);
       if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
       const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
@@ -405,10 +411,14 @@ function revoke(ws, internal) {
   identity.permissions.publish.exact.delete(internal);
 }
 
-/** @returns {{user: string, info: *}|string} a presence subscription's member, or what is wrong with its channel_data */
-function memberOf(channelData) {
+/**
+ * @param {number} maxInfo bytes of user_info (the app's limit)
+ * @returns {{user: string, info: *}|string} a presence subscription's member, or what is wrong with its channel_data
+ */
+function memberOf(channelData, maxInfo) {
   if (typeof channelData !== 'string') return 'channel_data is required on a presence channel';
-  if (Buffer.byteLength(channelData) > MAX_CHANNEL_DATA) return `channel_data is over ${MAX_CHANNEL_DATA} bytes`;
+  // Bounded before it is parsed: the info, its user_id and the JSON around them.
+  if (Buffer.byteLength(channelData) > maxInfo + MAX_USER_LENGTH + 64) return `channel_data is over ${maxInfo} bytes of user_info`;
   let parsed;
   try {
     parsed = JSON.parse(channelData);
@@ -420,6 +430,7 @@ function memberOf(channelData) {
   if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '' || String(id).length > MAX_USER_LENGTH) {
     return `channel_data needs a user_id (a string or number of 1 to ${MAX_USER_LENGTH} characters)`;
   }
+  if (parsed.user_info !== undefined && Buffer.byteLength(JSON.stringify(parsed.user_info)) > maxInfo) return `user_info is over ${maxInfo} bytes`;
   return { user: String(id), info: parsed.user_info };
 }
 

@@ -9,15 +9,13 @@ import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
 import { decodeSegment, readBody, reply } from '../worker/http-io.js';
 import { metrics } from '../worker/metrics.js';
-import { Call, MAX_CHANNELS } from '../ipc.js';
+import { Call, MAX_CHANNELS, Op } from '../ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
 import { eventData, TERMINATE } from './frames.js';
 import { md5, sameText, signatureMatches } from './signatures.js';
+import { maxEventBytes, takeBackendEvents } from './app-limits.js';
 
 const MAX_TIMESTAMP_SKEW_S = 600;
-const MAX_EVENT_CHANNELS = 100;
-const MAX_BATCH = 10;
-const MAX_EVENT_DATA = 10240; // bytes of an event's data: Pusher's limit
 const MAX_EVENT_NAME = 200;
 const SOCKET_ID = /^\d+\.\d+$/;
 const ROUTE = /^\/apps\/([^/]+)\/(.+)$/;
@@ -31,6 +29,7 @@ export class PusherHttpApi {
    */
   constructor({ config, apps, context }) {
     this.apps = apps;
+    context.relay.answers(Op.APP_EVENTS_OK);
     this.context = context;
     this.maxPayload = config.maxPayload;
   }
@@ -114,6 +113,7 @@ function routeOf(method, rest) {
 /** POST /apps/<id>/events: {name, data, channel | channels, socket_id?, info?} -> {} or {channels: {name: info}} */
 async function events(context, app, { body }) {
   const event = checkEvent(app, body);
+  await takeBackendEvents(context.relay, app, event.channels.length);
   await Promise.all(event.internals.map((internal) => publish(context, internal, event)));
   if (event.info.size === 0) return {};
   const out = {};
@@ -124,12 +124,14 @@ async function events(context, app, { body }) {
 /** POST /apps/<id>/batch_events: {batch: [event, …]} (at most 10), each with one channel -> {} or {batch: [info, …]} */
 async function batchEvents(context, app, { body }) {
   const batch = body?.batch;
-  if (!Array.isArray(batch) || batch.length === 0 || batch.length > MAX_BATCH) throw badRequest(`batch must be an array of 1 to ${MAX_BATCH} events`);
+  const max = app.maxEventBatchSize;
+  if (!Array.isArray(batch) || batch.length === 0 || batch.length > max) throw badRequest(`batch must be an array of 1 to ${max} events`);
   const checked = batch.map((event, i) => {
     const one = checkEvent(app, event, `batch[${i}].`);
     if (one.channels.length !== 1) throw badRequest(`batch[${i}] names one channel`);
     return one;
   });
+  await takeBackendEvents(context.relay, app, checked.length);
   await Promise.all(checked.map((event) => publish(context, event.internals[0], event)));
   if (checked.every((event) => event.info.size === 0)) return {};
   return { batch: await Promise.all(checked.map((event) => channelInfo(context, event.internals[0], event.info))) };
@@ -234,9 +236,9 @@ function checkEvent(app, body, at = '') {
   if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${at}name must be a string of 1 to ${MAX_EVENT_NAME} characters`);
   if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${at}name: pusher: and pusher_internal: events are Pusher's own`);
   if (typeof data !== 'string') throw badRequest(`${at}data must be a string (JSON-encode it)`);
-  if (Buffer.byteLength(data) > MAX_EVENT_DATA) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `${at}data is over ${MAX_EVENT_DATA} bytes`);
-  if (!Array.isArray(channels) || channels.length === 0 || channels.length > MAX_EVENT_CHANNELS) {
-    throw badRequest(`${at}channels must be an array of 1 to ${MAX_EVENT_CHANNELS} channel names`);
+  if (Buffer.byteLength(data) > maxEventBytes(app)) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `${at}data is over ${maxEventBytes(app)} bytes`);
+  if (!Array.isArray(channels) || channels.length === 0 || channels.length > app.maxEventChannels) {
+    throw badRequest(`${at}channels must be an array of 1 to ${app.maxEventChannels} channel names`);
   }
   const internals = channels.map((one) => {
     try {

@@ -8,7 +8,8 @@ import { Commands } from '../core/commands.js';
 import { Op } from '../ipc.js';
 import { appsOf, appTable, servesPusher } from './apps.js';
 import { checkInternal } from './channels.js';
-import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
+import { PusherConnections } from './connection.js';
+import { clientEventRate } from './app-limits.js';
 import { PusherHttpApi } from './http-api.js';
 import { refuseUpgrade } from './refusals.js';
 import { PusherSocket } from './transport.js';
@@ -30,7 +31,8 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
     apps.degraded = degraded;
   });
   const commands = new Commands({
-    config: { ...config, maxPublishRate: CLIENT_EVENT_RATE },
+    config,
+    rateOf: clientEventRate,
     namespaces,
     relay,
     subscriptions,
