@@ -9,6 +9,9 @@ import { startPusherWebhooks } from './pusher/webhooks.js';
 
 const HASH = 0x23; // '#'
 
+/** The `app` label of the native protocol's traffic in the metrics; another protocol's app is labelled by its id. */
+export const NATIVE_APP = 'native';
+
 /** @returns {boolean} whether `channel` belongs to another protocol (native clients never see it) */
 export function isProtocolChannel(channel) {
   return channel.charCodeAt(0) === HASH;

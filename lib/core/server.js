@@ -16,7 +16,7 @@
 import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { presenceAllowed } from './commands.js';
-import { metrics } from '../worker/metrics.js';
+import { metrics, NATIVE_APP } from '../worker/metrics.js';
 import { isProtocolChannel } from '../protocols.js';
 
 const MAX_BROADCAST = 1000;
@@ -149,10 +149,10 @@ export const METHODS = {
       for (const { method, params = {} } of commands) {
         try {
           replies.push({ result: await runMethod(method, params, context) });
-          metrics.apiRequests.inc({ method, code: 'ok' });
+          metrics.apiRequests.inc({ method, code: 'ok', app: NATIVE_APP });
         } catch (err) {
           if (!(err instanceof GatewayError)) throw err;
-          metrics.apiRequests.inc({ method, code: err.code });
+          metrics.apiRequests.inc({ method, code: err.code, app: NATIVE_APP });
           replies.push({ error: errorOf(err) });
         }
       }

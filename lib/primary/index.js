@@ -25,7 +25,7 @@ import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
-import { attachProtocols } from '../protocols.js';
+import { attachProtocols, NATIVE_APP } from '../protocols.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
 import { startApps } from './apps.js';
@@ -58,7 +58,7 @@ export async function startPrimary(config) {
     metrics.memberChanges.inc({ change: present ? 'arrived' : 'departed' });
     log.debug({ channel, user, present }, 'presence member');
   });
-  const countWebhooks = (result, events) => metrics.webhookEvents.inc({ result }, events);
+  const countWebhooks = (result, events, app = NATIVE_APP) => metrics.webhookEvents.inc({ result, app }, events);
   const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   const apps = await startApps({ config, relay, engine, log }).catch(refuse);

@@ -6,6 +6,7 @@
 // admits an app's connection within its maxConnections across workers and
 // nodes; an app without one is counted without waiting for an answer.
 import { Op } from '../ipc.js';
+import { appFigures, kAppFigures } from '../worker/metrics.js';
 import { errorFrame, PusherCode } from './frames.js';
 
 /** The app a connection belongs to (set once it is established). */
@@ -43,6 +44,8 @@ export class AppConnections {
   /** An admitted connection joins its app. */
   add(ws, app) {
     ws[kApp] = app;
+    ws[kAppFigures] = appFigures(app.appId);
+    ws[kAppFigures].connections++;
     let set = this.byApp.get(app.appId);
     if (set === undefined) this.byApp.set(app.appId, (set = new Set()));
     set.add(ws);
@@ -53,6 +56,7 @@ export class AppConnections {
     const app = ws[kApp];
     if (app === undefined) return;
     this.release(app);
+    ws[kAppFigures].connections--;
     const set = this.byApp.get(app.appId);
     set?.delete(ws);
     if (set?.size === 0) this.byApp.delete(app.appId);

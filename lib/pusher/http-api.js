@@ -37,12 +37,13 @@ export class PusherHttpApi {
   request(req, res, path) {
     const match = ROUTE.exec(path);
     let label = 'pusher_unknown';
+    let app, route;
+    const count = (code) => metrics.apiRequests.inc({ method: label, code, app: app?.appId ?? 'unknown' });
     const fail = (err) => {
       if (!(err instanceof GatewayError)) throw err;
-      metrics.apiRequests.inc({ method: label, code: err.code });
+      count(err.code);
       replyText(res, err.status, err.message);
     };
-    let app, route;
     try {
       app = match === null ? undefined : this.apps.byId.get(decodeSegment(match[1]));
       route = match === null ? undefined : routeOf(req.method, match[2]);
@@ -59,7 +60,7 @@ export class PusherHttpApi {
         return route.run(this.context, app, { query, body: body === '' ? undefined : parseBody(body), params: route.params });
       })
       .then((answer) => {
-        metrics.apiRequests.inc({ method: label, code: 'ok' });
+        count('ok');
         reply(res, 200, answer);
       }, fail)
       .catch(() => res.destroy());
