@@ -61,6 +61,7 @@ export const Op = Object.freeze({
   APP_ADD: 'aadd', // a Pusher app's connection opened: [Op.APP_ADD, appId, token | null] (lib/primary/counts.js)
   APP_DEL: 'adel',
   APP_EVENTS: 'aev', // may a Pusher app's HTTP API call publish these many events? (lib/primary/app-rates.js)
+  SUBSCRIPTIONS_CHANGED: 'subch', // a Pusher channel's subscribers here changed (lib/pusher/subscription-count.js)
   ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
   // primary -> worker
   MSG: 'msg',
@@ -73,6 +74,7 @@ export const Op = Object.freeze({
   IP_OK: 'ipok',
   APP_OK: 'aok', // the answer to APP_ADD: within the app's maxConnections
   APP_EVENTS_OK: 'aevok',
+  SUBSCRIPTION_COUNT: 'subcount', // a Pusher channel's count, for its subscribers here
   HISTORY_DONE: 'histd',
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',

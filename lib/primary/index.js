@@ -62,9 +62,10 @@ export async function startPrimary(config) {
   const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
   const relay = new PrimaryRelay({ engine, onPublish: (n) => metrics.relayed.inc(n) });
   const apps = await startApps({ config, relay, engine, log }).catch(refuse);
-  const protocols = attachProtocols({ config, engine, relay, count: countWebhooks, log });
+
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
-  attachCalls(relay, engine.calls, config);
+  const calls = attachCalls(relay, engine.calls, config);
+  const protocols = attachProtocols({ config, engine, relay, calls, count: countWebhooks, log });
   attachPresence(relay, engine);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).

@@ -21,7 +21,9 @@ import { MAX_USER_LENGTH } from '../protocol.js';
 import { Op } from '../ipc.js';
 import {
   checkName,
+  clientName,
   internalName,
+  isOwn,
   isPresence,
   isSigned,
   isValidName,
@@ -36,6 +38,7 @@ import {
 import { authMatches } from './signatures.js';
 import { AppConnections, kApp } from './app-connections.js';
 import { maxEventBytes, maxMemberInfoBytes } from './app-limits.js';
+import { countsSubscriptions, hasCount } from './subscription-count.js';
 import {
   cacheMiss,
   connectionEstablished,
@@ -252,6 +255,7 @@ export class PusherConnections {
   sendSucceeded(ws, internal, name, dataText, replay) {
     if (!this.isOpen(ws)) return;
     ws.send(subscriptionSucceeded(name, dataText));
+    this.countChanged(ws, internal, name);
     if (!isCached(kindOf(name))) return;
     if (replay === undefined || replay.length === 0) {
       ws.send(cacheMiss(name));
@@ -285,6 +289,7 @@ export class PusherConnections {
   unsubscribe(ws, { channel: name }) {
     if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
     const internal = internalName(ws[kApp].appId, name);
+    if (this.subscriptions.has(ws, internal)) this.countChanged(ws, internal, name);
     this.commands.unsubscribe(ws, internal);
     if (isPresence(kindOf(name))) this.commands.unsubscribe(ws, membersChannel(internal));
     revoke(ws, internal);
@@ -312,6 +317,11 @@ export class PusherConnections {
       metrics.errors.inc({ code: err.code });
       ws.send(errorFrame(PusherCode.CLIENT_EVENT_REJECTED, err.message));
     }
+  }
+
+  /** The channel's subscribers changed: the primary tells its count, if its app follows counts (./subscription-count.js). */
+  countChanged(ws, internal, name) {
+    if (countsSubscriptions(ws[kApp]) && hasCount(name)) this.relay.send([Op.SUBSCRIPTIONS_CHANGED, internal]);
   }
 
   /** An event for the app's webhooks, which the primary sends (./webhooks.js). */
@@ -342,6 +352,9 @@ export class PusherConnections {
     // A presence user is Pusher's, not one of the gateway's users: the
     // session forgets the connection as it would an anonymous one.
     if (identityOf(ws)?.user != null) identify(ws, this.identityOf(ws[kApp]));
+    if (ws[kApp] !== undefined && countsSubscriptions(ws[kApp])) {
+      for (const internal of this.subscriptions.channelsOf(ws)) if (!isOwn(internal)) this.countChanged(ws, internal, clientName(internal));
+    }
     this.byApp.delete(ws);
     this.sessions.closed(ws);
     this.count--;

@@ -71,6 +71,10 @@ export function subscriptionError(channel, status, type, error) {
   return `{"event":"pusher:subscription_error","channel":${quote(channel)},"data":{"type":${quote(type)},"error":${quote(error)},"status":${status}}}`;
 }
 
+export function subscriptionCountFrame(channel, count) {
+  return `{"event":"pusher_internal:subscription_count","channel":${quote(channel)},"data":${quote(`{"subscription_count":${count}}`)}}`;
+}
+
 export function cacheMiss(channel) {
   return `{"event":"pusher:cache_miss","channel":${quote(channel)},"data":"{}"}`;
 }

@@ -11,6 +11,7 @@ import { checkInternal } from './channels.js';
 import { PusherConnections } from './connection.js';
 import { clientEventRate } from './app-limits.js';
 import { PusherHttpApi } from './http-api.js';
+import { deliverSubscriptionCount } from './subscription-count.js';
 import { refuseUpgrade } from './refusals.js';
 import { PusherSocket } from './transport.js';
 
@@ -30,6 +31,7 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
     else apps.update(upserts, removed);
     apps.degraded = degraded;
   });
+  relay.handle(Op.SUBSCRIPTION_COUNT, (op) => deliverSubscriptionCount(subscriptions, op));
   const commands = new Commands({
     config,
     rateOf: clientEventRate,

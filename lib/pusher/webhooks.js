@@ -12,7 +12,7 @@ import { Op } from '../ipc.js';
 import { WebhookQueue } from '../webhooks/queue.js';
 import { MemberGrace } from '../webhooks/members.js';
 import { webhookSender } from '../webhooks/send.js';
-import { appTable, servesPusher } from './apps.js';
+import { appTable } from './apps.js';
 import { appIdOf, clientName, isInternal, isOwn } from './channels.js';
 import { sign } from './signatures.js';
 
@@ -25,10 +25,9 @@ const CLOSE_MS = 5000; // what the primary, exiting, waits for the events still 
  * @param {import('../primary/relay.js').PrimaryRelay} options.relay
  * @param {(result: string, events: number, app: string) => void} options.count gateway_webhook_events_total
  * @param {import('pino').Logger} options.log
- * @returns {{close: () => Promise<void>}|undefined} undefined when the gateway serves no Pusher app
+ * @returns {{add: Function, close: () => Promise<void>}}
  */
 export function startPusherWebhooks({ config, engine, relay, count, log }) {
-  if (!servesPusher(config)) return undefined;
   const hooks = new Map(); // appId -> AppWebhooks, or null: the app has no webhook
   const retired = new Set(); // a changed app's old targets, sending what they hold
   const hooksOf = (channel) => {
@@ -56,8 +55,7 @@ export function startPusherWebhooks({ config, engine, relay, count, log }) {
   engine.onMember((channel, user, present) => hooksOf(channel)?.member(channel, user, present));
   relay.handle(Op.PROTOCOL_WEBHOOK, (link, [, channel, event]) => hooksOf(channel)?.add(event));
   return {
-    /** Whether `channel`'s app has a target for event `name` (./subscription-count.js asks before it counts). */
-    wants: (channel, name) => hooksOf(channel)?.wants(name) ?? false,
+    /** An event of `channel`'s app, for the targets that asked for it (./subscription-count.js). */
     add: (channel, event) => hooksOf(channel)?.add(event),
     async close() {
       appTable.off('change', onChange);

@@ -64,6 +64,12 @@ export class Subscriptions {
     return mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size;
   }
 
+  /** @returns {string[]} the channels one connection holds, live or pending */
+  channelsOf(ws) {
+    const mine = ws[kChannels];
+    return mine === undefined ? [] : typeof mine === 'string' ? [mine] : [...mine];
+  }
+
   has(ws, channel) {
     const mine = ws[kChannels];
     return mine === channel || (typeof mine === 'object' && mine.has(channel));

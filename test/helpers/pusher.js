@@ -3,6 +3,8 @@
 // raw WebSocket that records every Pusher frame (for what pusher-js would
 // hide: the exact error codes, frames that must not arrive).
 import { createHash, createHmac } from 'node:crypto';
+import http from 'node:http';
+import { once } from 'node:events';
 import WebSocket from 'ws';
 import PusherJs from 'pusher-js';
 import Pusher from 'pusher';
@@ -167,6 +169,29 @@ export async function signedRequest(gw, method, path, { body, params = {}, app =
     parsed = JSON.parse(answer);
   } catch {}
   return { status: res.status, body: parsed };
+}
+
+/** A webhook endpoint that keeps each request the SDK's verification (with the app's key and secret) accepts, and counts the others. */
+export async function pusherWebhookEndpoint(app = APP) {
+  const sdk = serverSdk({ port: 1 }, app);
+  const endpoint = { events: [], refused: 0 };
+  endpoint.server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const webhook = sdk.webhook({ headers: req.headers, rawBody: Buffer.concat(chunks).toString() });
+      if (!webhook.isValid() || !webhook.isContentTypeValid()) {
+        endpoint.refused++;
+        return res.writeHead(401).end();
+      }
+      endpoint.events.push(...webhook.getEvents());
+      res.writeHead(200).end();
+    });
+  });
+  endpoint.server.listen(0, '127.0.0.1');
+  await once(endpoint.server, 'listening');
+  endpoint.url = `http://127.0.0.1:${endpoint.server.address().port}/pusher`;
+  return endpoint;
 }
 
 export { eventually };
