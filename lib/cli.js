@@ -5,7 +5,7 @@
 import yargs from 'yargs';
 import { UsageError } from './errors.js';
 
-export const USAGE_ERROR = 2;
+const USAGE_ERROR = 2;
 
 export { UsageError };
 

@@ -61,7 +61,7 @@ export const options = {
   'ping-interval': { ...ms(100), default: 25000, describe: 'ms between server pings; a peer that missed the previous ping is terminated' },
   'gc-interval': {
     ...ms(0),
-    default: 0, // off: `npm run bench` measured 43–54 ms pauses at 15k connections per worker for 5–11 % less RSS
+    default: 0, // off: each collection pauses a worker of 15k connections tens of ms for a few % less RSS (Benchmarks)
     describe: 'ms between manual full GCs per worker, staggered (0 = off, the default: see Benchmarks)'
   },
   'max-connections': { ...int(0, 1e9), default: 0, describe: 'connections per worker (0 = as many as the open-files limit allows, less 1024); further upgrades get 503' },

@@ -56,6 +56,7 @@ export const Op = Object.freeze({
   RAN: 'ran', // this worker's part of a Call
   PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/worker/presence.js)
   PRESENCE_LEAVE: 'pleave',
+  PRESENCE_ADMIT: 'padmit', // a join under a cap of members, decided where the entries live
   PRESENCE: 'pres', // a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
   APP_ADD: 'aadd', // a Pusher app's connection opened: [Op.APP_ADD, appId, token | null] (lib/primary/counts.js)
@@ -79,6 +80,7 @@ export const Op = Object.freeze({
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
+  PRESENCE_ADMITTED: 'padmitd', // the answer to a presence admission: whether the entry was added
   PRESENCE_DIFF: 'pdiff', // a presence_diff frame for the channel's subscribers
   ADMIN: 'admin', // run a server API method for the admin page (lib/primary/admin-calls.js)
   APPS: 'apps' // Pusher apps changed: [Op.APPS, apps changed, ids removed (null: the apps are all these), degraded] (lib/primary/apps.js)
@@ -113,7 +115,7 @@ export const STATS_INTERVAL_MS = 1000;
  * counts as congested: the other side is not reading fast enough, and what
  * is queued waits in this process's memory.
  */
-export const MAX_OPS_IN_FLIGHT = 50000;
+const MAX_OPS_IN_FLIGHT = 50000;
 
 export class IpcBatch {
   /** @param {{send: Function}} target a cluster Worker or `process` in a worker */

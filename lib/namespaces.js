@@ -8,8 +8,11 @@
 // workers (unknown namespaces, clientPublish, latest) and by the engines
 // (history size and TTL, latest), each from the same resolved list.
 import { checkOption } from './cli.js';
-import { isProtocolChannel, protocolNamespaces } from './protocols.js';
 
+const HASH = 0x23; // '#'
+
+/** The `app` label of the native protocol's traffic in the metrics; another protocol's app is labelled by its id. */
+export const NATIVE_APP = 'native';
 const NAME = /^[A-Za-z0-9_.@/-]{1,64}$/;
 
 /** A namespace's options: the table's flag (for its checks) or 'boolean', and the default. */
@@ -73,17 +76,31 @@ export function namespacesProblem(list, table) {
   return undefined;
 }
 
+/**
+ * @returns {boolean} whether `channel` belongs to another protocol than the
+ *   native one: its name starts with '#', which no native name can spell, and
+ *   native clients never see it
+ */
+export function isProtocolChannel(channel) {
+  return channel.charCodeAt(0) === HASH;
+}
+
 /** The namespaces of a resolved configuration, looked up by channel. */
 export class Namespaces {
-  /** @param {{historySize: number, historyTtl: number, namespaces?: object[]}} config */
-  constructor(config) {
+  /**
+   * @param {{historySize: number, historyTtl: number, namespaces?: object[]}} config
+   * @param {(config: object) => Map<string, Namespace>} [protocolNamespaces] the
+   *   namespaces of the other protocols' channels (lib/protocols.js), handed in
+   *   by the wiring; without it such a channel is in no namespace
+   */
+  constructor(config, protocolNamespaces) {
     /** @type {Namespace} */
     this.top = resolve({ name: '' }, config);
     const list = config.namespaces ?? [];
     // No namespaces: every channel is top-level, and a look-up costs nothing.
     this.byName = list.length === 0 ? undefined : new Map(list.map((ns) => [ns.name, resolve(ns, config)]));
-    // The channels of another protocol (lib/protocols.js) are in that protocol's namespaces.
-    this.protocols = protocolNamespaces(config);
+    // The channels of another protocol are in that protocol's namespaces.
+    this.protocols = protocolNamespaces?.(config) ?? new Map();
   }
 
   /** @returns {Namespace|undefined} the channel's namespace; undefined: an unknown one */

@@ -19,12 +19,12 @@ export const Recovery = Object.freeze({
 });
 
 export const MAX_DATA_DEPTH = 64;
-export const MAX_ID_LENGTH = 128;
+const MAX_ID_LENGTH = 128;
 export const MAX_USER_LENGTH = 128; // a token's sub
 // A connection's `info` (the token's claim, or the connect hook's) is shown to
 // every subscriber of its presence channels, in each presence answer and
 // presence_diff frame: bounded, and a plain object.
-export const MAX_INFO_BYTES = 1024;
+const MAX_INFO_BYTES = 1024;
 const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;
 // A channel's epoch as the gateway writes it (base 36); a seq is a count of
 // publishes, so it stays a safe integer.
@@ -35,7 +35,7 @@ export function isValidChannel(name) {
 }
 
 /** Delta algorithms a subscribe may ask for (`"delta": "fossil"`). */
-export const DeltaAlgorithm = Object.freeze({ FOSSIL: 'fossil' });
+const DeltaAlgorithm = Object.freeze({ FOSSIL: 'fossil' });
 
 /**
  * Parses and validates one client text frame.
@@ -83,7 +83,7 @@ export function checkClientFrame(frame) {
     default:
       throw new GatewayError(
         ErrorCode.BAD_REQUEST,
-        type === undefined ? 'frame needs a type' : `unknown type ${JSON.stringify(String(type)).slice(0, 64)}`,
+        type === undefined ? 'frame needs a type' : `unknown type ${shown(type)}`,
         id
       );
   }
@@ -294,12 +294,22 @@ export function parseObject(text, what) {
   return value;
 }
 
+/**
+ * A client's value as an error message names it: a string quoted and cut
+ * to 64 characters, anything else by its type. Never String(value): an
+ * array nested thousands deep overflows the stack in its toString, and an
+ * object's own `toString` may be anything but a function.
+ */
+export function shown(value) {
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : `(a ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value})`;
+}
+
 function isValidId(id) {
   return (typeof id === 'number' && Number.isFinite(id)) || (typeof id === 'string' && id.length <= MAX_ID_LENGTH);
 }
 
 /** At most this many channels in an auth frame's `since`. */
-export const MAX_HELD = 1000;
+const MAX_HELD = 1000;
 
 /**
  * `since` of an auth frame: where the client stands in each channel the

@@ -1,23 +1,14 @@
-// The protocols the gateway speaks beside its own, as the processes that do
-// not run their ways in (the primary, the engines) need them: the channels
-// each one owns, and what each one runs in the primary beside the engine. A protocol's channels have names starting with '#', which
-// no native name can spell, and namespaces of the protocol's own making.
-// The workers' side of each protocol is listed in lib/worker/ways-in.js.
+// The protocols the gateway speaks beside its own, as the wiring of every
+// process attaches them: the namespaces of each one's channels (handed to
+// lib/namespaces.js, in the workers and in the engine) and what each one
+// runs in the primary beside the engine. A protocol's channels have names
+// starting with '#' (isProtocolChannel in lib/namespaces.js). The workers'
+// side of each protocol is listed in lib/worker/ways-in.js.
 import { appNamespaces } from './pusher/channels.js';
 import { publishMembers } from './pusher/members.js';
 import { startPusherWebhooks } from './pusher/webhooks.js';
 import { followSubscriptionCounts } from './pusher/subscription-count.js';
 import { servesPusher } from './pusher/apps.js';
-
-const HASH = 0x23; // '#'
-
-/** The `app` label of the native protocol's traffic in the metrics; another protocol's app is labelled by its id. */
-export const NATIVE_APP = 'native';
-
-/** @returns {boolean} whether `channel` belongs to another protocol (native clients never see it) */
-export function isProtocolChannel(channel) {
-  return channel.charCodeAt(0) === HASH;
-}
 
 /**
  * Every protocol's namespaces for a configuration, by namespace name.

@@ -1,14 +1,13 @@
 // The client and the status page in a real headless Chromium (Debian's
 // package, driven by playwright-core), served by the real gateway.
 import { expect } from 'chai';
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
-import { API_KEY, httpPublish, nodeClient, whenOpen } from './helpers/client-helpers.js';
+import { API_KEY, httpPublish, nodeClient } from './helpers/client-helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = [

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { ClosePacer } from '../lib/worker/close-pacer.js';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
+import { sleep } from './helpers/wait.js';
 
 const BURST = 60;
 const STORM = 1500; // past the FINs a turn takes when they come together
@@ -56,7 +57,7 @@ describe('close pacer, reads', function () {
     // Each client's messages in separate writes, then its close: many sockets with bytes in the same turns.
     for (let n = 0; n < 5; n++) {
       clients.forEach((ws, i) => ws.send(`${i}:${n}`));
-      await new Promise((resolve) => setTimeout(resolve, 1)); // a chunk of its own, while earlier ones may still wait
+      await sleep(1); // a chunk of its own, while earlier ones may still wait
     }
     clients.forEach((ws, i) => ws.close(4000 + i));
     expect(await Promise.all(closed)).to.deep.equal(clients.map((_, i) => 4000 + i));

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
+import { sleep } from './helpers/wait.js';
 
 const CHANNELS = 20;
 
@@ -62,7 +63,7 @@ describe('coalesced writes', function () {
     clients.push(sub, pub);
     const sentAt = Date.now();
     pub.send({ type: 'publish', channel: 'slow:a', data: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     pub.send({ type: 'publish', channel: 'slow:b', data: 2 });
     await eventually(() => sub.frames.filter((f) => f.type === 'message').length === 2, { what: 'both messages' });
     expect(sub.frames.filter((f) => f.type === 'message').map((m) => m.data)).to.deep.equal([1, 2]);

@@ -11,6 +11,7 @@ import { connect, State } from '../lib/client/index.js';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { Backend, json } from './helpers/backend.js';
+import { sleep } from './helpers/wait.js';
 
 const CONNECTIONS = 2000;
 const CONCURRENCY = 16;
@@ -106,7 +107,7 @@ describe('hooks: a reconnect storm', function () {
 
     await backend.restart(); // answers 503 for now: the attempts are counted
     const from = Date.now();
-    await new Promise((r) => setTimeout(r, 3000));
+    await sleep(3000);
     const attempts = backend.requests.filter((r) => r.at >= from);
     // Backoff: a few attempts per client in 3 s (windows of 400, 800, 1600 ms…), not one per round trip.
     expect(attempts.length).to.be.within(CLIENTS / 2, CLIENTS * 6);

@@ -10,6 +10,7 @@ import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET } from './helpers/tokens.js';
 import { presenceDigest } from '../lib/protocol.js';
 import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, named, presenceOf, twoTabsAndBob } from './helpers/presence.js';
+import { sleep } from './helpers/wait.js';
 
 const TTL_S = 2;
 
@@ -103,7 +104,7 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
       // Never listed again, on either node.
       for (let i = 0; i < 5; i++) {
         expect(await result(i % 2 ? a : b, 'presence', { channel: 'room:crash' })).to.deep.equal({ channel: 'room:crash', clients: { [watcher.welcome.connectionId]: { user: 'w2' } } });
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await sleep(200);
       }
       expect(await changes('departed', a, b)).to.equal(departed + 2);
     } finally {

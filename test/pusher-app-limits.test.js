@@ -1,6 +1,6 @@
 // A Pusher app's own limits, from the config file's keys (the apps table's
 // columns are the same fields), each refused as Pusher refuses it, on a real
-// gateway with 2 workers and on two nodes sharing one Redis: connections
+// gateway with 2 workers (and on two Redis nodes: ./pusher-app-limits-redis.test.js): connections
 // over maxConnections 4004 (exact across workers and nodes), client events
 // past maxClientEventsPerSecond 4301, the HTTP API past its backend events
 // per second 429, past the payload 413, past the batch size and the
@@ -9,43 +9,8 @@
 import { expect } from 'chai';
 import { startGateway } from '../scripts/harness/gateway.js';
 import { configFile } from './helpers/api.js';
-import { startRedisNodes } from './helpers/redis-nodes.js';
-import { channelAuth, eventually, RawPusher, serverSdk, signedRequest } from './helpers/pusher.js';
-
-const LIMITED = {
-  appId: 'lim',
-  key: 'lim-key',
-  secret: 'limited-app-secret-0123',
-  clientEvents: true,
-  maxConnections: 3,
-  maxClientEventsPerSecond: 2,
-  maxBackendEventsPerSecond: 5,
-  maxEventPayloadKb: 1,
-  maxEventBatchSize: 2,
-  maxEventChannels: 2,
-  maxPresenceMemberInfoKb: 1
-};
-
-/** Opens a raw connection and says how it ended up: established, or the close code it got. */
-async function open(gw, app = LIMITED) {
-  const raw = await RawPusher.open(gw, { key: app.key });
-  const result = await Promise.race([raw.event('pusher:connection_established').then(() => 'established'), raw.closed.then(({ code }) => code)]);
-  return { raw, result };
-}
-
-/** An established connection: the quota's count of connections closed by the test before may lag a moment. */
-async function admitted(gw, raws) {
-  let raw;
-  await eventually(async () => {
-    const opened = await open(gw);
-    raws.push(opened.raw);
-    raw = opened.raw;
-    return opened.result === 'established';
-  }, { what: 'a connection within the quota' });
-  return raw;
-}
-
-const status = (promise) => promise.then((res) => res.status, (err) => err.status);
+import { channelAuth, eventually, serverSdk, signedRequest } from './helpers/pusher.js';
+import { admitted, LIMITED, open, status } from './helpers/pusher-limits.js';
 
 describe('Pusher app limits', function () {
   this.timeout(60000);
@@ -127,41 +92,5 @@ describe('Pusher app limits', function () {
     raw.send({ event: 'pusher:subscribe', data: { channel: 'presence-p', auth: channelAuth(`${socketId}:presence-p:${channelData}`, LIMITED), channel_data: channelData } });
     const error = await raw.event('pusher:subscription_error', 'presence-p');
     expect(error.data.error).to.include('user_info is over 1024 bytes');
-  });
-});
-
-describe('Pusher app limits on two Redis nodes', function () {
-  this.timeout(60000);
-  let cluster;
-  const raws = [];
-
-  before(async () => {
-    cluster = await startRedisNodes(['--config', configFile({ pusherApps: [LIMITED] })]);
-  });
-  after(async () => {
-    for (const raw of raws) raw.close();
-    await Promise.all(cluster?.nodes.map((node) => node.stop()) ?? []);
-    await cluster?.redis.stop();
-  });
-
-  it('counts the app\'s connections and backend events across the nodes', async () => {
-    const [a, b] = cluster.nodes;
-    for (const node of [a, a, b]) {
-      const { raw, result } = await open(node);
-      raws.push(raw);
-      expect(result).to.equal('established');
-    }
-    for (const node of [a, b]) {
-      const { raw, result } = await open(node);
-      raws.push(raw);
-      expect(result).to.equal(4004);
-    }
-    const sdks = [serverSdk(a, LIMITED), serverSdk(b, LIMITED)];
-    await eventually(async () => {
-      const second = Math.floor(Date.now() / 1000);
-      const statuses = [];
-      for (const sdk of [sdks[0], sdks[1], sdks[0]]) statuses.push(await status(sdk.trigger(['a', 'b'], 'rated', {})));
-      return Math.floor(Date.now() / 1000) === second && JSON.stringify(statuses) === '[200,200,429]';
-    }, { what: 'three calls on two nodes within one second: 200, 200, 429' });
   });
 });

@@ -8,6 +8,7 @@ import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
 import { RedisServer } from '../scripts/harness/redis.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
+import { sleep } from './helpers/wait.js';
 
 const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const seqs = (client, channel) => client.messages(channel).map((m) => m.seq);
@@ -115,7 +116,7 @@ describe('redis engine: several gateways share channels through Redis', function
     const publish = async (until) => {
       while (!until()) {
         publisher.send({ type: 'publish', channel: 'cut', data: { i: ++sent } });
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await sleep(1);
       }
     };
     await publish(() => sent === 50);
@@ -133,7 +134,7 @@ describe('redis engine: several gateways share channels through Redis', function
     const subscriber = (await subscribersOn('slow'))[2];
     const publisher = await connect(a);
     const sleeping = redis.command('DEBUG', 'SLEEP', '1.5');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     expect(await publisher.request({ type: 'ping' })).to.include({ type: 'pong' });
     expect((await a.request('/health')).status).to.equal(200);
     publisher.send({ type: 'publish', channel: 'slow', data: 'during' });

@@ -10,6 +10,7 @@ import { TestClient } from './helpers/client.js';
 import { SentinelGroup } from '../scripts/harness/redis-topologies.js';
 import { RedisServer } from '../scripts/harness/redis.js';
 import { SteadyPublisher, holdSubscribers, expectAllDelivered, expectRecovery } from './helpers/through-fault.js';
+import { sleep } from './helpers/wait.js';
 
 const CHANNELS = ['s1', 's2'];
 
@@ -126,7 +127,7 @@ function watchHealth(gw) {
     while (!watch.stopped) {
       const { body } = await gw.request('/health').catch(() => ({ body: {} }));
       watch.seen.add(body.status);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   })();
   return {

@@ -14,7 +14,7 @@ describe('redis engine on Redis Cluster, through a slot migration', function () 
   this.timeout(90000);
   let group;
   let gateways = [];
-  let clients = [];
+  const clients = [];
   after(async () => {
     for (const client of clients) client.close();
     await Promise.all(gateways.map((gw) => gw.stop()));

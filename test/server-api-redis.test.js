@@ -3,7 +3,6 @@
 // latest, an idempotencyKey sent to both nodes at once, versions out of
 // order, and a user's connections subscribed on both nodes.
 import { expect } from 'chai';
-import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { NAMESPACES, api, configFile, result } from './helpers/api.js';

@@ -15,7 +15,7 @@ const MAX_PAYLOAD = 65536;
 
 describe('namespaces and the server API (memory engine)', function () {
   let gw;
-  let clients = [];
+  const clients = [];
   const token = (sub, claims = {}) => joseHs256({ sub, subscribe: ['*'], publish: ['*'], ...claims });
   /** A raw client, authenticated (with the auth frame's extra fields). */
   const authed = async (sub, claims, extra = {}) => {

@@ -1,6 +1,6 @@
 // The soak script in its short mode (about a minute, real gateway, real
 // loadgens, real faults), so it cannot rot. Its verdict and sizing on made-up
-// runs and machines: soak-verdict.test.js.
+// runs and machines: soak-verdict.unit.test.js.
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';

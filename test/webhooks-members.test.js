@@ -11,6 +11,7 @@ import { configFile } from './helpers/api.js';
 import { SECRET } from './helpers/tokens.js';
 import { PRESENCE_NAMESPACES, member } from './helpers/presence.js';
 import { WebhookEndpoint, WEBHOOK_SECRET } from './helpers/webhook-endpoint.js';
+import { sleep } from './helpers/wait.js';
 
 const GRACE_MS = 1000;
 
@@ -69,7 +70,7 @@ for (const engine of ['memory', 'redis']) {
       first.close();
       await tab(b, 'cat', 'room:2'); // back, on the other node under redis
       // An occupied/vacated pair on another channel, sent after the grace: the member events would be in by then.
-      await new Promise((resolve) => setTimeout(resolve, GRACE_MS + 500));
+      await sleep(GRACE_MS + 500);
       const marker = await tab(a, 'dan', 'plain:2');
       marker.close();
       await eventually(() => endpoint.namesOn('plain:2').length === 2, { what: 'the marker channel occupied and vacated' });

@@ -15,8 +15,19 @@ import { MemberGrace } from '../lib/webhooks/members.js';
 import { LocalDepartures } from '../lib/engines/departures-memory.js';
 import { RemoteDepartures } from '../lib/engines/redis/departures.js';
 import { ENTRY_TTL_MS } from '../lib/engines/redis/occupancy.js';
+import { sleep } from './helpers/wait.js';
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+let markers = 0;
+/**
+ * Shows that no event is still on its way from `client`'s node: a fresh
+ * channel occupied there, through the same worker and the same ordered
+ * webhook queue, arrives behind any event sent before it.
+ */
+async function markerThrough(endpoint, client) {
+  const channel = `marker-${++markers}`;
+  await client.subscribe(channel);
+  await eventually(() => endpoint.namesOn(channel).length === 1, { what: `the marker ${channel}` });
+}
 
 describe('webhooks: once per cluster (redis engine, two nodes)', function () {
   this.timeout(90000);
@@ -30,6 +41,7 @@ describe('webhooks: once per cluster (redis engine, two nodes)', function () {
     clients.push(client);
     return client;
   };
+  const marker = (client) => markerThrough(endpoint, client);
 
   before(async () => {
     redis = await RedisServer.start();
@@ -56,11 +68,11 @@ describe('webhooks: once per cluster (redis engine, two nodes)', function () {
     // B's node tells Redis it routes the channel after the ack, on its own connection: A leaves once it has.
     await eventually(async () => Number(await redis.command('HGET', 'gw:{#occupancy}:nodes', 'shared')) === 2, { what: 'both nodes route it' });
     await onA.request({ type: 'unsubscribe', channel: 'shared' });
-    await sleep(500); // an event sent by mistake would be here by now
+    await marker(onA); // an event A's node sent by mistake would be in before it
     expect(endpoint.namesOn('shared')).to.deep.equal(['channel_occupied']);
     await onB.request({ type: 'unsubscribe', channel: 'shared' });
     await eventually(() => endpoint.namesOn('shared').length === 2, { what: 'vacated' });
-    await sleep(500);
+    await Promise.all([marker(onA), marker(onB)]);
     expect(endpoint.namesOn('shared')).to.deep.equal(['channel_occupied', 'channel_vacated']);
     expect(endpoint.badSignatures).to.equal(0);
   });
@@ -72,7 +84,7 @@ describe('webhooks: once per cluster (redis engine, two nodes)', function () {
     await eventually(() => channels.every((c) => endpoint.namesOn(c).length === 1), { what: '40 occupied' });
     for (const client of subscribers) client.close();
     await eventually(() => channels.every((c) => endpoint.namesOn(c).length === 2), { what: '40 vacated' });
-    await sleep(500);
+    await Promise.all([connect(a), connect(b, '127.0.0.2'), connect(b, '127.0.0.3')].map(async (client) => marker(await client)));
     for (const channel of channels) expect(endpoint.namesOn(channel), channel).to.deep.equal(['channel_occupied', 'channel_vacated']);
   });
 
@@ -97,7 +109,7 @@ describe('webhooks: the member grace', function () {
   const GRACE_MS = 300;
   const silent = { warn() {} };
   let server;
-  let connections = [];
+  const connections = [];
 
   /** Two nodes' graces over `departures(i)`, announcing into one list. */
   const nodes = (departures) => {
@@ -121,7 +133,7 @@ describe('webhooks: the member grace', function () {
       const shared = new LocalDepartures();
       return () => shared;
     },
-    'across nodes, in Redis': () => (i) => {
+    'across nodes, in Redis': () => () => {
       const connection = new Redis(server.url);
       connections.push(connection);
       return new RemoteDepartures(connection);
@@ -171,7 +183,7 @@ describe('webhooks: Redis Cluster', function () {
   let group;
   let endpoint;
   let gateways = [];
-  let clients = [];
+  const clients = [];
   let cluster;
   after(async () => {
     for (const client of clients) client.close();
@@ -195,12 +207,12 @@ describe('webhooks: Redis Cluster', function () {
     await eventually(() => channels.every((c) => endpoint.namesOn(c).length === 1), { what: 'occupied' });
     await Promise.all(subscribers.flatMap((client) => channels.map((channel) => client.request({ type: 'unsubscribe', channel }))));
     await eventually(() => channels.every((c) => endpoint.namesOn(c).length === 2), { what: 'vacated' });
-    await sleep(500);
+    await Promise.all(subscribers.map((client) => markerThrough(endpoint, client)));
     for (const channel of channels) expect(endpoint.namesOn(channel), channel).to.deep.equal(['channel_occupied', 'channel_vacated']);
 
     cluster = new Cluster(group.addresses.split(',').map((address) => ({ host: '127.0.0.1', port: Number(address.split(':')[1]) })));
     const announced = [];
-    const graces = [0, 1].map(() => new MemberGrace({ departures: new RemoteDepartures(cluster), graceMs: 300, announce: (name, channel, user) => announced.push(`${name} ${channel}`), log: { warn() {} } }));
+    const graces = [0, 1].map(() => new MemberGrace({ departures: new RemoteDepartures(cluster), graceMs: 300, announce: (name, channel) => announced.push(`${name} ${channel}`), log: { warn() {} } }));
     for (const channel of channels) graces[0].member(channel, 'u', false);
     await sleep(100);
     for (const channel of channels.slice(0, 6)) graces[1].member(channel, 'u', true); // back within the grace: silent

@@ -1,5 +1,5 @@
 // The heap flags the primary gives its workers, read from their command
-// lines: a real gateway (so not with the fast option checks in config.test.js).
+// lines: a real gateway (so not with the fast option checks in config.unit.test.js).
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { startGateway } from '../scripts/harness/gateway.js';

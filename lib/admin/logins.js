@@ -4,8 +4,8 @@
 // neither the password's length nor how much of it matched shows in timing.
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-export const MAX_FAILURES = 5;
-export const WINDOW_MS = 60000;
+const MAX_FAILURES = 5;
+const WINDOW_MS = 60000;
 export const LOCK_MS = 60000;
 const MAX_ADDRESSES = 10000; // past it the stale ones go, then the oldest: the memory stays bounded
 

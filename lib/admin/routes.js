@@ -14,8 +14,7 @@
 // A POST needs an Origin of this very host (a page elsewhere cannot make the
 // browser act for the admin), and every route past the login a live session.
 import { readFileSync } from 'node:fs';
-import { ErrorCode } from '../protocol.js';
-import { parseObject } from '../protocol.js';
+import { ErrorCode, parseObject } from '../protocol.js';
 import { readBody, reply } from '../worker/http-io.js';
 import { Sessions, sessionCookie, setCookie } from './session.js';
 import { Logins, LoginResult } from './logins.js';

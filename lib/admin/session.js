@@ -6,7 +6,7 @@
 // sessions are forgotten as they expire, when the next one logs out.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const COOKIE = 'gateway_admin';
+const COOKIE = 'gateway_admin';
 export const SESSION_MS = 8 * 3600 * 1000;
 
 export class Sessions {

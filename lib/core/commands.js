@@ -27,11 +27,10 @@
 // operation that waits for a hook returns a promise that rejects with it.
 import { ErrorCode, GatewayError, checkChannel } from '../protocol.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
-import { allows } from '../worker/permissions.js';
-import { identityOf, kClient } from '../worker/identity.js';
-import { kTransport } from '../worker/transport.js';
-import { takeToken } from '../worker/token-bucket.js';
-import { metrics } from '../worker/metrics.js';
+import { allows } from './permissions.js';
+import { identityOf, kClient } from './identity.js';
+import { kTransport } from './symbols.js';
+import { takeToken } from './token-bucket.js';
 
 const UNAVAILABLE = 'the engine (Redis) is unreachable: retry shortly';
 const BUSY = 'the gateway is busy relaying: retry shortly';
@@ -43,7 +42,10 @@ const kRefilledAt = Symbol('tokensRefilledAt');
 export class Commands {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
+   * @param {number} options.rate a connection's publishes (and other costly commands) per second (--max-publish-rate)
+   * @param {number} options.maxSubscriptions per connection (--max-subscriptions)
+   * @param {{authFailures: {inc: (labels: object) => void}, apiRequests: {inc: (labels: object) => void}}} options.metrics
+   *   the counters the core keeps (lib/worker/metrics.js's, handed in by the wiring)
    * @param {import('../namespaces.js').Namespaces} options.namespaces the process's one
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../worker/subscriptions.js').Subscriptions} options.subscriptions
@@ -52,19 +54,24 @@ export class Commands {
    * @param {(channel: string, id?: string|number) => void} [options.checkName] the
    *   channel name rule of the ways in this core serves (step 2): the native
    *   one, or another protocol's for its channels
+   * @param {(channel: string) => string} [options.showName] a channel as its
+   *   client spelled it, for the text of refusals (another protocol's
+   *   channels have names of their own inside the gateway)
    * @param {(conn: object) => number} [options.rateOf] a connection's own rate (step 6), where its
-   *   protocol sets one per connection (a Pusher app's); else --max-publish-rate
+   *   protocol sets one per connection (a Pusher app's); else `rate`
    */
-  constructor({ config, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel, rateOf }) {
+  constructor({ rate, maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel, showName = same, rateOf }) {
+    this.metrics = metrics;
     this.namespaces = namespaces;
     this.checkName = checkName;
+    this.showName = showName;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.presenceStore = presence;
     this.hooks = hooks;
-    this.rate = config.maxPublishRate;
+    this.rate = rate;
     this.rateOf = rateOf;
-    this.maxSubscriptions = config.maxSubscriptions;
+    this.maxSubscriptions = maxSubscriptions;
   }
 
   // ---- The checks, in their order ----
@@ -73,7 +80,7 @@ export class Commands {
   namespace(channel, id) {
     this.checkName(channel, id);
     const ns = this.namespaces.lookup(channel);
-    if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`, id);
+    if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${this.showName(channel)}`, id);
     return ns;
   }
 
@@ -81,14 +88,14 @@ export class Commands {
   identity(conn, id) {
     const identity = identityOf(conn);
     if (identity !== undefined) return identity;
-    metrics.authFailures.inc({ reason: 'missing' });
+    this.metrics.authFailures.inc({ reason: 'missing' });
     throw new GatewayError(ErrorCode.UNAUTHORIZED, 'no identity yet: authenticate first (an auth frame, or wait for the welcome)', id);
   }
 
   /** 4: the identity's `grant` ('subscribe' or 'publish') allows the channel. */
   granted(identity, grant, channel, id) {
     if (allows(identity.permissions[grant], channel, identity.user)) return;
-    throw forbidden(`the identity does not allow ${grant} on ${channel}`, id);
+    throw this.forbidden(`the identity does not allow ${grant} on ${this.showName(channel)}`, id);
   }
 
   /** 6: one of the connection's tokens, --max-publish-rate (or its own rate) per second in bursts of as many. */
@@ -101,6 +108,12 @@ export class Commands {
   engineTakes(id) {
     if (this.relay.busy) throw new GatewayError(ErrorCode.RATE_LIMITED, BUSY, id);
     if (this.relay.unavailable) throw new GatewayError(ErrorCode.UNAVAILABLE, UNAVAILABLE, id);
+  }
+
+  /** 4 and 5: a refusal, counted. */
+  forbidden(message, id) {
+    this.metrics.authFailures.inc({ reason: 'forbidden' });
+    return new GatewayError(ErrorCode.FORBIDDEN, message, id);
   }
 
   // ---- A client's operations ----
@@ -118,7 +131,7 @@ export class Commands {
     const ns = this.namespace(channel, id);
     const identity = this.identity(conn, id);
     this.granted(identity, 'subscribe', channel, id);
-    if (delta !== undefined) deltaAllowed(ns, channel, id);
+    if (delta !== undefined) deltaAllowed(ns, this.showName(channel), id);
     if (this.subscriptions.count(conn) >= this.maxSubscriptions) {
       throw new GatewayError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, `at most ${this.maxSubscriptions} subscriptions per connection`, id);
     }
@@ -129,11 +142,10 @@ export class Commands {
     return this.hooks.subscribe({ client: conn[kClient], user: identity.user, channel }, present(conn)).then(() => ns, withId(id));
   }
 
-  /** An unsubscribe: the name is checked (nothing else: leaving is always allowed). */
+  /** An unsubscribe, checked: the name (nothing else: leaving is always allowed); the session then leaves. */
   unsubscribe(conn, channel, id) {
     this.namespace(channel, id);
     this.identity(conn, id);
-    this.subscriptions.remove(conn, channel);
   }
 
   /**
@@ -146,7 +158,7 @@ export class Commands {
     const ns = this.namespace(channel, id);
     const identity = this.identity(conn, id);
     this.granted(identity, 'publish', channel, id);
-    if (!ns.clientPublish) throw forbidden(`only the server publishes in namespace ${ns.name}`, id);
+    if (!ns.clientPublish) throw this.forbidden(`only the server publishes in namespace ${ns.name}`, id);
     this.spend(conn, 'publishes', id);
     this.engineTakes(id);
     if (!ns.publishHook) return void this.relay.publish(channel, serialiseData(data), conn, id);
@@ -164,8 +176,8 @@ export class Commands {
   presence(conn, channel, stats, id) {
     const ns = this.namespace(channel, id);
     this.identity(conn, id);
-    if (!this.subscriptions.has(conn, channel)) throw forbidden(`subscribe to ${channel} before reading its presence`, id);
-    presenceAllowed(ns, channel, id);
+    if (!this.subscriptions.has(conn, channel)) throw this.forbidden(`subscribe to ${this.showName(channel)} before reading its presence`, id);
+    presenceAllowed(ns, this.showName(channel), id);
     // A read costs the engine a look-up (10,000 entries for a big room).
     this.spend(conn, 'presence reads and publishes', id);
     return this.presenceStore.read(channel, stats).catch(withId(id));
@@ -189,9 +201,8 @@ function deltaAllowed(ns, channel, id) {
   throw new GatewayError(ErrorCode.BAD_REQUEST, `no deltas on ${channel}: ${where} not offer them (delta: true)`, id);
 }
 
-function forbidden(message, id) {
-  metrics.authFailures.inc({ reason: 'forbidden' });
-  return new GatewayError(ErrorCode.FORBIDDEN, message, id);
+function same(channel) {
+  return channel;
 }
 
 /** Whether a connection is still there when its hook request's turn comes. */

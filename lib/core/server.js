@@ -13,11 +13,10 @@
 // - idempotencyKey: 1 to 64 characters; version: a positive safe integer;
 // - subscribe, unsubscribe and disconnect reach users' connections: they
 //   need --auth jwt or hook (no users without them).
-import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
+import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, shown, MAX_USER_LENGTH } from '../protocol.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { presenceAllowed } from './commands.js';
-import { metrics, NATIVE_APP } from '../worker/metrics.js';
-import { isProtocolChannel } from '../protocols.js';
+import { isProtocolChannel, NATIVE_APP } from '../namespaces.js';
 
 const MAX_BROADCAST = 1000;
 const MAX_BATCH = 100;
@@ -127,7 +126,7 @@ export const METHODS = {
       const counts = await relay.call(Call.CHANNELS, { prefix });
       if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
       const channels = Object.create(null); // a channel may be called __proto__
-      // Another protocol's channels (lib/protocols.js) are not the native API's to see.
+      // Another protocol's channels are not the native API's to see.
       for (const name of Object.keys(counts).sort()) if (!isProtocolChannel(name)) channels[name] = { subscribers: counts[name] };
       return { channels };
     }
@@ -149,10 +148,10 @@ export const METHODS = {
       for (const { method, params = {} } of commands) {
         try {
           replies.push({ result: await runMethod(method, params, context) });
-          metrics.apiRequests.inc({ method, code: 'ok', app: NATIVE_APP });
+          context.commands.metrics.apiRequests.inc({ method, code: 'ok', app: NATIVE_APP });
         } catch (err) {
           if (!(err instanceof GatewayError)) throw err;
-          metrics.apiRequests.inc({ method, code: err.code, app: NATIVE_APP });
+          context.commands.metrics.apiRequests.inc({ method, code: err.code, app: NATIVE_APP });
           replies.push({ error: errorOf(err) });
         }
       }
@@ -176,7 +175,7 @@ function checkCommand(command, i) {
   const at = `commands[${i}]`;
   if (command === null || typeof command !== 'object' || Array.isArray(command)) throw badRequest(`${at} must be {method, params}`);
   const { method, params } = command;
-  if (typeof method !== 'string' || !Object.hasOwn(METHODS, method)) throw badRequest(`${at}.method: no method ${JSON.stringify(String(method).slice(0, 64))}`);
+  if (typeof method !== 'string' || !Object.hasOwn(METHODS, method)) throw badRequest(`${at}.method: no method ${shown(method)}`);
   if (method === 'batch') throw badRequest(`${at}: a batch cannot hold a batch`);
   if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) throw badRequest(`${at}.params must be an object`);
   const extra = Object.keys(command).find((key) => key !== 'method' && key !== 'params');

@@ -126,6 +126,9 @@
  * @typedef {object} Presence
  * @property {(channel: string, route: Route, client: string, user: string|null, fields: string) => void} join
  *   a client of `route` entered the channel (its subscription is live); a second join of the same client is ignored
+ * @property {(channel: string, route: Route, client: string, user: string|null, fields: string, maxUsers: number, answer: (added: boolean) => void) => void} admit
+ *   join() under a cap, checked and added in one step for the whole cluster: added unless the channel
+ *   has `maxUsers` users and the client's user is not one of them
  * @property {(channel: string, client: string) => void} leave it unsubscribed or closed
  * @property {(channel: string, answer: (answer: {clients: string} | {error: string, message: string}) => void) => void} list
  *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
@@ -194,10 +197,12 @@ export const engines = Object.freeze({
 /**
  * @param {object} config the resolved gateway configuration (lib/config.js)
  * @param {import('pino').Logger} log
+ * @param {(config: object) => Map} [protocolNamespaces] the other protocols'
+ *   namespaces, as the wiring attaches them (lib/namespaces.js)
  * @returns {Promise<Engine>}
  */
-export async function createEngine(config, log) {
+export async function createEngine(config, log, protocolNamespaces) {
   const Engine = await engines[config.engine]();
   await Engine.check?.(config); // a configuration the engine can tell is wrong only by asking: refused at start
-  return new Engine({ ...config, log });
+  return new Engine({ ...config, log, protocolNamespaces });
 }

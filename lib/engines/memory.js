@@ -34,6 +34,7 @@ import { IdempotencyKeys } from './idempotency.js';
 import { publishResult } from './publication.js';
 import { requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
+import { tellAll } from './listeners.js';
 
 const SWEEP_MS = 1000;
 const PRESENCE_CHANNELS_SHOWN = 20; // the largest, on the status page
@@ -60,15 +61,18 @@ export class MemoryEngine {
    * @param {number} config.historyMemory MiB for all channels
    * @param {number} config.presenceMaxClients
    * @param {number} config.joinLeaveInterval
+   * @param {(config: object) => Map} [config.protocolNamespaces] the other protocols' namespaces (lib/namespaces.js)
    * @throws {RangeError} for a number above that is missing or not finite
    */
   constructor(config) {
     requireNumbers('MemoryEngine', config, { historySize: 0, historyTtl: 1, historyMemory: 0, presenceMaxClients: 1, joinLeaveInterval: 1 });
+    this.protocolNamespaces = config.protocolNamespaces;
     this.channels = new Map(); // name -> ChannelState
     this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
     this.historyBytes = 0;
     this.keys = new IdempotencyKeys();
-    this.occupancy = undefined; // (channel, occupied) => void, under --webhook-url
+    this.occupancy = undefined; // (channel, occupied) => void telling every listener, once one is added
+    this.occupancyListeners = [];
     this.departures = new LocalDepartures();
     this.configure(config);
     this.presence = new MemoryPresence({
@@ -92,7 +96,7 @@ export class MemoryEngine {
 
   /** The namespaces (at start, and again after SIGHUP) and the budget. */
   configure(config) {
-    this.namespaces = new Namespaces(config);
+    this.namespaces = new Namespaces(config, this.protocolNamespaces);
     this.budget = config.historyMemory * 2 ** 20;
     this.minTtlMs = Math.min(...this.namespaces.all().map((ns) => ns.historyTtl)) * 1000;
     for (const [channel, state] of this.channels) {
@@ -180,7 +184,8 @@ export class MemoryEngine {
 
   /** The primary routes every subscriber of the machine: a channel's first route and its last are its occupancy. */
   onOccupancy(listener) {
-    this.occupancy = listener;
+    this.occupancyListeners.push(listener);
+    this.occupancy ??= tellAll(this.occupancyListeners);
   }
 
   /** The per-user view of presence (MemberListener in ./index.js). */

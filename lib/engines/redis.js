@@ -62,6 +62,7 @@ import { checkClusterSeeds, closeRedis, connectRedis, masterAddresses } from './
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
 import { RemoteOccupancy } from './redis/occupancy.js';
+import { tellAll } from './listeners.js';
 import { RemoteDepartures } from './redis/departures.js';
 import { requireNumbers } from './check-options.js';
 
@@ -109,6 +110,7 @@ export class RedisEngine {
    * @param {number} options.presenceMaxClients
    * @param {number} options.joinLeaveInterval
    * @param {import('pino').Logger} options.log
+   * @param {(config: object) => Map} [options.protocolNamespaces] the other protocols' namespaces (lib/namespaces.js)
    * @throws {RangeError} for a number above that is missing or not finite, before any connection is made
    */
   constructor(options) {
@@ -124,6 +126,7 @@ export class RedisEngine {
     });
     const { maxConnsPerUser, log } = options;
     this.log = log;
+    this.protocolNamespaces = options.protocolNamespaces;
     const { redis, sub, cluster } = connectRedis(options);
     this.redis = redis;
     this.cluster = cluster;
@@ -152,7 +155,8 @@ export class RedisEngine {
     if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
     this.appConnections = new RemoteUsers(redis, 0, 'apps'); // each Pusher app's maxConnections: attached only where apps are served
     this.appRates = new RemoteRates(redis); // each Pusher app's backend events per second
-    this.occupancy = undefined; // under --webhook-url: this node's routes, told to Redis (./redis/occupancy.js)
+    this.occupancy = undefined; // once a listener is added: this node's routes, told to Redis (./redis/occupancy.js)
+    this.occupancyListeners = [];
     this.departures = new RemoteDepartures(redis);
     this.sub.on('message', (name, message) => {
       if (name === CONTROL_CHANNEL) this.calls.received(message);
@@ -179,7 +183,7 @@ export class RedisEngine {
 
   /** The namespaces (at start, and again after SIGHUP). */
   configure(config) {
-    this.namespaces = new Namespaces(config);
+    this.namespaces = new Namespaces(config, this.protocolNamespaces);
     const shortest = Math.min(...this.namespaces.all().map((ns) => ns.historyTtl));
     // Keys expire a history TTL after the last publish; a channel held here keeps its seq and epoch.
     clearInterval(this.keeper);
@@ -264,8 +268,10 @@ export class RedisEngine {
    * and answers each to the node whose call made it (./redis/occupancy.lua).
    */
   onOccupancy(listener) {
+    this.occupancyListeners.push(listener);
+    if (this.occupancy !== undefined) return;
     const routed = () => [...this.channels].filter(([, state]) => state.routes !== undefined).map(([channel]) => channel);
-    this.occupancy = new RemoteOccupancy(this.redis, routed, listener, this.log);
+    this.occupancy = new RemoteOccupancy(this.redis, routed, tellAll(this.occupancyListeners), this.log);
   }
 
   /** The per-user view of presence (MemberListener in ./index.js). */
@@ -492,7 +498,7 @@ export class RedisEngine {
     if (name === 'subscriber') {
       this.sub.subscribe([CONTROL_CHANNEL]).catch(() => {}); // a failure drops this connection: ready again later
       // A new connection subscribes to nothing: every channel again, and its routes catch up.
-      for (const [channel, state] of this.channels) {
+      for (const channel of this.channels.keys()) {
         this.toSubscribe.add(channel);
         this.toRead.add(channel);
       }

@@ -42,7 +42,7 @@ export function attachAdminCalls(relay) {
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle(request, unavailable(`no answer from a worker within ${ANSWER_MS / 1000} s`)), ANSWER_MS);
       pending.set(request, { link, resolve, timer });
-      link.batch.push([Op.ADMIN, request, method, params]);
+      link.send([Op.ADMIN, request, method, params]);
     });
   };
 }

@@ -25,7 +25,7 @@ export function attachAppRates(relay, remote) {
     return true;
   };
   relay.handle(Op.APP_EVENTS, (link, [, appId, events, token]) => {
-    const answer = (allowed) => link.batch.push([Op.APP_EVENTS_OK, token, allowed]);
+    const answer = (allowed) => link.send([Op.APP_EVENTS_OK, token, allowed]);
     const limit = appTable.byId.get(appId)?.maxBackendEventsPerSecond ?? null;
     if (limit === null) return answer(true);
     if (remote === undefined) return answer(takeHere(appId, events, limit));

@@ -70,7 +70,7 @@ export async function startApps({ config, relay, engine, log }) {
   }
   let connections = new Map();
   if (servesPusher(config)) {
-    relay.onAttach((link) => link.batch.push([Op.APPS, appTable.list, null, appTable.degraded]));
+    relay.onAttach((link) => link.send([Op.APPS, appTable.list, null, appTable.degraded]));
     // Each app's connections, exact across workers (and nodes): its maxConnections is checked here.
     connections = attachCounts(relay, {
       ops: { add: Op.APP_ADD, del: Op.APP_DEL, ok: Op.APP_OK },

@@ -42,7 +42,7 @@ export function attachCalls(relay, remote, config) {
       const request = nextRequest++;
       const run = { waiting: new Set(relay.links.values()), value: zero, combine, resolve };
       runs.set(request, run);
-      for (const link of run.waiting) link.batch.push([Op.RUN, name, args, request]);
+      for (const link of run.waiting) link.send([Op.RUN, name, args, request]);
       settle(request, run); // no worker here: nothing to wait for
     });
   };
@@ -55,7 +55,7 @@ export function attachCalls(relay, remote, config) {
   };
 
   relay.handle(Op.CALL, (link, [, name, args, token]) => {
-    everywhere(name, args).then((value) => link.batch.push([Op.CALL_DONE, token, value])); // dropped by the batch if the asker is gone
+    everywhere(name, args).then((value) => link.send([Op.CALL_DONE, token, value])); // dropped by the batch if the asker is gone
   });
   relay.handle(Op.RAN, (link, [, request, value]) => {
     const run = runs.get(request);

@@ -37,7 +37,7 @@ export function attachCounts(relay, { ops, capOf, remote }) {
   remote?.attach(counts);
 
   relay.handle(ops.add, (link, [, key, token]) => {
-    const answer = (allowed) => token !== null && link.batch.push([ops.ok, token, allowed]);
+    const answer = (allowed) => token !== null && link.send([ops.ok, token, allowed]);
     const cap = capOf(key);
     const count = counts.get(key) ?? 0;
     if (count >= cap) return answer(false);

@@ -25,7 +25,8 @@ import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
-import { attachProtocols, NATIVE_APP } from '../protocols.js';
+import { attachProtocols, protocolNamespaces } from '../protocols.js';
+import { NATIVE_APP } from '../namespaces.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
 import { startApps } from './apps.js';
@@ -45,7 +46,7 @@ export async function startPrimary(config) {
   } catch (err) {
     refuse(err);
   }
-  const engine = await createEngine(config, log).catch(refuse);
+  const engine = await createEngine(config, log, protocolNamespaces).catch(refuse);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   engine.instrument?.({
     published: (seconds, count) => {

@@ -30,7 +30,7 @@ export function attachIpCounts(relay, cap) {
       link.ips ??= new Map(); // client IP -> its connections on this worker
       link.ips.set(ip, (link.ips.get(ip) ?? 0) + 1);
     }
-    link.batch.push([Op.IP_OK, token, allowed]);
+    link.send([Op.IP_OK, token, allowed]);
   });
   relay.handle(Op.IP_DEL, (link, [, ip]) => {
     if (link.ips?.has(ip)) release(link, ip, 1);

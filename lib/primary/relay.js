@@ -66,10 +66,10 @@ export class PrimaryRelay {
 
   /** Starts relaying for a worker that has just come up. */
   attach(worker) {
-    const link = { batch: new IpcBatch(worker) };
+    const link = new WorkerLink(worker);
     this.links.set(worker.id, link);
-    if (this.busy) link.batch.push([Op.BUSY, true]);
-    if (!this.engineUp) link.batch.push([Op.ENGINE, false]);
+    if (this.busy) link.send([Op.BUSY, true]);
+    if (!this.engineUp) link.send([Op.ENGINE, false]);
     for (const handler of this.attachHandlers) handler(link);
   }
 
@@ -91,14 +91,12 @@ export class PrimaryRelay {
       switch (op[0]) {
         case Op.PUB: {
           // The hot path. Its one allocation is the publication (four
-          // fields, dead by the end of the call, so the young generation
-          // takes it back for almost nothing: scripts/bench-relay.js
-          // measured 0.61–0.63 µs of primary CPU per publish with it,
-          // 0.57–0.76 µs with the old positional arguments). What would
-          // cost is kept off: one function answers every publish (the link
-          // and token travel as `a` and `b`), so no closure per publish,
-          // and token 0 wants no reply, so no result is made. A key or
-          // version left out travels as null (IPC is JSON).
+          // fields, dead by the end of the call: the young generation takes
+          // it back for almost nothing; scripts/bench-relay.js measures the
+          // primary's CPU per publish). One function answers every publish
+          // (the link and token travel as `a` and `b`), so no closure per
+          // publish, and token 0 wants no reply, so no result is made. A
+          // key or version left out travels as null (IPC is JSON).
           const token = op[3];
           const publication = { channel: op[1], data: op[2], idempotencyKey: op[4] ?? undefined, version: op[5] ?? undefined };
           if (token === 0) this.engine.publish(publication);
@@ -108,14 +106,14 @@ export class PrimaryRelay {
         }
         case Op.HISTORY: {
           const token = op[3];
-          this.engine.history(op[1], op[2], (answer) => link.batch.push([Op.HISTORY_DONE, token, answer]));
+          this.engine.history(op[1], op[2], (answer) => link.send([Op.HISTORY_DONE, token, answer]));
           break;
         }
         case Op.SUB: {
           const since = op[3] === undefined ? undefined : { seq: op[3], epoch: op[4] };
           const token = op[2];
           this.engine.subscribe(op[1], link.batch, since, ({ epoch, seq, result, replay }) => {
-            link.batch.push([Op.SUBOK, token, epoch, seq, result, replay]);
+            link.send([Op.SUBOK, token, epoch, seq, result, replay]);
           });
           break;
         }
@@ -137,7 +135,7 @@ export class PrimaryRelay {
 
   /** Sends an operation to every attached worker. */
   broadcast(op) {
-    for (const link of this.links.values()) link.batch.push(op);
+    for (const link of this.links.values()) link.send(op);
   }
 }
 
@@ -146,6 +144,22 @@ export class PrimaryRelay {
  * @param {import('../engines/publication.js').PublishResult | null} result
  */
 function answerPublish(result, link, token) {
-  if (result === null) link.batch.push([Op.SEQ, token, null, undefined, undefined]);
-  else link.batch.push([Op.SEQ, token, result.seq, result.epoch, result.skipped]);
+  if (result === null) link.send([Op.SEQ, token, null, undefined, undefined]);
+  else link.send([Op.SEQ, token, result.seq, result.epoch, result.skipped]);
+}
+
+/**
+ * One worker's end of the IPC, as the primary's modules see it: `send(op)`
+ * queues an operation for the worker's next batch. The batch itself is the
+ * route the engine delivers the worker's channels to.
+ */
+class WorkerLink {
+  constructor(worker) {
+    this.batch = new IpcBatch(worker);
+  }
+
+  /** Queues `op` (an Op and its fields) for the worker, in this turn's batch. */
+  send(op) {
+    this.batch.push(op);
+  }
 }

@@ -107,7 +107,7 @@ export function appIdOf(internal) {
 }
 
 /** The kind written in an internal name. */
-export function internalKind(internal) {
+function internalKind(internal) {
   return internal.slice(internal.indexOf('.') + 1, internal.indexOf(':'));
 }
 

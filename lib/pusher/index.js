@@ -7,12 +7,13 @@ import { require } from '../require.js';
 import { Commands } from '../core/commands.js';
 import { Op } from '../ipc.js';
 import { appsOf, appTable, servesPusher } from './apps.js';
-import { checkInternal } from './channels.js';
+import { checkInternal, pusherName } from './channels.js';
 import { PusherConnections } from './connection.js';
 import { clientEventRate } from './app-limits.js';
 import { PusherHttpApi } from './http-api.js';
 import { deliverSubscriptionCount } from './subscription-count.js';
 import { refuseUpgrade } from './refusals.js';
+import { metrics } from '../worker/metrics.js';
 import { PusherSocket } from './transport.js';
 
 const { WebSocketServer } = require('ws');
@@ -33,13 +34,15 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
   });
   relay.handle(Op.SUBSCRIPTION_COUNT, (op) => deliverSubscriptionCount(subscriptions, op));
   const commands = new Commands({
-    config,
     rateOf: clientEventRate,
+    maxSubscriptions: config.maxSubscriptions,
+    metrics,
     namespaces,
     relay,
     subscriptions,
     presence,
-    checkName: checkInternal
+    checkName: checkInternal,
+    showName: pusherName
   });
   const connections = new PusherConnections({ config, apps, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({

@@ -5,7 +5,7 @@
 // event's sender) skips that one connection (its kClient), so nothing is echoed.
 import { CloseCode } from '../errors.js';
 import { defineTransport } from '../worker/transport.js';
-import { kClient } from '../worker/identity.js';
+import { kClient } from '../core/identity.js';
 import { encodeText, GatewaySocket, wsTransport } from '../worker/ws-transport.js';
 import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
 import { clientName } from './channels.js';
@@ -26,7 +26,7 @@ const CLOSE_CODES = new Map([
 const TERMINATED = Object.freeze({ terminate: true });
 const TERMINATED_FRAME = errorFrame(PusherCode.UNAUTHORIZED, 'connection terminated by the server');
 
-export const pusherTransport = defineTransport(PusherSocket, {
+defineTransport(PusherSocket, {
   ...wsTransport,
   encode(channel, seq, epoch, dataJson) {
     if (dataJson === TERMINATE) return TERMINATED;

@@ -9,7 +9,7 @@ import { WebhookQueue } from './queue.js';
 import { MemberGrace } from './members.js';
 import { signatureOf } from './sign.js';
 import { webhookSender } from './send.js';
-import { isProtocolChannel } from '../protocols.js';
+import { isProtocolChannel } from '../namespaces.js';
 
 /** ms the primary, exiting, waits for the events still queued (the drain's vacated among them). */
 const CLOSE_MS = 5000;
@@ -27,7 +27,7 @@ export function startWebhooks({ config, engine, count, log }) {
   if (webhookUrl === undefined) return undefined;
   const send = webhookSender(webhookUrl);
   const queue = new WebhookQueue({ post: (body) => send(body, signatureOf(webhookSecret, body)), count, log });
-  // Another protocol's channels (lib/protocols.js) have webhooks of their own format, if any.
+  // Another protocol's channels have webhooks of their own format, if any.
   engine.onOccupancy((channel, occupied) => isProtocolChannel(channel) || queue.add({ name: occupied ? 'channel_occupied' : 'channel_vacated', channel }));
   const grace = new MemberGrace({
     departures: engine.departures,

@@ -16,11 +16,11 @@
 // counts its events three times).
 
 export const MAX_BATCH = 100;
-export const BATCH_MS = 50;
-export const RETRY_FIRST_MS = 1000;
-export const RETRY_MAX_MS = 10000;
-export const RETRY_WINDOW_MS = 5 * 60 * 1000;
-export const MAX_WAITING = 100000;
+const BATCH_MS = 50;
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 10000;
+const RETRY_WINDOW_MS = 5 * 60 * 1000;
+const MAX_WAITING = 100000;
 
 /** The labels of gateway_webhook_events_total{result}. */
 export const Result = Object.freeze({ SENT: 'sent', RETRIED: 'retried', DROPPED: 'dropped' });

@@ -83,7 +83,7 @@ export class Admission {
    * @param {string} client its connection id
    * @param {'ws'|'sse'} transport
    * @param {() => boolean} present whether the client is still there when the request's turn comes
-   * @returns {Promise<import('./identity.js').Identity>} rejects with HookRefused or HookFailed
+   * @returns {Promise<import('../core/identity.js').Identity>} rejects with HookRefused or HookFailed
    */
   identify(req, client, transport, ip, present) {
     const { cookie, authorization, origin } = req.headers;

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
 import { require } from '../require.js';
 import { AuthFailed, ErrorCode } from '../errors.js';
-import { identityFrom } from './identity.js';
+import { identityFrom } from '../core/identity.js';
 import { boundedJwksFetch } from './jwks-fetch.js';
 
 const MAX_TOKEN_LENGTH = 8192; // longer is refused before any decoding
@@ -30,7 +30,7 @@ const ASYMMETRIC = [...RSA, 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 /**
  * @param {object} config resolved gateway configuration with auth 'jwt'
  * @param {import('pino').Logger} log
- * @returns {(token: *) => Promise<import('./identity.js').Identity>} the token's claims
+ * @returns {(token: *) => Promise<import('../core/identity.js').Identity>} the token's claims
  *   (./identity.js); rejects with AuthFailed saying why it is refused
  */
 export function createVerifier(config, log) {

@@ -8,7 +8,7 @@
 // From the primary: ['run', name, args, request]  To the primary: ['ran', request, value]
 // To the primary:   ['call', name, args, token]   From the primary: ['calld', token, value]
 import { Call, MAX_CHANNELS, Op } from '../ipc.js';
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 
 /**
  * @param {object} options

@@ -1,49 +1,38 @@
-// Spreads a burst of client closes over several turns of the event loop.
+// Spreads a burst of client closes over several turns of the event loop, so
+// thousands of clients leaving at once never hold a worker's loop (its
+// timers, every other client) for more than a few ms a turn.
 //
-// libuv hands a worker every ready socket in one poll phase (up to 48 × 1024
-// events), and a close costs ~60 µs in ws, Node's streams and the kernel:
-// answer the close frame (echo it, send FIN), then on the client's FIN end
-// the streams and close the socket. 15,000 clients closing at once kept a
-// worker's loop busy for most of a second, timers and every other client
-// waiting. Here both halves are queued and run a bounded amount per turn:
+// libuv hands a worker every ready socket in one poll phase, and each step of
+// a close costs the worker tens of µs (ws, Node's streams, the kernel). Each
+// step is therefore queued and run a bounded amount per turn:
 //
-// - a close frame's answer is ws's own 'conclude' handler, called later with
-//   the same arguments, for at most BUDGET_MS per turn;
-// - once answered, the socket stops reading from the kernel, so the
-//   client's FIN waits there instead of coming up in a poll phase with
-//   thousands of others; ENDS_PER_TURN answered sockets a turn, oldest
-//   first, are then closed without reading it (see turn()). Clients answer
-//   our close frames in bursts of their own, so their FINs would come
-//   bunched however evenly the answers went out.
-//
-// - and before both, the close frames themselves: libuv hands over every
-//   socket that has bytes in one poll phase, and ws parsing 15,000 close
-//   frames there was the worst stall left (14,144–14,860 in one turn: 190–282
-//   ms of the worker's CPU, on a loaded machine). Past READS_PER_TURN chunks
-//   in one turn, a socket's chunk waits (the socket stops reading, so its
-//   next bytes stay in the kernel and its order holds) and ws parses it in a
-//   later turn, for at most BUDGET_MS per turn; only Node's own read of each
-//   socket stays in the poll phase (the worst turn: 103 ms of CPU, same
-//   machine). Fewer reads than that in a turn go straight to ws.
-//
-// - and a client that goes without a close frame (a closed tab, a crashed
-//   app, a storm of reconnects): each FIN comes up as the end of its stream,
-//   thousands in one poll phase, and ending, destroying and closing each
-//   socket, then ws's and our close handlers, cost ~35 µs of the worker's
-//   CPU (5,000 clients of one worker gone at once stalled it 234–338 ms on
-//   a 2-core machine). Past FINS_PER_TURN in one turn, a stream's end waits
-//   and ws handles it in a later turn, FINS_PER_TURN a turn. The socket is
-//   made half-open (Node no longer ends it by itself on the FIN), so nothing
-//   of the close happens before ws's end handler runs. That leaves Node's
-//   own read of each FIN, ~10 µs (3,600 FINs read in one poll phase were 35
-//   ms of CPU): past PAUSE_AFTER FINs in one turn, every other socket stops
-//   reading (libuv then skips their events still in this poll phase), and
+// - the close frames themselves: past READS_PER_TURN chunks in one turn, a
+//   socket's chunk waits (the socket stops reading, so its next bytes stay in
+//   the kernel and its order holds) and ws parses it in a later turn, for at
+//   most BUDGET_MS per turn. Fewer reads than that in a turn go straight to ws;
+// - a close frame's answer (echo it, send FIN) is ws's own 'conclude'
+//   handler, called later with the same arguments, for at most BUDGET_MS per
+//   turn;
+// - once answered, the socket stops reading from the kernel, so the client's
+//   FIN waits there instead of coming up in a poll phase with thousands of
+//   others (clients answer in bursts of their own, however evenly the answers
+//   went out); ENDS_PER_TURN answered sockets a turn, oldest first, are then
+//   closed without reading it (see turn());
+// - a client that goes without a close frame (a closed tab, a crashed app, a
+//   storm of reconnects): each FIN comes up as the end of its stream. Past
+//   FINS_PER_TURN in one turn, a stream's end waits and ws handles it in a
+//   later turn, FINS_PER_TURN a turn. The socket is made half-open (Node no
+//   longer ends it by itself on the FIN), so nothing of the close happens
+//   before ws's end handler runs. Node's own read of each FIN still costs:
+//   past PAUSE_AFTER FINs in one turn, every other socket stops reading
+//   (libuv then skips their events still in this poll phase), and
 //   RESUMES_PER_TURN of them read again each turn, so a FIN still waiting
 //   comes up among few.
 //
 // A close completes a few ms later at worst, and the server closes the TCP
 // connection once the close frames are exchanged, as RFC 6455 asks, instead
-// of waiting for the client's FIN.
+// of waiting for the client's FIN. scripts/bench.js (mass-close) measures the
+// longest stall.
 import { performance } from 'node:perf_hooks';
 import { readStart, readStop, receiverOf, socketOf, userEndListeners } from '../internals.js';
 

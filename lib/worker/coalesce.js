@@ -16,7 +16,7 @@
 // once: a burst reaches the kernel as it comes, as it did write by write,
 // and only what the peer does not read makes a slow consumer.
 
-export class WriteCoalescer {
+class WriteCoalescer {
   /** @param {number} delay --write-delay, ms (0: the end of the turn) */
   constructor(delay = 0) {
     this.delay = delay;

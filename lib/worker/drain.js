@@ -1,7 +1,7 @@
 // The drain's closes: every connection, whatever its transport, closed with
 // 1001 (a stream ends: EventSource reconnects with its cursor).
 import { CloseCode } from '../protocol.js';
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 
 const GRACE_MS = 2000; // a peer that never answers the close is cut after this
 

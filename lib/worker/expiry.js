@@ -6,9 +6,9 @@
 // hour) do not come back to the backend all at once. Deadlines sit in the
 // transport's timer wheel (./deadlines.js).
 import { CloseCode } from '../protocol.js';
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 import { HookFailed } from '../errors.js';
-import { kClient, userOf } from './identity.js';
+import { kClient, userOf } from '../core/identity.js';
 import { metrics } from './metrics.js';
 
 const kExpiresAt = Symbol('expiresAt'); // under --refresh-hook: the end the refresh is ahead of

@@ -14,7 +14,7 @@
 import { BackendError, HookFailed, HookRefused } from '../errors.js';
 import { BackendClient } from '../backend/http.js';
 import { Limiter, QUEUE_FULL } from '../backend/limiter.js';
-import { identityFrom } from './identity.js';
+import { identityFrom } from '../core/identity.js';
 import { gaugeReads, metrics } from './metrics.js';
 
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -22,7 +22,7 @@ const DEFAULT_REFUSAL = 4001;
 const MAX_REASON_BYTES = 123; // a WebSocket close reason's limit
 
 /** The result label of gateway_hook_requests_total, besides the BackendFailure codes. */
-export const HookResult = Object.freeze({
+const HookResult = Object.freeze({
   OK: 'ok',
   REFUSED: 'refused',
   SERVER_ERROR: 'server_error', // a 5xx
@@ -62,7 +62,7 @@ export class Hooks {
    * client that left while it waited costs the backend nothing.
    * @param {{client: string, transport: 'ws'|'sse', ip: string, headers: object}} body
    * @param {() => boolean} present
-   * @returns {Promise<import('./identity.js').Identity>} rejects with HookRefused or HookFailed
+   * @returns {Promise<import('../core/identity.js').Identity>} rejects with HookRefused or HookFailed
    */
   connect(body, present) {
     return this.call('connect', body, present, connectResult);

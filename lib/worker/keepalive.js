@@ -5,7 +5,7 @@
 // pings and that has not shown life (pong, or any frame) since its previous
 // ping is terminated; the others get their ping only to keep proxies from
 // timing them out, and a peer that is gone fails at that write.
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 
 const kSlot = Symbol('slot');

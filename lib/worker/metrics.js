@@ -1,7 +1,7 @@
 // The worker's Prometheus metrics. prom-client's AggregatorRegistry in the
 // primary asks every worker for these over cluster IPC and sums them.
 import { require } from '../require.js';
-import { NATIVE_APP } from '../protocols.js';
+import { NATIVE_APP } from '../namespaces.js';
 
 const client = require('prom-client');
 
@@ -15,7 +15,7 @@ for (const name of ['process_open_fds', 'nodejs_active_handles', 'nodejs_active_
 }
 // prom-client starts answering the primary's metrics requests only once an
 // AggregatorRegistry has been constructed in the worker.
-new client.AggregatorRegistry(); // eslint-disable-line no-new
+new client.AggregatorRegistry();
 
 const counter = (name, help, labelNames = [], collect = undefined) => new client.Counter({ name, help, labelNames, collect });
 const gauge = (name, help, labelNames = [], collect = undefined) => new client.Gauge({ name, help, labelNames, collect });

@@ -20,12 +20,12 @@
 import { CloseCode } from '../protocol.js';
 import { kAppFigures, metrics, reportBytes } from './metrics.js';
 import { coalescer } from './coalesce.js';
+import { kTransport } from '../core/symbols.js';
 
 // Bytes a connection's writes may hold within a turn before they go out (a
 // burst of thousands of messages is written in pieces this size).
 const HELD_BYTES = 64 * 1024;
 
-export const kTransport = Symbol('transport');
 
 /**
  * @typedef {object} Transport

@@ -8,7 +8,7 @@
 // From the primary: ['uok', token, allowed] answer to uadd
 import { CloseCode } from '../protocol.js';
 import { Call, Op } from '../ipc.js';
-import { kTransport } from './transport.js';
+import { kTransport } from '../core/symbols.js';
 
 export class WorkerUsers {
   /**

@@ -65,7 +65,7 @@ function countRaw(socket) {
   let skip = 0; // payload bytes of the current frame still to come
   let partial = null; // a frame header split across reads
   socket.on('data', (chunk) => {
-    let data = partial === null ? chunk : Buffer.concat([partial, chunk]);
+    const data = partial === null ? chunk : Buffer.concat([partial, chunk]);
     partial = null;
     let at = Math.min(skip, data.length);
     skip -= at;

@@ -13,7 +13,7 @@ if (parseArgs({ options: { mode: { type: 'string', default: 'bare' } } }).values
   const http = require('node:http');
   const { WebSocketServer } = require('ws');
   const server = http.createServer();
-  new WebSocketServer({ server }); // eslint-disable-line no-new
+  new WebSocketServer({ server });
   server.listen(0, '127.0.0.1');
 }
 setTimeout(() => process.send(smapsOf(process.pid), () => process.exit(0)), SETTLE_MS);

@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { TestClient } from './client.js';
 import { eventually } from '../../scripts/harness/gateway.js';
+import { sleep } from './wait.js';
 
 const PACE_MS = 5; // between a publisher's answer and its next publish: about 150 publishes/s each
 
@@ -40,7 +41,7 @@ export class SteadyPublisher {
         this.refused++;
         if (this.retry) i--;
       }
-      await new Promise((resolve) => setTimeout(resolve, PACE_MS));
+      await sleep(PACE_MS);
     }
   }
 

@@ -6,6 +6,7 @@ import { resolveConfig } from '../lib/config.js';
 import { readConfigFile } from '../lib/config-file.js';
 import { Namespaces } from '../lib/namespaces.js';
 import { appsOf, appTable } from '../lib/pusher/apps.js';
+import { protocolNamespaces } from '../lib/protocols.js';
 import { configFile } from './helpers/api.js';
 
 const APP = { appId: '1', key: 'k', secret: 'sixteen-chars-ok' };
@@ -13,7 +14,7 @@ const APP = { appId: '1', key: 'k', secret: 'sixteen-chars-ok' };
 describe('Pusher apps in the configuration', () => {
   it('takes one app from the flags and several from pusherApps', () => {
     const config = resolveConfig({ pusherAppId: '1', pusherKey: 'k', pusherSecret: APP.secret, pusherApps: [{ appId: '2', key: 'k2', secret: APP.secret, clientEvents: true }] });
-    const ns = new Namespaces(config);
+    const ns = new Namespaces(config, protocolNamespaces);
     appTable.replace(appsOf(config)); // the process's apps, which namespaces read as they are now
     after(() => appTable.replace([]));
     expect(ns.lookup('#1.pres:presence-x')).to.include({ presence: true, clientPublish: false, latest: false });

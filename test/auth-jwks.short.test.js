@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
+import { sleep } from './helpers/wait.js';
 
 async function esKey(kid) {
   const { publicKey, privateKey } = await generateKeyPair('ES256');
@@ -90,7 +91,7 @@ describe('auth: JWKS', function () {
     expect(fetches).to.equal(1);
 
     failing = true;
-    await new Promise((r) => setTimeout(r, COOLDOWN + 200));
+    await sleep(COOLDOWN + 200);
     // Past the cooldown: unknown kids make one request, which fails...
     expect((await authMany(gw, 20, forged)).every((f) => f.code === 'unauthorized')).to.equal(true);
     expect(fetches).to.equal(2);
@@ -101,7 +102,7 @@ describe('auth: JWKS', function () {
     expect((await authMany(gw, 5, tokenA)).every((f) => f.type === 'ack')).to.equal(true);
 
     failing = false;
-    await new Promise((r) => setTimeout(r, COOLDOWN + 200));
+    await sleep(COOLDOWN + 200);
     await authMany(gw, 5, forged);
     expect(fetches).to.equal(3);
     // The worker's log comes over its stdout, on its own way: it may trail the auth answers.

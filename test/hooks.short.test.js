@@ -14,6 +14,7 @@ import { connect as connectClient, State } from '../lib/client/index.js';
 import { TestClient } from './helpers/client.js';
 import { SseReader } from './helpers/sse.js';
 import { Backend, json } from './helpers/backend.js';
+import { sleep } from './helpers/wait.js';
 
 const HOOK_TIMEOUT = 300;
 const API_KEY = 'hooks-test-key';
@@ -289,7 +290,7 @@ describe('hooks', function () {
     }
 
     it('loses no worker, and serves the next client (the late answer was ignored)', async () => {
-      await new Promise((r) => setTimeout(r, HOOK_TIMEOUT * 2)); // the late answers have arrived by now
+      await sleep(HOOK_TIMEOUT * 2); // the late answers have arrived by now
       expect(gw.logs.filter((l) => l.msg === 'worker ready')).to.have.length(1);
       const client = await welcomed(gw, 'alice');
       client.close();

@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { startGateway, eventually, freePort } from '../scripts/harness/gateway.js';
 import { reservePort } from '../lib/primary/reuseport.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
+import { sleep } from './helpers/wait.js';
 
 const GATEWAY = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
 const addresses = (n) => Array.from({ length: n }, (_, i) => `127.0.0.${i + 1}`);
@@ -168,13 +169,13 @@ async function underConnectLoop(gw, fault) {
   const loop = (async () => {
     for (let i = 0; !stop; i++) {
       results.push(dial(gw.url, addresses(16)[i % 16]).then((r) => (r.ws?.close(), { ...r, at: Date.now() })));
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
   })();
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   await fault();
   const over = Date.now();
-  await new Promise((r) => setTimeout(r, 500));
+  await sleep(500);
   stop = true;
   await loop;
   const settled = await Promise.all(results);

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SECRET, handToken, hmacSign, joseHs256, nowS, rsaKeys, rsaSign } from './helpers/tokens.js';
+import { sleep } from './helpers/wait.js';
 
 /** Connects and authenticates; resolves [client, ack]. */
 async function authed(gw, token) {
@@ -85,7 +86,7 @@ describe('auth: HMAC tokens', function () {
     const client = track(await TestClient.connect(gw.url));
     expect(await client.request({ type: 'auth', token: 42 })).to.include({ code: 'unauthorized' });
     expect(await client.request({ type: 'auth', token: await joseHs256({ sub: 'x', exp: now - 10 }) })).to.include({ code: 'token_expired' });
-    await new Promise((r) => setTimeout(r, 500)); // the auth rate limit
+    await sleep(500); // the auth rate limit
     expect((await client.request({ type: 'auth', token: good })).user).to.equal('x');
     expect(await gw.metric('gateway_auth_failures_total', '{reason="invalid"}')).to.be.at.least(Object.keys(bad).length);
   });
@@ -148,7 +149,7 @@ describe('auth: HMAC tokens', function () {
     const later = nowS() + 600;
     const ack = await client.request({ type: 'auth', token: await joseHs256({ sub: 'carol', exp: later }) });
     expect(ack).to.include({ type: 'ack', user: 'carol', expiresAt: later * 1000 });
-    await new Promise((r) => setTimeout(r, 500)); // the auth rate limit
+    await sleep(500); // the auth rate limit
     const other = await client.request({ type: 'auth', token: await joseHs256({ sub: 'mallory' }) });
     expect(other).to.include({ type: 'error', code: 'unauthorized' });
     // Past the first token's exp the connection is still open and still carol's.
@@ -194,7 +195,7 @@ describe('auth: RSA public key', function () {
       expect(await client.request({ type: 'auth', token: hs })).to.include({ code: 'unauthorized' });
       const wrongIss = handToken({ alg: 'RS256' }, { sub: 'x', iss: 'https://evil.example' }, rsaSign(keys.privateKey));
       expect(await client.request({ type: 'auth', token: wrongIss })).to.include({ code: 'unauthorized' });
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
       const rs = handToken({ alg: 'RS256', typ: 'JWT' }, { sub: 'erin', iss: 'https://app.example' }, rsaSign(keys.privateKey));
       expect(await client.request({ type: 'auth', token: rs })).to.include({ type: 'ack', user: 'erin' });
     } finally {

@@ -15,7 +15,6 @@ const PATTERN = /^(?:[A-Za-z0-9_.:@/-]|\{sub\})+\*?$|^\*$/;
 const MAX_PATTERNS = 256;
 const MAX_PATTERN_LENGTH = 256;
 const CACHE_SIZE = 1000;
-const NONE = compileList(undefined);
 
 const cache = new Map(); // claims text -> compiled permissions
 

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { API_KEY, httpPublish } from './helpers/client-helpers.js';
+import { sleep } from './helpers/wait.js';
 
 const seqs = (client, channel) => client.messages(channel).map((m) => m.seq);
 const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
@@ -163,7 +164,7 @@ describe('recovery: racing a publisher', function () {
     const publishing = (async () => {
       while (running) {
         for (let i = 0; i < 10; i++) publisher.send({ type: 'publish', channel: 'race', data: ++sent });
-        await new Promise((r) => setTimeout(r, 5));
+        await sleep(5);
       }
     })();
     // Every client leaves mid-stream, wherever it is, and comes back.

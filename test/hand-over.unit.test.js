@@ -7,6 +7,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { HandOverLine } from '../lib/primary/master.js';
+import { sleep } from './helpers/wait.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/handle-echo.js', import.meta.url));
 const BURST = 40;
@@ -35,7 +36,7 @@ describe('hand-over line', function () {
       for await (const chunk of client) text += chunk;
       return text.trim();
     });
-    while (accepted.length < BURST) await new Promise((r) => setTimeout(r, 10));
+    while (accepted.length < BURST) await sleep(10);
 
     const byPort = new Map(accepted.map((handle, id) => [peerPort(handle), String(id)]));
     accepted.forEach((handle, id) => line.push(handle, { id }));
@@ -53,7 +54,7 @@ describe('hand-over line', function () {
     const accepted = [];
     server = await rawServer((handle) => accepted.push(handle));
     const clients = [0, 1].map(() => net.connect(server.address().port, '127.0.0.1'));
-    while (accepted.length < 2) await new Promise((r) => setTimeout(r, 10));
+    while (accepted.length < 2) await sleep(10);
     line.push(accepted[0], { id: 0 });
     line.push(accepted[1], { id: 1 }); // waits: the line is busy with the first
     line.close();

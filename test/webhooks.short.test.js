@@ -9,6 +9,7 @@ import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SseReader } from './helpers/sse.js';
 import { WebhookEndpoint, WEBHOOK_SECRET } from './helpers/webhook-endpoint.js';
+import { sleep } from './helpers/wait.js';
 
 const GATEWAY = fileURLToPath(new URL('../bin/gateway.js', import.meta.url));
 
@@ -54,7 +55,11 @@ describe('webhooks: occupied and vacated (memory engine)', function () {
     const sse = await SseReader.open(`${gw.http}/sse?channels=room`, { localAddress: address });
     await first.request({ type: 'unsubscribe', channel: 'room' });
     other.close();
-    await new Promise((resolve) => setTimeout(resolve, 300)); // a vacated sent too early would arrive by now
+    // The marker: a channel occupied on each worker after; the queue keeps
+    // order, so a vacated sent too early would arrive before its event.
+    const [marker] = await awayFrom(first.welcome.worker);
+    await Promise.all([first.subscribe('marker-a'), marker.subscribe('marker-b')]);
+    await eventually(() => endpoint.namesOn('marker-a').length === 1 && endpoint.namesOn('marker-b').length === 1, { what: 'the markers' });
     expect(endpoint.namesOn('room')).to.deep.equal(['channel_occupied']);
     await sse.close();
     await eventually(() => endpoint.namesOn('room').length === 2, { what: 'vacated' });
@@ -105,7 +110,7 @@ describe('webhooks: occupied and vacated (memory engine)', function () {
     }
     await eventually(() => endpoint.requests >= requestsBefore + 2, { what: 'a retry' });
     expect(endpoint.namesOn('flaky-a')).to.deep.equal([]);
-    await new Promise((resolve) => setTimeout(resolve, 2000)); // failing for a few seconds
+    await sleep(2000); // failing for a few seconds
     endpoint.failWith = 0;
     await eventually(() => endpoint.namesOn('flaky-b').length === 6, { what: 'everything after the outage', timeout: 20000 });
     expect(endpoint.namesOn('flaky-a')).to.deep.equal(expected);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { allows, compilePermissions } from '../lib/worker/permissions.js';
+import { allows, compilePermissions } from '../lib/core/permissions.js';
 
 describe('channel permissions', () => {
   it('allows exact names, written prefixes and {sub}, and nothing else', () => {
