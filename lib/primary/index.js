@@ -30,6 +30,7 @@ import { NATIVE_APP } from '../namespaces.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
 import { startApps } from './apps.js';
+import { servesPusher } from '../pusher/apps.js';
 
 const SETTLE_MS = 2000;
 
@@ -97,6 +98,7 @@ export async function startPrimary(config) {
               call: attachAdminCalls(relay),
               stats: clusterStats.latest,
               counted: (result) => metrics.adminLogins.inc({ result }),
+              appConnections: servesPusher(config) ? () => apps.connections : undefined,
               maxPayload: config.maxPayload
             })
     });

@@ -143,14 +143,27 @@ async function channels(context, app, { query }) {
   const prefix = query.get('filter_by_prefix') ?? '';
   const info = infoOf(query, ['user_count']);
   if (info.has('user_count') && !prefix.startsWith('presence-')) throw badRequest('info=user_count needs filter_by_prefix=presence-');
-  const counts = await subscribers(context, appPrefix(app.appId));
   const out = Object.create(null); // a channel may be called __proto__
+  for (const name of Object.keys(await appChannels(context, app, prefix))) {
+    out[name] = info.has('user_count') ? { user_count: await userCount(context, internalName(app.appId, name)) } : {};
+  }
+  return { channels: out };
+}
+
+/**
+ * The app's occupied channels starting with `prefix`, cluster-wide, with
+ * their subscribers (the gateway's own channels left out).
+ * @returns {Promise<Object<string, number>>} client name -> subscribers
+ */
+export async function appChannels(context, app, prefix = '') {
+  const counts = await subscribers(context, appPrefix(app.appId));
+  const out = Object.create(null);
   for (const [internal, count] of Object.entries(counts)) {
     const name = pusherName(internal);
     if (count === 0 || !isInternal(internal) || internal !== internalName(app.appId, name) || !name.startsWith(prefix)) continue;
-    out[name] = info.has('user_count') ? { user_count: await userCount(context, internal) } : {};
+    out[name] = count;
   }
-  return { channels: out };
+  return out;
 }
 
 /** GET /apps/<id>/channels/<name>?info=user_count,subscription_count -> {occupied, …} */
@@ -207,7 +220,7 @@ async function userCount(context, internal) {
 }
 
 /** A presence channel's members: user id -> info, one per user. */
-async function members({ presence }, internal) {
+export async function members({ presence }, internal) {
   const { clients } = await presence.read(internal, false);
   const out = Object.create(null);
   for (const entry of Object.values(JSON.parse(clients))) if (typeof entry.user === 'string') out[entry.user] = entry.info;
@@ -238,8 +251,7 @@ function checkChannelName(name) {
 function checkEvent(app, body, at = '') {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest(`${at || 'the body'} must be a JSON object`);
   const { name, data, channel, channels = channel === undefined ? undefined : [channel], socket_id: socketId } = body;
-  if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${at}name must be a string of 1 to ${MAX_EVENT_NAME} characters`);
-  if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${at}name: pusher: and pusher_internal: events are Pusher's own`);
+  checkEventName(name, `${at}name`);
   if (typeof data !== 'string') throw badRequest(`${at}data must be a string (JSON-encode it)`);
   if (Buffer.byteLength(data) > maxEventBytes(app)) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `${at}data is over ${maxEventBytes(app)} bytes`);
   if (!Array.isArray(channels) || channels.length === 0 || channels.length > app.maxEventChannels) {
@@ -257,6 +269,15 @@ function checkEvent(app, body, at = '') {
   const info = body.info === undefined ? new Set() : infoOf(new URLSearchParams({ info: body.info }), ['user_count', 'subscription_count']);
   for (const name of channels) checkInfoFor(name, info);
   return { name, data, channels, internals, socketId, info };
+}
+
+/**
+ * An event name an application may publish: not one of Pusher's own.
+ * @throws {GatewayError} bad_request, naming `what`
+ */
+export function checkEventName(name, what = 'name') {
+  if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${what} must be a string of 1 to ${MAX_EVENT_NAME} characters`);
+  if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${what}: pusher: and pusher_internal: events are Pusher's own`);
 }
 
 function parseBody(text) {

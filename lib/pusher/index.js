@@ -11,6 +11,7 @@ import { checkInternal, pusherName } from './channels.js';
 import { PusherConnections } from './connection.js';
 import { clientEventRate } from './app-limits.js';
 import { PusherHttpApi } from './http-api.js';
+import { pusherAdmin } from './admin.js';
 import { deliverSubscriptionCount } from './subscription-count.js';
 import { refuseUpgrade } from './refusals.js';
 import { metrics } from '../worker/metrics.js';
@@ -20,7 +21,8 @@ const { WebSocketServer } = require('ws');
 
 /**
  * @param {object} worker the worker's parts: config, relay, subscriptions, namespaces, presence, sessions, log
- * @returns {{upgrade: object, route: object}|undefined} the ways in (lib/worker/ways-in.js), or none without an app
+ * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/worker/ways-in.js) and the admin page's
+ *   calls on the apps (lib/worker/admin.js), or none without an app
  */
 export function pusherWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log }) {
   if (!servesPusher(config)) return undefined;
@@ -52,8 +54,10 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
     perMessageDeflate: false,
     maxPayload: config.maxPayload
   });
-  const api = new PusherHttpApi({ config, apps, context: { commands, relay, presence } });
+  const context = { commands, relay, presence };
+  const api = new PusherHttpApi({ config, apps, context });
   return {
+    admin: pusherAdmin({ apps, context }),
     upgrade: {
       matches: (path) => path.startsWith('/app/'),
       serverFor: () => wss,
