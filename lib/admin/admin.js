@@ -65,8 +65,15 @@ function showApps({ apps }) {
   const ids = list.map((app) => app.appId);
   const shown = [...picker.options].slice(1).map((option) => option.value);
   if (ids.join('\n') === shown.join('\n')) return;
-  picker.replaceChildren(picker.options[0], ...ids.map((id) => new Option(`Pusher app ${id}`, id)));
+  picker.replaceChildren(picker.options[0], ...ids.map((id) => option(id, `Pusher app ${id}`)));
   picker.value = watching.app;
+}
+
+function option(value, label) {
+  const element = document.createElement('option');
+  element.value = value;
+  element.textContent = label;
+  return element;
 }
 
 /** An app id that, clicked, lists the app's channels. */
