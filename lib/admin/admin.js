@@ -78,15 +78,7 @@ function option(value, label) {
 
 /** An app id that, clicked, lists the app's channels. */
 function appButton(id) {
-  const button = document.createElement('button');
-  button.type = 'button';
-  button.className = 'link';
-  button.textContent = id;
-  button.addEventListener('click', () => {
-    $('#filter [name=app]').value = id;
-    watch();
-  });
-  return button;
+  return watchButton(id, '#filter [name=app]');
 }
 
 function showChannels({ channels }) {
@@ -98,12 +90,17 @@ function showChannels({ channels }) {
 
 /** A channel name that, clicked, watches the channel. */
 function channelButton(name) {
+  return watchButton(name, '#watch [name=channel]');
+}
+
+/** A name that, clicked, is put in the field `selector` names, and the page shows it. */
+function watchButton(name, selector) {
   const button = document.createElement('button');
   button.type = 'button';
   button.className = 'link';
   button.textContent = name;
   button.addEventListener('click', () => {
-    $('#watch [name=channel]').value = name;
+    $(selector).value = name;
     watch();
   });
   return button;

@@ -132,6 +132,25 @@ export class Gateway {
   }
 }
 
+/**
+ * A server of the harness's (redis-server, PostgreSQL) on a port free a
+ * moment ago: one taken before the server binds it (another test run's
+ * server, an outgoing connection) is tried again with another, three times.
+ * @param {(port: number) => {start: () => Promise<void>, remove: () => Promise<void>}} make
+ */
+export async function onFreePort(make) {
+  for (let attempt = 1; ; attempt++) {
+    const server = make(await freePort());
+    try {
+      await server.start();
+      return server;
+    } catch (err) {
+      await server.remove();
+      if (attempt === 3) throw err;
+    }
+  }
+}
+
 /** A port that was free a moment ago (--metrics-port 0 means disabled). */
 export function freePort() {
   return new Promise((resolve, reject) => {

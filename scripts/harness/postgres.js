@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { require } from '../../lib/require.js';
-import { freePort, eventually } from './gateway.js';
+import { eventually, onFreePort } from './gateway.js';
 
 const { Client } = require('pg');
 
@@ -23,17 +23,8 @@ function binDir() {
 
 export class PostgresServer {
   /** @returns {Promise<PostgresServer>} once it accepts connections; removed again if it cannot start */
-  static async start() {
-    for (let attempt = 1; ; attempt++) {
-      const server = new PostgresServer(await freePort());
-      try {
-        await server.start();
-        return server;
-      } catch (err) {
-        await server.remove();
-        if (attempt === 3) throw err;
-      }
-    }
+  static start() {
+    return onFreePort((port) => new PostgresServer(port));
   }
 
   constructor(port) {
