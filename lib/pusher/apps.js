@@ -17,7 +17,7 @@ const KEY = /^[A-Za-z0-9_-]{1,64}$/; // in the path /app/<key>
 const MAX_LIMIT = 1e9;
 
 /** Pusher's webhook events, each of which an app's webhook target may ask for. */
-export const WEBHOOK_EVENTS = Object.freeze([
+const WEBHOOK_EVENTS = Object.freeze([
   'channel_occupied',
   'channel_vacated',
   'member_added',
@@ -132,7 +132,7 @@ export function appProblem(app) {
  * `webhooks`; frozen. `app` must have passed appProblem().
  * @returns {App}
  */
-export function resolveApp(app) {
+function resolveApp(app) {
   const out = {};
   for (const [key, field] of Object.entries(APP_FIELDS)) {
     if (key === 'webhookUrl') continue;

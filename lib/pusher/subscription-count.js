@@ -12,7 +12,7 @@ import { appTable } from './apps.js';
 import { appIdOf, clientName, isPresence, kindOf } from './channels.js';
 import { subscriptionCountFrame } from './frames.js';
 
-export const THROTTLE_MS = 5000;
+const THROTTLE_MS = 5000;
 const FIRST_MS = 100; // a burst of joins is told as one count
 
 /** Whether an app's channels' counts are followed at all. */
