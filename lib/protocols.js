@@ -28,7 +28,7 @@ export function attachProtocols(options) {
   if (!servesPusher(options.config)) return { close: async () => {} };
   publishMembers(options.engine);
   const webhooks = startPusherWebhooks(options);
-  const counts = followSubscriptionCounts({ relay: options.relay, calls: options.calls, webhooks });
+  const counts = followSubscriptionCounts({ relay: options.relay, engine: options.engine, calls: options.calls, webhooks });
   return {
     close: async () => {
       counts.stop();

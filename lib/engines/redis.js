@@ -280,6 +280,17 @@ export class RedisEngine {
   }
 
   /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
+  /**
+   * Whether this node is the first of the cluster to claim `key` within `ms`
+   * (an event sent once for the cluster per window); true while Redis cannot
+   * answer: a duplicate rather than a lost event.
+   * @returns {Promise<boolean>}
+   */
+  claimOnce(key, ms) {
+    if (this.redis.status !== 'ready') return Promise.resolve(true);
+    return this.redis.set(`gw:{#once}:${key}`, '1', 'PX', ms, 'NX').then((answer) => answer === 'OK', () => true);
+  }
+
   figures() {
     const table = this.presence.table;
     return {

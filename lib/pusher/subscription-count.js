@@ -6,7 +6,9 @@
 // channels have none: their members are their count. The workers say which
 // channels changed (Op.SUBSCRIPTIONS_CHANGED, only for such apps); this
 // primary tells its workers the count (Op.SUBSCRIPTION_COUNT), each writing
-// it to its own subscribers of the channel.
+// it to its own subscribers of the channel. Under Redis each node tells its
+// own subscribers when its own workers saw a change, and the webhook goes
+// once for the cluster (the engine's claimOnce).
 import { Call, Op } from '../ipc.js';
 import { appTable } from './apps.js';
 import { appIdOf, clientName, isPresence, kindOf } from './channels.js';
@@ -29,10 +31,11 @@ export function hasCount(name) {
  * In the primary.
  * @param {object} options
  * @param {import('../primary/relay.js').PrimaryRelay} options.relay
+ * @param {import('../engines/index.js').Engine} options.engine its claimOnce, where it has one, sends each webhook once for the cluster
  * @param {(name: string, args: object) => Promise<any>} options.calls a Call on the whole cluster (lib/primary/calls.js)
  * @param {{add: (channel: string, event: object) => void}} [options.webhooks] the apps' webhooks (./webhooks.js)
  */
-export function followSubscriptionCounts({ relay, calls, webhooks }) {
+export function followSubscriptionCounts({ relay, engine, calls, webhooks }) {
   const channels = new Map(); // internal name -> {timer, sentAt}
   const send = async (channel) => {
     const state = channels.get(channel);
@@ -42,7 +45,10 @@ export function followSubscriptionCounts({ relay, calls, webhooks }) {
     if (app === undefined) return channels.delete(channel);
     const count = (await calls(Call.CHANNELS, { prefix: channel }))?.[channel] ?? 0;
     if (app.subscriptionCount) relay.broadcast([Op.SUBSCRIPTION_COUNT, channel, count]);
-    webhooks?.add(channel, { name: 'subscription_count', channel: clientName(channel), subscription_count: count });
+    // The webhook once for the cluster: every node whose workers saw a change counts, one of them sends.
+    if (webhooks !== undefined && (engine.claimOnce === undefined || (await engine.claimOnce(`subscription_count:${channel}`, THROTTLE_MS)))) {
+      webhooks.add(channel, { name: 'subscription_count', channel: clientName(channel), subscription_count: count });
+    }
     if (count === 0) setTimeout(() => channels.get(channel)?.timer === undefined && channels.delete(channel), THROTTLE_MS).unref();
   };
   relay.handle(Op.SUBSCRIPTIONS_CHANGED, (link, [, channel]) => {
