@@ -108,11 +108,18 @@ export class AppsDatabase extends EventEmitter {
     client.on('notification', ({ payload }) => this.notified(payload));
     client.once('end', () => this.lost(client, new Error('connection closed')));
     client.on('error', (err) => this.lost(client, err));
-    await client.query(`LISTEN ${CHANNEL}`);
-    this.client = client;
-    this.retryMs = RETRY_FIRST_MS;
-    this.pending.clear();
-    this.emit('apps', await this.read());
+    try {
+      await client.query(`LISTEN ${CHANNEL}`);
+      this.client = client;
+      this.pending.clear();
+      const all = await this.read();
+      this.retryMs = RETRY_FIRST_MS;
+      this.emit('apps', all);
+    } catch (err) {
+      this.client = undefined;
+      await client.end().catch(() => {});
+      throw new Error(`--apps-database ${shown(this.url)}: ${err.message}`);
+    }
   }
 
   notified(id) {
