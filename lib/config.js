@@ -198,7 +198,12 @@ export const options = {
     check: (v) => (/^postgres(ql)?:\/\/./.test(v) ? undefined : '--apps-database must be a postgres:// or postgresql:// URL'),
     describe: 'PostgreSQL URL of the Pusher apps table (gateway_apps: made if missing, followed live); read by the primary only'
   },
-  'member-grace': { ...ms(0), default: 3000, describe: 'ms a departed user may come back before member_removed is sent (neither event then)' },
+  'member-grace': {
+    ...ms(0),
+    default: 3000,
+    describe:
+      'ms a departed user may come back before the member_removed webhook is sent (neither member webhook then; native and Pusher webhooks alike); clients see presence change at once'
+  },
   'max-old-space-size': { ...int(16, 1 << 20), describe: "MiB of V8 old space per worker (Node's default when unset)" },
   'max-semi-space-size': {
     ...int(1, 1024),
@@ -210,6 +215,13 @@ export const options = {
     choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     default: 'info',
     describe: 'pino log level'
+  },
+  'log-format': {
+    type: 'string',
+    choices: ['pretty', 'json'],
+    default: () => (process.stdout.isTTY ? 'pretty' : 'json'),
+    defaultDescription: 'pretty on a terminal, json otherwise',
+    describe: 'pretty: one readable line per event; json: one JSON object per line (pino), for a log collector'
   }
 };
 

@@ -112,7 +112,11 @@ export class Liveness extends EventEmitter {
       if (err instanceof Error) this.reason ??= err.message;
       this.check();
     };
-    this.timer = setInterval(() => this.tick(), TICK_MS);
+    // Judged in the check phase, after the poll phase has read what came:
+    // a stalled event loop delays the timer and the reads alike, and a
+    // judgement made before the reads would take the stall for Redis' silence.
+    this.judge = () => this.tick();
+    this.timer = setInterval(() => setImmediate(this.judge), TICK_MS);
     this.timer.unref();
   }
 
