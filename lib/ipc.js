@@ -56,6 +56,7 @@ export const Op = Object.freeze({
   RAN: 'ran', // this worker's part of a Call
   PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/worker/presence.js)
   PRESENCE_LEAVE: 'pleave',
+  PRESENCE_ADMIT: 'padmit', // a join under a cap of members, decided where the entries live
   PRESENCE: 'pres', // a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
   ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
@@ -72,6 +73,7 @@ export const Op = Object.freeze({
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
+  PRESENCE_ADMITTED: 'padmitd', // the answer to a presence admission: whether the entry was added
   PRESENCE_DIFF: 'pdiff', // a presence_diff frame for the channel's subscribers
   ADMIN: 'admin' // run a server API method for the admin page (lib/primary/admin-calls.js)
 });

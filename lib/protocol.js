@@ -83,7 +83,7 @@ export function checkClientFrame(frame) {
     default:
       throw new GatewayError(
         ErrorCode.BAD_REQUEST,
-        type === undefined ? 'frame needs a type' : `unknown type ${JSON.stringify(String(type)).slice(0, 64)}`,
+        type === undefined ? 'frame needs a type' : `unknown type ${shown(type)}`,
         id
       );
   }
@@ -266,6 +266,16 @@ export function parseObject(text, what) {
     throw new GatewayError(ErrorCode.BAD_REQUEST, `${what} must be a JSON object`);
   }
   return value;
+}
+
+/**
+ * A client's value as an error message names it: a string quoted and cut
+ * to 64 characters, anything else by its type. Never String(value): an
+ * array nested thousands deep overflows the stack in its toString, and an
+ * object's own `toString` may be anything but a function.
+ */
+export function shown(value) {
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : `(a ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value})`;
 }
 
 function isValidId(id) {

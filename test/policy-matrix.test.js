@@ -7,6 +7,10 @@
 //
 // Modes: --auth none, jwt and hook on the memory engine; jwt again on Redis
 // for the rows whose outcome the engine gives (publish, presence, history).
+// Every gateway also serves a Pusher app, whose ways in (its WebSocket and
+// its HTTP API) answer as Pusher does whatever --auth says: their rows give
+// Pusher's answers (a subscription_error's type and status, a pusher:error
+// code, an HTTP status).
 import { expect } from 'chai';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { RedisServer } from '../scripts/harness/redis.js';
@@ -16,6 +20,8 @@ import { Backend, json } from './helpers/backend.js';
 import { api, configFile } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
+import { APP, RawPusher, signedRequest } from './helpers/pusher.js';
+import { signedSubscribe, subscribeAnswer } from './helpers/pusher-session.js';
 import { sleep } from './helpers/wait.js';
 
 const CONFIG = {
@@ -24,7 +30,8 @@ const CONFIG = {
     { name: 'prices', clientPublish: false },
     { name: 'inbox', subscribeHook: true },
     { name: 'secret' }
-  ]
+  ],
+  pusherApps: [{ ...APP, clientEvents: true }]
 };
 
 // What every identity may do; `secret:` is in no grant.
@@ -106,6 +113,55 @@ async function credentialChannels(mode, channel) {
   }
 }
 
+/** A Pusher client's subscribe (signed where the channel needs it, unless `unsigned`): 'ok', or the subscription_error's type and status. */
+const pusherSubscribe = (unsigned) => async (mode, channel) => {
+  const raw = await RawPusher.open(mode.gw);
+  try {
+    const answer = await pusherSubscribed(raw, channel, unsigned);
+    return answer.event === 'pusher:subscription_error' ? `${answer.data.type} ${answer.data.status}` : 'ok';
+  } finally {
+    raw.close();
+  }
+};
+
+async function pusherSubscribed(raw, channel, unsigned = false) {
+  const socketId = await raw.socketId();
+  const signed = !unsigned && /^(private|presence)-/.test(channel);
+  raw.send(signed ? signedSubscribe(socketId, channel, channel.startsWith('presence-') ? 'sam' : undefined) : { event: 'pusher:subscribe', data: { channel } });
+  return subscribeAnswer(raw, channel);
+}
+
+/**
+ * A client event with `data` on a channel the client subscribed to first
+ * (where it may): 'ok' when a ping sent after it is answered with no
+ * refusal before it, else the pusher:error's code.
+ */
+const pusherClientEvent = (data) => async (mode, channel) => {
+  const raw = await RawPusher.open(mode.gw);
+  try {
+    await pusherSubscribed(raw, channel);
+    raw.send(`{"event":"client-x","channel":${JSON.stringify(channel)},"data":${data}}`);
+    raw.send({ event: 'pusher:ping', data: {} });
+    await raw.event('pusher:pong');
+    const error = raw.frames.find((f) => f.event === 'pusher:error');
+    if (error === undefined) mode.published++;
+    return error === undefined ? 'ok' : String(error.data.code);
+  } finally {
+    raw.close();
+  }
+};
+
+/** A signed HTTP API request: 'ok' (200), or the status. */
+const pusherApi = (method, path, body) => async (mode, channel) => {
+  const res = await signedRequest(mode.gw, method, `/apps/${APP.appId}${path(encodeURIComponent(channel))}`, { body: body?.(channel) });
+  if (res.status === 200 && method === 'POST') mode.published++;
+  return res.status === 200 ? 'ok' : String(res.status);
+};
+
+const pusherEvent = (data) => pusherApi('POST', () => '/events', (channel) => ({ name: 'e', channel, data }));
+const DEEP = `${'['.repeat(70)}${']'.repeat(70)}`;
+const LARGE = JSON.stringify('x'.repeat(11000));
+
 const WAYS = {
   'ws subscribe': ws('subscribe'),
   'ws publish': ws('publish'),
@@ -120,7 +176,16 @@ const WAYS = {
   'api presence': serverApi('presence', (channel) => ({ channel })),
   'api history': serverApi('history', (channel) => ({ channel })),
   'api subscribe': serverApi('subscribe', (channel) => ({ user: 'sam', channel })),
-  'credential channels': credentialChannels
+  'credential channels': credentialChannels,
+  'pusher subscribe': pusherSubscribe(false),
+  'pusher subscribe, unsigned': pusherSubscribe(true),
+  'pusher client event': pusherClientEvent('{"n":1}'),
+  'pusher client event, data 70 deep': pusherClientEvent(DEEP),
+  'pusher client event, data over 10 KB': pusherClientEvent(LARGE),
+  'pusher api events': pusherEvent('{"n":1}'),
+  'pusher api events, data over 10 KB': pusherEvent(LARGE),
+  'pusher api channel': pusherApi('GET', (name) => `/channels/${name}`),
+  'pusher api users': pusherApi('GET', (name) => `/channels/${name}/users`)
 };
 
 // ---- The matrix: [rule, way, channel, outcome for every mode | {mode: outcome}] ----
@@ -156,7 +221,30 @@ const ROWS = [
   ['presence of a channel subscribed', 'ws presence, subscribed', 'chat:1', 'ok'],
   ['presence of any channel (the server reads any)', 'api presence', 'chat:1', 'ok'],
   ['presence outside a presence namespace', 'ws presence, subscribed', 'open', 'bad_request'],
-  ['presence outside a presence namespace', 'api presence', 'open', 'bad_request']
+  ['presence outside a presence namespace', 'api presence', 'open', 'bad_request'],
+  // Pusher's ways in: its channel names, its signatures, its limits.
+  ...['pusher subscribe', 'pusher client event', 'pusher api events', 'pusher api channel'].map((way) => [
+    'an invalid name',
+    way,
+    'bad channel!',
+    { 'pusher subscribe': 'InvalidChannel 400', 'pusher client event': '4301', 'pusher api events': '400', 'pusher api channel': '400' }[way]
+  ]),
+  ...['__proto__', 'constructor', 'toString', 'private-__proto__', 'presence-constructor'].flatMap((channel) =>
+    ['pusher subscribe', 'pusher api events', 'pusher api channel'].map((way) => ['a channel named after an Object.prototype key', way, channel, 'ok'])
+  ),
+  ['a channel named after an Object.prototype key', 'pusher api users', 'presence-constructor', 'ok'],
+  ['a channel named after an Object.prototype key', 'pusher client event', 'private-__proto__', 'ok'],
+  ['a private channel without its signature', 'pusher subscribe, unsigned', 'private-x', 'AuthError 401'],
+  ['a presence channel without its signature', 'pusher subscribe, unsigned', 'presence-x', 'AuthError 401'],
+  ['a signed channel', 'pusher subscribe', 'private-x', 'ok'],
+  ['a signed presence channel', 'pusher subscribe', 'presence-x', 'ok'],
+  ['client events on a public channel', 'pusher client event', 'open', '4301'],
+  ['client events where a signature allows them', 'pusher client event', 'presence-x', 'ok'],
+  ['data nested deeper than 64 levels', 'pusher client event, data 70 deep', 'private-x', 'null'],
+  ['data over 10 KB', 'pusher client event, data over 10 KB', 'private-x', '4301'],
+  ['data over 10 KB', 'pusher api events, data over 10 KB', 'x', '413'],
+  ['the server publishes anywhere in its app', 'pusher api events', 'private-x', 'ok'],
+  ['users of a channel without presence', 'pusher api users', 'open', '400']
 ];
 
 // Users and server API methods named after Object.prototype keys.

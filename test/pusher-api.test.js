@@ -2,7 +2,7 @@
 // the `pusher` server SDK and pusher-js 8: channels, channel, users,
 // terminate_connections, sendToUser, and cache channels.
 import { expect } from 'chai';
-import { APP, channelAuth, clientAwayFrom, connected, eventually, pusherClient, RawPusher, serverSdk, startPusherGateway, subscribed } from './helpers/pusher.js';
+import { APP, channelAuth, clientAwayFrom, connected, eventually, pusherClient, RawPusher, serverSdk, signedRequest, startPusherGateway, subscribed } from './helpers/pusher.js';
 
 describe('Pusher HTTP API and sign-in', function () {
   this.timeout(60000);
@@ -145,5 +145,46 @@ describe('Pusher HTTP API and sign-in', function () {
     expect((await raw.frame((f) => f.event === 'secret', 'the sealed event')).data).to.deep.equal(JSON.parse(sealed));
     raw.send({ event: 'client-x', channel: 'private-encrypted-vault', data: {} });
     expect((await raw.event('pusher:error')).data.code).to.equal(4301);
+  });
+
+  it('validates a whole trigger, info included, before it publishes anything', async () => {
+    const raw = track(await RawPusher.open(gw));
+    await raw.socketId();
+    raw.send({ event: 'pusher:subscribe', data: { channel: 'lobby-info' } });
+    await raw.event('pusher_internal:subscription_succeeded', 'lobby-info');
+    // user_count is a presence channel's: asked of a public one, the request is refused whole.
+    const events = await signedRequest(gw, 'POST', `/apps/${APP.appId}/events`, { body: { name: 'refused', data: '1', channel: 'lobby-info', info: 'user_count' } });
+    expect(events.status).to.equal(400);
+    expect(events.body).to.match(/user_count is for presence channels only/);
+    const batch = [
+      { name: 'refused', data: '2', channel: 'lobby-info' },
+      { name: 'refused', data: '3', channel: 'lobby-info', info: 'user_count' }
+    ];
+    expect((await signedRequest(gw, 'POST', `/apps/${APP.appId}/batch_events`, { body: { batch } })).status).to.equal(400);
+    expect((await signedRequest(gw, 'POST', `/apps/${APP.appId}/events`, { body: { name: 'refused', data: '4', channel: 'lobby-info', info: ['user_count'] } })).status).to.equal(400);
+    // The marker, sent after them: nothing refused arrived before it.
+    await sdk.trigger('lobby-info', 'marker', {});
+    await raw.event('marker', 'lobby-info');
+    expect(raw.frames.filter((f) => f.event === 'refused')).to.deep.equal([]);
+    // What info may ask is answered as before.
+    const counted = await signedRequest(gw, 'POST', `/apps/${APP.appId}/events`, { body: { name: 'counted', data: '5', channel: 'lobby-info', info: 'subscription_count' } });
+    expect(counted).to.deep.equal({ status: 200, body: { channels: { 'lobby-info': { occupied: true, subscription_count: 1 } } } });
+  });
+
+  it('lists a channel named __proto__, and answers a trigger\'s info for it', async () => {
+    const raw = track(await RawPusher.open(gw));
+    await raw.socketId();
+    raw.send({ event: 'pusher:subscribe', data: { channel: '__proto__' } });
+    await raw.event('pusher_internal:subscription_succeeded', '__proto__');
+    const listed = await eventually(async () => {
+      const { body } = await signedRequest(gw, 'GET', `/apps/${APP.appId}/channels`);
+      return Object.hasOwn(body.channels, '__proto__') && body;
+    }, { what: '__proto__ in the channels listing' });
+    expect(Object.getOwnPropertyDescriptor(listed.channels, '__proto__').value).to.deep.equal({});
+    const triggered = await signedRequest(gw, 'POST', `/apps/${APP.appId}/events`, { body: { name: 'ev', data: '1', channels: ['__proto__', 'constructor'], info: 'subscription_count' } });
+    expect(triggered.status).to.equal(200);
+    expect(Object.keys(triggered.body.channels)).to.deep.equal(['__proto__', 'constructor']);
+    expect(Object.getOwnPropertyDescriptor(triggered.body.channels, '__proto__').value).to.deep.equal({ occupied: true, subscription_count: 1 });
+    await raw.event('ev', '__proto__');
   });
 });

@@ -3,35 +3,10 @@
 // terminate_connections on every node, channel counts cluster-wide, and the
 // app's webhooks in Pusher's format, each once for the cluster, verified as
 // the SDK verifies them.
-import http from 'node:http';
-import { once } from 'node:events';
 import { expect } from 'chai';
 import { startRedisNodes } from './helpers/redis-nodes.js';
 import { configFile } from './helpers/api.js';
-import { APP, connected, eventually, pusherClient, RawPusher, serverSdk, subscribed } from './helpers/pusher.js';
-
-/** A webhook endpoint that keeps each request the SDK's verification accepts, and counts the others. */
-async function pusherWebhookEndpoint() {
-  const sdk = serverSdk({ port: 1 });
-  const endpoint = { events: [], refused: 0 };
-  endpoint.server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const webhook = sdk.webhook({ headers: req.headers, rawBody: Buffer.concat(chunks).toString() });
-      if (!webhook.isValid() || !webhook.isContentTypeValid()) {
-        endpoint.refused++;
-        return res.writeHead(401).end();
-      }
-      endpoint.events.push(...webhook.getEvents());
-      res.writeHead(200).end();
-    });
-  });
-  endpoint.server.listen(0, '127.0.0.1');
-  await once(endpoint.server, 'listening');
-  endpoint.url = `http://127.0.0.1:${endpoint.server.address().port}/pusher`;
-  return endpoint;
-}
+import { APP, connected, eventually, pusherClient, pusherWebhookEndpoint, RawPusher, serverSdk, subscribed } from './helpers/pusher.js';
 
 describe('Pusher on two Redis nodes', function () {
   this.timeout(60000);

@@ -42,7 +42,7 @@ const kRefilledAt = Symbol('tokensRefilledAt');
 export class Commands {
   /**
    * @param {object} options
-   * @param {number} options.rate a connection's publishes (and other costly commands) per second (--max-publish-rate)
+   * @param {number} options.rate tokens per second of step 6: --max-publish-rate, or another protocol's rate
    * @param {number} options.maxSubscriptions per connection (--max-subscriptions)
    * @param {{authFailures: {inc: (labels: object) => void}, apiRequests: {inc: (labels: object) => void}}} options.metrics
    *   the counters the core keeps (lib/worker/metrics.js's, handed in by the wiring)
@@ -54,11 +54,15 @@ export class Commands {
    * @param {(channel: string, id?: string|number) => void} [options.checkName] the
    *   channel name rule of the ways in this core serves (step 2): the native
    *   one, or another protocol's for its channels
+   * @param {(channel: string) => string} [options.showName] a channel as its
+   *   client spelled it, for the text of refusals (another protocol's
+   *   channels have names of their own inside the gateway)
    */
-  constructor({ rate, maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel }) {
+  constructor({ rate, maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel, showName = same }) {
     this.metrics = metrics;
     this.namespaces = namespaces;
     this.checkName = checkName;
+    this.showName = showName;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.presenceStore = presence;
@@ -73,7 +77,7 @@ export class Commands {
   namespace(channel, id) {
     this.checkName(channel, id);
     const ns = this.namespaces.lookup(channel);
-    if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${channel}`, id);
+    if (ns === undefined) throw new GatewayError(ErrorCode.INVALID_CHANNEL, `unknown namespace in ${this.showName(channel)}`, id);
     return ns;
   }
 
@@ -88,7 +92,7 @@ export class Commands {
   /** 4: the identity's `grant` ('subscribe' or 'publish') allows the channel. */
   granted(identity, grant, channel, id) {
     if (allows(identity.permissions[grant], channel, identity.user)) return;
-    throw this.forbidden(`the identity does not allow ${grant} on ${channel}`, id);
+    throw this.forbidden(`the identity does not allow ${grant} on ${this.showName(channel)}`, id);
   }
 
   /** 6: one of the connection's tokens, --max-publish-rate per second in bursts of as many. */
@@ -123,7 +127,7 @@ export class Commands {
     const ns = this.namespace(channel, id);
     const identity = this.identity(conn, id);
     this.granted(identity, 'subscribe', channel, id);
-    if (delta !== undefined) deltaAllowed(ns, channel, id);
+    if (delta !== undefined) deltaAllowed(ns, this.showName(channel), id);
     if (this.subscriptions.count(conn) >= this.maxSubscriptions) {
       throw new GatewayError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, `at most ${this.maxSubscriptions} subscriptions per connection`, id);
     }
@@ -134,11 +138,10 @@ export class Commands {
     return this.hooks.subscribe({ client: conn[kClient], user: identity.user, channel }, present(conn)).then(() => ns, withId(id));
   }
 
-  /** An unsubscribe: the name is checked (nothing else: leaving is always allowed). */
+  /** An unsubscribe, checked: the name (nothing else: leaving is always allowed); the session then leaves. */
   unsubscribe(conn, channel, id) {
     this.namespace(channel, id);
     this.identity(conn, id);
-    this.subscriptions.remove(conn, channel);
   }
 
   /**
@@ -169,8 +172,8 @@ export class Commands {
   presence(conn, channel, stats, id) {
     const ns = this.namespace(channel, id);
     this.identity(conn, id);
-    if (!this.subscriptions.has(conn, channel)) throw this.forbidden(`subscribe to ${channel} before reading its presence`, id);
-    presenceAllowed(ns, channel, id);
+    if (!this.subscriptions.has(conn, channel)) throw this.forbidden(`subscribe to ${this.showName(channel)} before reading its presence`, id);
+    presenceAllowed(ns, this.showName(channel), id);
     // A read costs the engine a look-up (10,000 entries for a big room).
     this.spend(conn, 'presence reads and publishes', id);
     return this.presenceStore.read(channel, stats).catch(withId(id));
@@ -192,6 +195,10 @@ function deltaAllowed(ns, channel, id) {
   if (ns.delta) return;
   const where = ns.name === '' ? 'channels outside namespaces do' : `namespace ${ns.name} does`;
   throw new GatewayError(ErrorCode.BAD_REQUEST, `no deltas on ${channel}: ${where} not offer them (delta: true)`, id);
+}
+
+function same(channel) {
+  return channel;
 }
 
 /** Whether a connection is still there when its hook request's turn comes. */

@@ -13,7 +13,7 @@
 // - idempotencyKey: 1 to 64 characters; version: a positive safe integer;
 // - subscribe, unsubscribe and disconnect reach users' connections: they
 //   need --auth jwt or hook (no users without them).
-import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, MAX_USER_LENGTH } from '../protocol.js';
+import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, shown, MAX_USER_LENGTH } from '../protocol.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { presenceAllowed } from './commands.js';
 import { isProtocolChannel } from '../namespaces.js';
@@ -175,7 +175,7 @@ function checkCommand(command, i) {
   const at = `commands[${i}]`;
   if (command === null || typeof command !== 'object' || Array.isArray(command)) throw badRequest(`${at} must be {method, params}`);
   const { method, params } = command;
-  if (typeof method !== 'string' || !Object.hasOwn(METHODS, method)) throw badRequest(`${at}.method: no method ${JSON.stringify(String(method).slice(0, 64))}`);
+  if (typeof method !== 'string' || !Object.hasOwn(METHODS, method)) throw badRequest(`${at}.method: no method ${shown(method)}`);
   if (method === 'batch') throw badRequest(`${at}: a batch cannot hold a batch`);
   if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) throw badRequest(`${at}.params must be an object`);
   const extra = Object.keys(command).find((key) => key !== 'method' && key !== 'params');

@@ -124,6 +124,9 @@
  * @typedef {object} Presence
  * @property {(channel: string, route: Route, client: string, user: string|null, fields: string) => void} join
  *   a client of `route` entered the channel (its subscription is live); a second join of the same client is ignored
+ * @property {(channel: string, route: Route, client: string, user: string|null, fields: string, maxUsers: number, answer: (added: boolean) => void) => void} admit
+ *   join() under a cap, checked and added in one step for the whole cluster: added unless the channel
+ *   has `maxUsers` users and the client's user is not one of them
  * @property {(channel: string, client: string) => void} leave it unsubscribed or closed
  * @property {(channel: string, answer: (answer: {clients: string} | {error: string, message: string}) => void) => void} list
  *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many

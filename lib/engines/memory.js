@@ -34,6 +34,7 @@ import { IdempotencyKeys } from './idempotency.js';
 import { publishResult } from './publication.js';
 import { requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
+import { tellAll } from './listeners.js';
 
 const SWEEP_MS = 1000;
 const PRESENCE_CHANNELS_SHOWN = 20; // the largest, on the status page
@@ -70,7 +71,8 @@ export class MemoryEngine {
     this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
     this.historyBytes = 0;
     this.keys = new IdempotencyKeys();
-    this.occupancy = undefined; // (channel, occupied) => void, under --webhook-url
+    this.occupancy = undefined; // (channel, occupied) => void telling every listener, once one is added
+    this.occupancyListeners = [];
     this.departures = new LocalDepartures();
     this.configure(config);
     this.presence = new MemoryPresence({
@@ -182,7 +184,8 @@ export class MemoryEngine {
 
   /** The primary routes every subscriber of the machine: a channel's first route and its last are its occupancy. */
   onOccupancy(listener) {
-    this.occupancy = listener;
+    this.occupancyListeners.push(listener);
+    this.occupancy ??= tellAll(this.occupancyListeners);
   }
 
   /** The per-user view of presence (MemberListener in ./index.js). */

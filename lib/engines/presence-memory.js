@@ -28,6 +28,14 @@ export class MemoryPresence {
     if (this.namespaceOf(channel).joinLeave) this.diffs.join(channel, client, fields);
   }
 
+  /** join() if the channel has fewer than `maxUsers` users or already has this one; `answer(added)`. */
+  admit(channel, route, client, user, fields, maxUsers, answer) {
+    const room = this.table.room(channel);
+    const full = room !== undefined && !room.clients.has(client) && !room.users.has(user) && room.users.size >= maxUsers;
+    if (!full) this.join(channel, route, client, user, fields);
+    answer(!full);
+  }
+
   leave(channel, client) {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;

@@ -61,6 +61,7 @@ import { checkClusterSeeds, closeRedis, connectRedis, masterAddresses } from './
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
 import { RemoteOccupancy } from './redis/occupancy.js';
+import { tellAll } from './listeners.js';
 import { RemoteDepartures } from './redis/departures.js';
 import { requireNumbers } from './check-options.js';
 
@@ -151,7 +152,8 @@ export class RedisEngine {
     redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
     this.calls = new RemoteCalls(redis, cluster ? 'spublish' : 'publish');
     if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
-    this.occupancy = undefined; // under --webhook-url: this node's routes, told to Redis (./redis/occupancy.js)
+    this.occupancy = undefined; // once a listener is added: this node's routes, told to Redis (./redis/occupancy.js)
+    this.occupancyListeners = [];
     this.departures = new RemoteDepartures(redis);
     this.sub.on('message', (name, message) => {
       if (name === CONTROL_CHANNEL) this.calls.received(message);
@@ -263,8 +265,10 @@ export class RedisEngine {
    * and answers each to the node whose call made it (./redis/occupancy.lua).
    */
   onOccupancy(listener) {
+    this.occupancyListeners.push(listener);
+    if (this.occupancy !== undefined) return;
     const routed = () => [...this.channels].filter(([, state]) => state.routes !== undefined).map(([channel]) => channel);
-    this.occupancy = new RemoteOccupancy(this.redis, routed, listener, this.log);
+    this.occupancy = new RemoteOccupancy(this.redis, routed, tellAll(this.occupancyListeners), this.log);
   }
 
   /** The per-user view of presence (MemberListener in ./index.js). */

@@ -11,6 +11,9 @@ import { Op } from '../ipc.js';
 export function attachPresence(relay, { presence }) {
   relay.handle(Op.PRESENCE_JOIN, (link, [, channel, client, user, fields]) => presence.join(channel, link.batch, client, user, fields));
   relay.handle(Op.PRESENCE_LEAVE, (link, [, channel, client]) => presence.leave(channel, client));
+  relay.handle(Op.PRESENCE_ADMIT, (link, [, channel, client, user, fields, maxUsers, token]) =>
+    presence.admit(channel, link.batch, client, user, fields, maxUsers, (added) => link.batch.push([Op.PRESENCE_ADMITTED, token, added]))
+  );
   relay.handle(Op.PRESENCE, (link, [, channel, stats, token]) => {
     const answer = (value) => link.send([Op.PRESENCE_DONE, token, value]);
     if (stats) presence.stats(channel, answer);

@@ -58,7 +58,6 @@ const MAX_CHANNEL_DATA = 1024; // bytes of a presence subscription's channel_dat
 const MAX_CLIENT_EVENT_DATA = 10240; // bytes: Pusher's limit on an event's data
 /** Client events per second per connection: Pusher's limit (the rate of Pusher's command core). */
 export const CLIENT_EVENT_RATE = 10;
-const kJoining = Symbol('joining'); // presence channels whose member cap is being checked
 const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], templates: [] });
 
 export class PusherConnections {
@@ -87,7 +86,7 @@ export class PusherConnections {
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
     this.identities = new Map(apps.list.map((app) => [app, appIdentity(app)]));
-    this.listen = socketListeners(this, log);
+    this.listen = socketListeners(this, log, 'pusher');
   }
 
   /** A WebSocket on /app/<key> just upgraded: established, or told why not and closed. */
@@ -141,8 +140,9 @@ export class PusherConnections {
 
   /**
    * pusher:subscribe: the name, then the signature for private and presence
-   * channels (which grants the channel), then the core's checks; a refusal
-   * is the channel's pusher:subscription_error and nothing else.
+   * channels (which grants the channel), then the core's checks, then the
+   * session's join; a refusal is the channel's pusher:subscription_error
+   * and nothing else. A channel already held is answered again.
    */
   subscribe(ws, { channel: name, auth, channel_data: channelData }) {
     if (typeof name !== 'string') throw new GatewayError(ErrorCode.BAD_REQUEST, 'pusher:subscribe needs a channel');
@@ -156,7 +156,11 @@ export class PusherConnections {
     const app = ws[kApp];
     const kind = kindOf(name);
     const internal = internalName(app.appId, name);
-    if (this.subscriptions.has(ws, internal)) return; // already held (or being joined): its answer comes once
+    if (this.subscriptions.has(ws, internal)) {
+      // Live: answered again; still joining: its one answer is on its way.
+      if (this.subscriptions.channel(internal).has(ws)) this.succeeded(ws, internal, name);
+      return;
+    }
     let member;
     if (isSigned(kind)) {
       const socketId = ws[kClient];
@@ -176,53 +180,34 @@ export class PusherConnections {
       revoke(ws, internal);
       return void ws.send(subscriptionError(name, err.status, 'SubscriptionError', err.message));
     }
-    if (member === undefined) return this.join(ws, internal, name, ns);
-    // The member cap: read first, joined after; a second subscribe meanwhile waits for this one's answer.
-    const joining = (ws[kJoining] ??= new Set());
-    if (joining.has(internal)) return;
-    joining.add(internal);
-    this.presence.read(internal, false).then(
-      ({ clients }) => {
-        joining.delete(internal);
-        if (!this.isOpen(ws) || this.subscriptions.has(ws, internal)) return;
-        const users = new Set(Object.values(JSON.parse(clients)).map((entry) => entry.user));
-        if (!users.has(member.user) && users.size >= app.maxPresenceMembers) {
-          revoke(ws, internal);
-          return void ws.send(subscriptionError(name, 403, 'LimitReached', `${name} has its ${app.maxPresenceMembers} members`));
-        }
-        // The member events' channel first: those published after the members are read reach it.
-        const members = membersChannel(internal);
-        this.join(ws, members, undefined, this.commands.namespace(members));
-        this.join(ws, internal, name, ns);
-      },
-      (err) => {
-        joining.delete(internal);
-        revoke(ws, internal);
-        if (this.isOpen(ws)) ws.send(subscriptionError(name, err.status ?? 500, 'SubscriptionError', err.message));
-      }
-    );
+    const request = { owner: this, conn: ws, channel: internal, latest: ns.latest, name };
+    if (member === undefined) return this.sessions.join(request);
+    // The member events' channel first, so those published once the members
+    // are read reach this connection; it is held beside the channel and
+    // not counted. The channel itself waits for the engine to admit the
+    // member under the app's cap, in one step where the entries live.
+    const members = membersChannel(internal);
+    this.sessions.join({ owner: this, conn: ws, channel: members, latest: this.commands.namespace(members).latest, companion: true });
+    const max = app.maxPresenceMembers;
+    request.admitted = true;
+    request.wait = this.presence.admit(ws, internal, max).then((added) => {
+      if (!added) throw new GatewayError(ErrorCode.TOO_MANY, `${name} has its ${max} members`);
+    });
+    this.sessions.join(request);
   }
 
-  /**
-   * Joins at once when this worker already receives the channel (and it
-   * keeps no last event); otherwise asks the primary, and answered()
-   * completes it. `name`: the client's name for the channel, answered with
-   * subscription_succeeded; none for the server's own subscription (a
-   * user's channel).
-   */
-  join(ws, internal, name, ns) {
-    const upToDate = this.subscriptions.upToDate(internal, undefined, ns.latest);
-    const local = this.subscriptions.add(ws, internal);
-    if (!upToDate) return void this.relay.subscribe({ owner: this, ws, channel: internal, local, name });
-    this.subscriptions.activate(ws, local);
-    if (name !== undefined) this.succeeded(ws, internal, name);
+  /** Where a join ended (lib/worker/sessions.js): a live channel the client named is answered. */
+  joined({ conn: ws, channel: internal, name }, { live, replay }) {
+    if (live && name !== undefined) this.succeeded(ws, internal, name, replay);
   }
 
-  /** The primary's answer to a subscribe this worker could not answer itself. */
-  answered({ ws, channel, local, name }, { current, replay }) {
-    if (!this.isOpen(ws) || !current || !this.subscriptions.has(ws, channel) || local.has(ws)) return;
-    this.subscriptions.activate(ws, local);
-    if (name !== undefined) this.succeeded(ws, channel, name, replay);
+  /** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
+  joinRefused({ conn: ws, channel: internal, name }, err) {
+    revoke(ws, internal);
+    this.sessions.leave(ws, membersChannel(internal), true);
+    if (!this.isOpen(ws)) return;
+    const full = err.code === ErrorCode.TOO_MANY;
+    ws.send(subscriptionError(name, full ? 403 : (err.status ?? 500), full ? 'LimitReached' : 'SubscriptionError', err.message));
   }
 
   /**
@@ -240,7 +225,7 @@ export class PusherConnections {
   }
 
   sendSucceeded(ws, internal, name, dataText, replay) {
-    if (!this.isOpen(ws)) return;
+    if (!this.isOpen(ws) || !this.subscriptions.has(ws, internal)) return; // left while the members were read
     ws.send(subscriptionSucceeded(name, dataText));
     if (!isCached(kindOf(name))) return;
     if (replay === undefined || replay.length === 0) {
@@ -266,7 +251,7 @@ export class PusherConnections {
     if (ws[kUser] === undefined) {
       ws[kUser] = user;
       const channel = userChannel(app.appId, user);
-      this.join(ws, channel, undefined, this.commands.namespace(channel));
+      this.sessions.join({ owner: this, conn: ws, channel, latest: this.commands.namespace(channel).latest });
     }
     ws.send(signinSuccess(userData));
   }
@@ -276,7 +261,8 @@ export class PusherConnections {
     if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
     const internal = internalName(ws[kApp].appId, name);
     this.commands.unsubscribe(ws, internal);
-    if (isPresence(kindOf(name))) this.commands.unsubscribe(ws, membersChannel(internal));
+    this.sessions.leave(ws, internal);
+    if (isPresence(kindOf(name))) this.sessions.leave(ws, membersChannel(internal), true);
     revoke(ws, internal);
   }
 

@@ -116,7 +116,7 @@ async function events(context, app, { body }) {
   const event = checkEvent(app, body);
   await Promise.all(event.internals.map((internal) => publish(context, internal, event)));
   if (event.info.size === 0) return {};
-  const out = {};
+  const out = Object.create(null); // a channel may be called __proto__
   for (let i = 0; i < event.channels.length; i++) out[event.channels[i]] = await channelInfo(context, event.internals[i], event.info);
   return { channels: out };
 }
@@ -141,7 +141,7 @@ async function channels(context, app, { query }) {
   const info = infoOf(query, ['user_count']);
   if (info.has('user_count') && !prefix.startsWith('presence-')) throw badRequest('info=user_count needs filter_by_prefix=presence-');
   const counts = await subscribers(context, appPrefix(app.appId));
-  const out = {};
+  const out = Object.create(null); // a channel may be called __proto__
   for (const [internal, count] of Object.entries(counts)) {
     const name = pusherName(internal);
     if (count === 0 || !isInternal(internal) || internal !== internalName(app.appId, name) || !name.startsWith(prefix)) continue;
@@ -152,8 +152,9 @@ async function channels(context, app, { query }) {
 
 /** GET /apps/<id>/channels/<name>?info=user_count,subscription_count -> {occupied, …} */
 async function channel(context, app, { query, params: [name] }) {
-  const internal = internalName(app.appId, checkChannelName(name));
-  return channelInfo(context, internal, infoOf(query, ['user_count', 'subscription_count', 'cache']));
+  const info = infoOf(query, ['user_count', 'subscription_count', 'cache']);
+  checkInfoFor(checkChannelName(name), info);
+  return channelInfo(context, internalName(app.appId, name), info);
 }
 
 /** GET /apps/<id>/channels/<name>/users -> {users: [{id}]}, of a presence channel */
@@ -172,10 +173,8 @@ function publish(context, internal, { name: event, data, socketId }) {
   return runMethod('publish', { channel: internal, data: eventData(event, data, socketId) }, context);
 }
 
-/** What the channel and events routes tell of a channel. */
+/** What the channel and events routes tell of a channel (its `info` checked first: checkInfoFor). */
 async function channelInfo(context, internal, info) {
-  const presence = isPresence(kindOf(pusherName(internal)));
-  if (info.has('user_count') && !presence) throw badRequest('user_count is for presence channels only');
   const count = (await subscribers(context, internal))[internal] ?? 0;
   const out = { occupied: count > 0 };
   if (info.has('subscription_count')) out.subscription_count = count;
@@ -219,6 +218,11 @@ function infoOf(query, known) {
   return info;
 }
 
+/** Whether `info` asks only what channel `name` can tell: user_count of a presence channel. */
+function checkInfoFor(name, info) {
+  if (info.has('user_count') && !isPresence(kindOf(name))) throw badRequest(`info=user_count is for presence channels only (${name} is not one)`);
+}
+
 function checkChannelName(name) {
   try {
     return checkName(name);
@@ -246,7 +250,9 @@ function checkEvent(app, body, at = '') {
     }
   });
   if (socketId !== undefined && (typeof socketId !== 'string' || !SOCKET_ID.test(socketId))) throw badRequest(`${at}socket_id must be a socket_id (digits.digits)`);
-  const info = typeof body.info === 'string' ? infoOf(new URLSearchParams({ info: body.info }), ['user_count', 'subscription_count']) : new Set();
+  if (body.info !== undefined && typeof body.info !== 'string') throw badRequest(`${at}info must be a string: attributes separated by commas`);
+  const info = body.info === undefined ? new Set() : infoOf(new URLSearchParams({ info: body.info }), ['user_count', 'subscription_count']);
+  for (const name of channels) checkInfoFor(name, info);
   return { name, data, channels, internals, socketId, info };
 }
 

@@ -6,7 +6,7 @@
 import { require } from '../require.js';
 import { Commands } from '../core/commands.js';
 import { Apps } from './apps.js';
-import { checkInternal } from './channels.js';
+import { checkInternal, pusherName } from './channels.js';
 import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
 import { PusherHttpApi } from './http-api.js';
 import { refuseUpgrade } from './refusals.js';
@@ -30,7 +30,8 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
     relay,
     subscriptions,
     presence,
-    checkName: checkInternal
+    checkName: checkInternal,
+    showName: pusherName
   });
   const connections = new PusherConnections({ config, apps, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({

@@ -23,10 +23,17 @@ export function signatureMatches(secret, text, given) {
   return timingSafeEqual(Buffer.from(sign(secret, text), 'hex'), Buffer.from(given, 'hex'));
 }
 
-/** Whether two strings are equal, in constant time (a body_md5 against the body's). */
+/**
+ * Whether two strings are equal, in constant time (a body_md5 against the
+ * body's). Their UTF-8 bytes are compared: a string of as many characters
+ * may be longer in bytes (é is two), and timingSafeEqual throws on buffers
+ * of different lengths.
+ */
 export function sameText(a, b) {
-  if (typeof a !== 'string' || typeof b !== 'string' || a.length !== b.length) return false;
-  return timingSafeEqual(Buffer.from(a), Buffer.from(b));
+  if (typeof a !== 'string' || typeof b !== 'string') return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /**

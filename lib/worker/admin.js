@@ -10,6 +10,8 @@
 import { Op } from '../ipc.js';
 import { GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
+import { handling } from './last-input.js';
+import { shown } from '../protocol.js';
 
 /**
  * @param {import('./relay.js').WorkerRelay} relay
@@ -17,6 +19,7 @@ import { runMethod } from '../core/server.js';
  */
 export function attachAdmin(relay, context) {
   relay.handle(Op.ADMIN, ([, request, method, params]) => {
+    handling('admin', shown(method));
     answer(method, params, context).then((reply) => relay.send([Op.ADMIN_DONE, request, reply]));
   });
 }

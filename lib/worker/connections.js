@@ -16,7 +16,6 @@ import {
   pongFrame,
   presenceFrame,
   presenceStatsFrame,
-  Recovery,
   subscribeAckFrame,
   subscribedFrame,
   unsubscribedFrame,
@@ -145,6 +144,7 @@ export class Connections {
         return this.subscribe(ws, channel, id, frame.since, frame.delta);
       case 'unsubscribe':
         this.commands.unsubscribe(ws, channel, id);
+        this.sessions.leave(ws, channel);
         return ws.send(ackFrame(id));
       case 'presence':
       case 'presence_stats': {
@@ -163,28 +163,21 @@ export class Connections {
   }
 
   /**
-   * A client's subscribe: the core's checks (and hook), then join(); a channel already held is answered where it stands.
+   * A client's subscribe: the core's checks (and hook), then the session's
+   * join; a channel already held is answered where it stands.
    * @param {string} [delta] the delta algorithm asked for: later messages may come as deltas (./deltas.js)
    */
   subscribe(ws, channel, id, since, delta) {
-    const subscriptions = this.subscriptions;
-    if (subscriptions.has(ws, channel)) {
+    if (this.subscriptions.has(ws, channel)) {
       this.commands.namespace(channel, id);
-      const local = subscriptions.channel(channel);
+      const local = this.subscriptions.channel(channel);
       if (!local.has(ws)) throw new GatewayError(ErrorCode.BAD_REQUEST, `a subscribe to ${channel} is already under way`, id);
       return ws.send(subscribeAckFrame(id, local.seq, local.epoch));
     }
     const allowed = this.commands.subscribe(ws, channel, since, id, delta);
-    if (!(allowed instanceof Promise)) return this.join(ws, channel, id, since, allowed, CLIENT, delta);
-    allowed.then(
-      (ns) => {
-        if (ws.readyState !== WebSocket.OPEN) return;
-        // Asked twice while the hook decided: the first answer joins, the second is told where it stands.
-        if (subscriptions.has(ws, channel)) this.subscribe(ws, channel, id, since, delta);
-        else this.join(ws, channel, id, since, ns, CLIENT, delta);
-      },
-      (err) => this.fail(ws, err)
-    );
+    const wait = allowed instanceof Promise ? allowed : undefined;
+    const ns = wait === undefined ? allowed : this.commands.namespace(channel, id);
+    this.sessions.join({ owner: this, conn: ws, channel, latest: ns.latest, id, since, delta, server: CLIENT, wait });
   }
 
   /**
@@ -199,50 +192,31 @@ export class Connections {
   serverSubscribe(ws, channel, since) {
     const ns = this.commands.namespace(channel);
     if (ws.readyState !== WebSocket.OPEN) return false;
-    if (!this.subscriptions.has(ws, channel)) this.join(ws, channel, undefined, since, ns, SERVER);
+    if (!this.subscriptions.has(ws, channel)) this.sessions.join({ owner: this, conn: ws, channel, latest: ns.latest, since, server: SERVER });
     return true;
   }
 
   /** @returns {boolean} whether the connection held the channel (it no longer does, and is told) */
   serverUnsubscribe(ws, channel) {
-    if (ws.readyState !== WebSocket.OPEN || !this.subscriptions.has(ws, channel)) return false;
-    this.subscriptions.remove(ws, channel);
+    if (ws.readyState !== WebSocket.OPEN || !this.sessions.leave(ws, channel)) return false;
     ws.send(unsubscribedFrame(channel));
     return true;
   }
 
   /**
-   * Subscribes at once when this worker already receives the channel and
-   * nothing needs replaying; otherwise asks the primary (./relay.js), and
-   * answered() completes it.
+   * Where a join ended (../worker/sessions.js): live, with the missed
+   * messages or the latest one replayed; or not (left meanwhile), and a
+   * client that asked is told where the channel stands.
    */
-  join(ws, channel, id, since, ns, server, delta) {
-    const subscriptions = this.subscriptions;
-    const upToDate = subscriptions.upToDate(channel, since, ns.latest);
-    const local = subscriptions.add(ws, channel);
-    if (!upToDate) {
-      this.relay.subscribe({ owner: this, ws, channel, local, id, since, server, delta });
-      return;
-    }
-    subscriptions.activate(ws, local, delta !== undefined);
-    if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
-    ws.send(joinedFrame(server, id, channel, local.seq, local.epoch, since === undefined ? undefined : true));
-  }
-
-  /** The primary's answer to a subscribe this worker could not answer itself. */
-  answered({ ws, channel, local, id, since, server, delta }, { current, epoch, seq, result, replay }) {
+  joined({ conn: ws, channel, id, since, server }, { live, seq, epoch, recovered, replay }) {
     if (ws.readyState !== WebSocket.OPEN) return;
-    // Unsubscribed while asking, or already live through an earlier request:
-    // say where the channel stands (to a client that asked), replay nothing.
-    if (!current || !this.subscriptions.has(ws, channel) || local.has(ws)) {
-      if (server === CLIENT) ws.send(subscribeAckFrame(id, seq, epoch));
+    if (!live) {
+      if (server === CLIENT) ws.send(seq === undefined ? ackFrame(id) : subscribeAckFrame(id, seq, epoch));
       return;
     }
-    this.subscriptions.activate(ws, local, delta !== undefined);
-    if (result !== undefined) metrics.recoveries.inc({ result });
     // With since: the missed messages; without, in a `latest` namespace: the latest one.
     const latest = since === undefined && replay !== undefined ? true : undefined;
-    ws.send(joinedFrame(server, id, channel, seq, epoch, since === undefined ? undefined : replay !== undefined, latest));
+    ws.send(joinedFrame(server, id, channel, seq, epoch, since === undefined ? undefined : (recovered ?? replay !== undefined), latest));
     if (replay === undefined) return;
     // In full, also to a delta subscriber: its deltas start after the next live message.
     const first = seq - replay.length + 1;
@@ -250,6 +224,11 @@ export class Connections {
     for (let i = 0; i < replay.length; i++) {
       transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.config.maxBuffered);
     }
+  }
+
+  /** A subscribe hook said no. */
+  joinRefused(request, err) {
+    this.fail(request.conn, err);
   }
 
   /** An auth frame: the first presents the connection's credential, later ones refresh it (same user only). */

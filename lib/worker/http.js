@@ -12,6 +12,7 @@ import { runMethod } from '../core/server.js';
 import { carriedBy } from './transport.js';
 import { keyCheck, readBody, reply, replyError } from './http-io.js';
 import { vendorFile } from './vendor.js';
+import { handling } from './last-input.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -39,6 +40,7 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
     // A request pipelined behind a connection that took its socket over (a stream): it owns the socket.
     if (carriedBy(req.socket) !== undefined) return req.socket.destroy();
     const path = req.url.split('?', 1)[0];
+    handling('http', `${req.method} ${path}`);
     if (draining()) res.setHeader('Connection', 'close');
     if (path === '/sse') return streams.request(req, res);
     if (path.startsWith('/api/')) return api.request(req, res, path.slice(5));

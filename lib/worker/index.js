@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { require } from '../require.js';
 import { createLogger } from '../logger.js';
 import { Message, Op } from '../ipc.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { Subscriptions } from './subscriptions.js';
 import { WorkerRelay } from './relay.js';
 import { WorkerPresence } from './presence.js';
@@ -32,12 +33,13 @@ import { createRequestHandler } from './http.js';
 import { ServerApi } from './api.js';
 import { attachCalls } from './calls.js';
 import { attachAdmin } from './admin.js';
-import { createUpgradeHandler } from './upgrade.js';
+import { createUpgradeHandler, refuseUpgrade } from './upgrade.js';
 import { protocolWaysIn } from './ways-in.js';
 import { kClientIp } from './client-ip.js';
 import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from './metrics.js';
+import { lastInput } from './last-input.js';
 
 const { WebSocketServer } = require('ws');
 
@@ -52,7 +54,8 @@ const DRAINING = 1;
 export function startWorker(config, worker) {
   const log = createLogger(config.logLevel, { role: 'worker', worker });
   process.on('uncaughtException', (err) => {
-    log.fatal({ err }, 'uncaught exception; exiting so the primary starts a fresh worker');
+    // A defect: no input should get here. The input begun last says where to look.
+    log.fatal({ err, lastInput }, 'uncaught exception; exiting so the primary starts a fresh worker');
     process.exit(1);
   });
 
@@ -66,7 +69,7 @@ export function startWorker(config, worker) {
   const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
   const admission = new Admission({ config, relay, draining, worker, log });
-  const sessions = new Sessions({ admission, keepalive, subscriptions });
+  const sessions = new Sessions({ admission, keepalive, subscriptions, relay, presence });
   const commands = new Commands({ rate: config.maxPublishRate, maxSubscriptions: config.maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
   const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
   const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
@@ -110,6 +113,11 @@ export function startWorker(config, worker) {
       rejected: (reason) => metrics.rejected.inc({ reason })
     })
   );
+  // No proxy here: without this answer Node would drop a CONNECT's socket unanswered.
+  server.on('connect', (req, socket) => {
+    socket.on('error', () => {});
+    refuseUpgrade(socket, new GatewayError(ErrorCode.METHOD_NOT_ALLOWED, 'CONNECT is not served: this is no proxy'));
+  });
   server.on('clientError', (err, socket) => {
     // A socket taken over by a connection (a stream) carries its bytes: an HTTP answer there would be garbage in it.
     if (socket.writable && err.code !== 'ECONNRESET' && carriedBy(socket) === undefined) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');

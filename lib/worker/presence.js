@@ -10,6 +10,7 @@
 // To the primary:   ['pjoin', channel, client, user|null, fields]
 //                   ['pleave', channel, client]
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
+//                   ['padmit', channel, client, user, fields, maxUsers, token] -> ['padmitd', token, added]
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../ipc.js';
 import { GatewayError } from '../errors.js';
@@ -41,6 +42,7 @@ export class WorkerPresence {
     this.writeDiffs = this.writeDiffs.bind(this);
     subscriptions.watch(this);
     relay.answers(Op.PRESENCE_DONE);
+    relay.answers(Op.PRESENCE_ADMITTED);
     relay.handle(Op.PRESENCE_DIFF, ([, channel, frame]) => this.deliver(channel, frame));
   }
 
@@ -56,7 +58,19 @@ export class WorkerPresence {
     this.relay.send([Op.PRESENCE_JOIN, channel, conn[kClient], user, shown]);
   }
 
-  /** A live subscription ended (unsubscribed, or the connection closed). */
+  /**
+   * Enters the connection's user in a channel holding at most `maxUsers`
+   * users, checked and added in one step where the entries live, so
+   * concurrent joins on any worker or node cannot pass the cap together.
+   * When the subscription goes live, joined() finds the entry there.
+   * @returns {Promise<boolean>} whether it was added (false: the channel is full)
+   */
+  admit(conn, channel, maxUsers) {
+    const { user, shown } = identityOf(conn);
+    return this.relay.ask([Op.PRESENCE_ADMIT, channel, conn[kClient], user, shown, maxUsers]);
+  }
+
+  /** A live subscription ended (unsubscribed, or the connection closed), or an admitted one will not go live. */
   left(conn, channel) {
     this.relay.send([Op.PRESENCE_LEAVE, channel, conn[kClient]]);
   }

@@ -51,7 +51,8 @@ export class WorkerRelay {
     this.nextToken = 1;
     this.replies = new Map(); // token -> {resolve, reject} of an HTTP publish
     this.acking = new Map(); // token -> [ws, id] of a WebSocket publish
-    this.subscribing = new Map(); // token -> {ws, channel, local, id, since} waiting for a subok
+    this.subscribing = new Map(); // token -> a join request waiting for a subok
+    this.onRouted = undefined; // (request, answer) => void: the sessions' (./sessions.js)
     this.asked = new Map(); // token -> resolve of an ask()
     this.primaryBusy = false;
     this.engineUp = true;
@@ -142,9 +143,9 @@ export class WorkerRelay {
 
   /**
    * Asks the primary to route `channel` here and to say where it stands
-   * (with `since`: what was missed); the request's `owner.answered(request,
-   * answer)` gets the reply, in order with the channel's messages.
-   * @param {{owner: {answered: Function}, ws: object, channel: string, local: object, since?: object}} request
+   * (with `since`: what was missed); onRouted(request, answer) gets the
+   * reply, in order with the channel's messages.
+   * @param {{channel: string, since?: {seq: number, epoch: string}}} request ../worker/sessions.js's JoinRequest
    */
   subscribe(request) {
     const token = this.nextToken++;
@@ -261,7 +262,7 @@ export class WorkerRelay {
       local.epoch = epoch;
       local.seq = seq;
     }
-    request.owner.answered(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
+    this.onRouted(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
   }
 }
 

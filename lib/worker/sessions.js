@@ -1,15 +1,27 @@
-// A connection's life from open to close, the same for every transport: it
-// is counted in at the door (./admission.js), given an identity (at once
+// A connection's life from open to close, the same for every way in (a
+// native WebSocket in either encoding, an SSE stream, a Pusher WebSocket):
+// it is counted in at the door (./admission.js), given an identity (at once
 // under --auth none; once its credential or the connect hook says who it
-// is otherwise), kept to that identity's end (./expiry.js) and, when it
-// closes, taken out of everything it was in. A WebSocket (./connections.js)
-// and an SSE stream (./sse.js) only say when these happen.
+// is otherwise), joins and leaves channels, is kept to that identity's end
+// (./expiry.js) and, when it closes, taken out of everything it was in. A
+// way in decodes its frames into these calls and encodes what they answer.
+//
+// A join is held from its first moment: the channel counts toward
+// --max-subscriptions while a hook, a presence admission or the engine is
+// still deciding, and a leave or a close meanwhile cancels it, so nothing
+// of it is left anywhere (the subscription, the presence entry, the
+// engine's route). Its owner (the way in) hears once, through
+// joined(request, answer), where the join ended.
 import { AuthFailed, CloseCode, ErrorCode } from '../errors.js';
 import { ANONYMOUS, identify, identityOf } from '../core/identity.js';
 import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';
 import { kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
+import { Recovery } from '../protocol.js';
+
+// The joins of a connection not live yet, by channel: only while one waits.
+const kJoining = Symbol('joining');
 
 export class Sessions {
   /**
@@ -17,11 +29,16 @@ export class Sessions {
    * @param {import('./admission.js').Admission} options.admission
    * @param {import('./keepalive.js').Keepalive} options.keepalive
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('./relay.js').WorkerRelay} options.relay
+   * @param {import('./presence.js').WorkerPresence} options.presence
    */
-  constructor({ admission, keepalive, subscriptions }) {
+  constructor({ admission, keepalive, subscriptions, relay, presence }) {
     this.admission = admission;
     this.keepalive = keepalive;
     this.subscriptions = subscriptions;
+    this.relay = relay;
+    this.presence = presence;
+    relay.onRouted = (request, answer) => this.routed(request, answer);
     this.users = admission.users;
     // One wheel for every transport, where identities end: before an
     // identity, a connection's deadline is its credential's
@@ -66,8 +83,103 @@ export class Sessions {
     this.expiry.set(conn, identity.expiresAt);
   }
 
+  /**
+   * Joins `request.channel`: held at once, live once the wait (a hook, a
+   * presence admission) said yes and the engine said where the channel
+   * stands (at once when this worker already receives it and nothing needs
+   * replaying). The owner's joined(request, answer) is called once, with
+   * answer.live false when the join was cancelled or found stale.
+   * @param {JoinRequest} request
+   */
+  join(request) {
+    const { conn, channel, wait } = request;
+    request.local = this.subscriptions.add(conn, channel, request.companion);
+    if (wait === undefined) return this.route(request);
+    request.wait = undefined;
+    (conn[kJoining] ??= new Map()).set(channel, request);
+    wait.then(
+      () => this.waited(request),
+      (err) => this.waited(request, err)
+    );
+  }
+
+  /** A join's wait ended: refused, cancelled meanwhile, or on to the engine. */
+  waited(request, err) {
+    const { conn, channel } = request;
+    if (conn[kJoining]?.get(channel) !== request) return; // left or closed while it waited: cancelled there
+    if (err !== undefined || !conn[kTransport].isOpen(conn)) {
+      this.cancel(request);
+      this.subscriptions.remove(conn, channel, request.companion);
+      if (err !== undefined) request.owner.joinRefused(request, err);
+      return;
+    }
+    this.route(request);
+  }
+
+  route(request) {
+    const { conn, channel, since } = request;
+    if (!this.subscriptions.upToDate(channel, since, request.latest)) {
+      (conn[kJoining] ??= new Map()).set(channel, request);
+      return this.relay.subscribe(request);
+    }
+    this.live(request);
+    if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
+    const { seq, epoch } = request.local;
+    request.owner.joined(request, { live: true, seq, epoch, recovered: since === undefined ? undefined : true });
+  }
+
+  /** The primary's answer to a join this worker could not answer itself (./relay.js). */
+  routed(request, answer) {
+    const { conn, channel, local } = request;
+    if (conn[kJoining]?.get(channel) !== request) return; // cancelled meanwhile: its owner was told then
+    this.done(conn, channel);
+    if (!conn[kTransport].isOpen(conn)) return;
+    // A record made anew since the request: the owner is told where the
+    // channel stands, nothing replayed.
+    answer.live = answer.current && this.subscriptions.has(conn, channel) && !local.has(conn);
+    if (answer.live) {
+      this.live(request);
+      if (answer.result !== undefined) metrics.recoveries.inc({ result: answer.result });
+    }
+    request.owner.joined(request, answer);
+  }
+
+  live({ conn, local, delta }) {
+    this.subscriptions.activate(conn, local, delta !== undefined);
+  }
+
+  /**
+   * Leaves a channel held or being joined: a join not live yet is cancelled
+   * (its owner is told, answer.live false), a presence entry admitted for it
+   * taken out.
+   * @returns {boolean} whether the connection held or was joining the channel
+   */
+  leave(conn, channel, companion = false) {
+    const request = conn[kJoining]?.get(channel);
+    const held = this.subscriptions.has(conn, channel);
+    this.subscriptions.remove(conn, channel, companion);
+    if (request === undefined) return held;
+    this.cancel(request);
+    request.owner.joined(request, { live: false });
+    return true;
+  }
+
+  /** A join that will not go live: out of the waiting list, its admitted presence entry taken out. */
+  cancel(request) {
+    this.done(request.conn, request.channel);
+    if (request.admitted) this.presence.left(request.conn, request.channel);
+  }
+
+  done(conn, channel) {
+    const joining = conn[kJoining];
+    joining.delete(channel);
+    if (joining.size === 0) conn[kJoining] = undefined;
+  }
+
   /** The connection closed: out of the wheels, the user index, its channels and the counts. */
   closed(conn) {
+    const joining = conn[kJoining];
+    if (joining !== undefined) for (const request of joining.values()) this.cancel(request);
     this.keepalive.remove(conn);
     this.deadlines?.remove(conn);
     const identity = identityOf(conn);
@@ -83,3 +195,24 @@ export class Sessions {
     conn[kTransport].close(conn, CloseCode.AUTH_TIMEOUT, 'no valid token in time');
   }
 }
+
+/**
+ * @typedef {object} JoinRequest
+ * @property {{joined: (request: JoinRequest, answer: JoinAnswer) => void, joinRefused: (request: JoinRequest, err: Error) => void}} owner the way in
+ * @property {object} conn the connection
+ * @property {string} channel
+ * @property {boolean} [latest] the channel's namespace keeps its latest message for new subscribers
+ * @property {{seq: number, epoch: string}} [since] where a recovery starts
+ * @property {string} [delta] the delta algorithm asked for
+ * @property {Promise<void>} [wait] what must say yes first (a hook, a presence admission)
+ * @property {boolean} [admitted] a presence entry was admitted for it, taken out if it never goes live
+ * @property {boolean} [companion] held beside another channel (./subscriptions.js)
+ *
+ * @typedef {object} JoinAnswer
+ * @property {boolean} live the connection receives the channel now
+ * @property {number} [seq] where the channel stands (absent when cancelled before the engine answered)
+ * @property {string} [epoch]
+ * @property {string} [result] a recovery's outcome
+ * @property {string[]} [replay] the messages missed (or a `latest` namespace's latest)
+ * @property {boolean} [recovered]
+ */

@@ -8,7 +8,7 @@
 // `since`. From then on the stream is a subscriber like any other
 // (./sse-stream.js).
 import { ErrorCode, GatewayError, HookFailed } from '../errors.js';
-import { Recovery, parseCursor } from '../protocol.js';
+import { parseCursor } from '../protocol.js';
 import { ANONYMOUS, identify, kClient } from '../core/identity.js';
 import { clientIp } from './client-ip.js';
 import { reply } from './http-io.js';
@@ -143,24 +143,18 @@ export class SseStreams {
     for (let i = 0; i < stream.channels.length; i++) this.subscribe(stream, i, since[i]);
   }
 
-  /** As Connections.subscribe: at once when this worker is up to date on the channel, else through the primary. */
+  /** Joins the stream's i-th channel through the session, from `since` when its cursor gave one. */
   subscribe(stream, i, since) {
     const channel = stream.channels[i];
-    const upToDate = this.subscriptions.upToDate(channel, since, this.commands.namespace(channel).latest);
     if (since !== undefined) stream.positions[i] = since;
-    const local = this.subscriptions.add(stream, channel);
-    if (!upToDate) return this.relay.subscribe({ owner: this, ws: stream, channel, local, since });
-    if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });
-    this.activate(stream, i, local);
+    this.sessions.join({ owner: this, conn: stream, channel, latest: this.commands.namespace(channel).latest, since, i });
   }
 
-  /** The primary's answer to a stream's subscribe: the replay (or a `latest` namespace's latest message) or the gap, then live. */
-  answered({ ws: stream, channel, local, since }, { current, epoch, seq, result, replay }) {
-    if (!sseTransport.isOpen(stream) || !current) return;
-    if (result !== undefined) metrics.recoveries.inc({ result });
-    const i = stream.channels.indexOf(channel);
+  /** Where a join ended: the replay (or a `latest` namespace's latest message) or the gap, then live. */
+  joined({ conn: stream, channel, since, i, local }, { live, epoch, seq, replay, recovered }) {
+    if (!live || !sseTransport.isOpen(stream)) return;
     const max = this.config.maxBuffered;
-    if (since !== undefined && replay === undefined) {
+    if (since !== undefined && replay === undefined && recovered !== true) {
       stream.positions[i] = local;
       sseTransport.write(stream, gapEvent(stream, channel), max);
     } else if (replay !== undefined) {
@@ -174,9 +168,11 @@ export class SseStreams {
     this.activate(stream, i, local);
   }
 
+  /** A stream's joins wait for nothing: every check was made before it started. */
+  joinRefused() {}
+
   /** The stream receives the channel live; once all its channels are, it says so with the full cursor. */
   activate(stream, i, local) {
-    this.subscriptions.activate(stream, local);
     stream.positions[i] = local;
     if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream, stream[kClient]), this.config.maxBuffered);
   }

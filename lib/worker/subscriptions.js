@@ -14,6 +14,10 @@ import { ChannelDeltas } from './deltas.js';
 // A connection's channels: undefined, one name, or a Set of names. Most
 // connections hold one channel, and a Set for one name costs ~150 bytes.
 const kChannels = Symbol('channels');
+// How many of them are companions: channels a protocol holds beside one the
+// client asked for (Pusher's member events beside its presence channel),
+// which do not count toward --max-subscriptions.
+const kCompanions = Symbol('companions');
 
 // Until watch(): no channel is watched (a relay alone, in tests and baselines).
 const UNWATCHED = Object.freeze({ watched: () => false });
@@ -58,10 +62,10 @@ export class Subscriptions {
     this.presence = presence;
   }
 
-  /** Channels held by one connection, live or pending. */
+  /** Channels held by one connection, live or pending, companions left out. */
   count(ws) {
     const mine = ws[kChannels];
-    return mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size;
+    return (mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size) - (ws[kCompanions] ?? 0);
   }
 
   has(ws, channel) {
@@ -103,9 +107,11 @@ export class Subscriptions {
 
   /**
    * Records that `ws` holds `channel`, pending until activate().
+   * @param {boolean} [companion] held beside another channel, not counted by count()
    * @returns {LocalChannel}
    */
-  add(ws, channel) {
+  add(ws, channel, companion = false) {
+    if (companion) ws[kCompanions] = (ws[kCompanions] ?? 0) + 1;
     const mine = ws[kChannels];
     if (mine === undefined) ws[kChannels] = channel;
     else if (typeof mine === 'string') ws[kChannels] = new Set([mine, channel]);
@@ -128,10 +134,12 @@ export class Subscriptions {
     if (local.watched) this.presence.joined(ws, local.name);
   }
 
-  remove(ws, channel) {
+  /** @param {boolean} [companion] as it was added */
+  remove(ws, channel, companion = false) {
     const mine = ws[kChannels];
     if (mine === channel) ws[kChannels] = undefined;
     else if (typeof mine !== 'object' || !mine.delete(channel)) return;
+    if (companion) ws[kCompanions]--;
     this.detach(ws, channel);
   }
 

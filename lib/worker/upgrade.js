@@ -7,6 +7,7 @@
 import { STATUS_CODES } from 'node:http';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { clientIp } from './client-ip.js';
+import { handling } from './last-input.js';
 
 /**
  * A way in by WebSocket: the paths it serves, the ws server (noServer mode)
@@ -63,6 +64,7 @@ export function createUpgradeHandler({ config, ways, admission, closes, rejected
   return function handleUpgrade(req, socket, head) {
     socket.on('error', ignore);
     const path = req.url.split('?', 1)[0];
+    handling('upgrade', `${req.method} ${path}`);
     const way = ways.find((candidate) => candidate.matches(path));
     let wss;
     try {
@@ -83,8 +85,12 @@ export function createUpgradeHandler({ config, ways, admission, closes, rejected
   };
 }
 
-/** The refusal as an HTTP answer: a browser cannot read it, but a load balancer's health checks and other clients can. */
-function refuseUpgrade(socket, { status, code, message }) {
+/**
+ * The refusal as an HTTP answer on a socket the HTTP server let go of (an
+ * upgrade, a CONNECT): a browser cannot read it, but a load balancer's
+ * health checks and other clients can.
+ */
+export function refuseUpgrade(socket, { status, code, message }) {
   const body = JSON.stringify({ error: code, message });
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +

@@ -3,14 +3,18 @@
 // costs no closures of its own. A frame or a pong is a sign of life for the
 // keepalive wheel; the owner handles frames and the close.
 import { Keepalive } from './keepalive.js';
+import { kTransport } from '../core/symbols.js';
+import { handling } from './last-input.js';
 
 /**
  * @param {{message: (ws, data, isBinary) => void, closed: (ws, code) => void}} owner
  * @param {import('pino').Logger} log
+ * @param {string} [way] the way in, as the process-level handler names it (./last-input.js); by default the transport's name
  * @returns {(ws) => void} hangs the listeners on a new connection
  */
-export function socketListeners(owner, log) {
+export function socketListeners(owner, log, way) {
   function onMessage(data, isBinary) {
+    handling(way ?? this[kTransport].name, isBinary ? 'binary frame' : 'text frame');
     owner.message(this, data, isBinary);
   }
   function onPong() {

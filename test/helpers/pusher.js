@@ -3,6 +3,8 @@
 // raw WebSocket that records every Pusher frame (for what pusher-js would
 // hide: the exact error codes, frames that must not arrive).
 import { createHash, createHmac } from 'node:crypto';
+import http from 'node:http';
+import { once } from 'node:events';
 import WebSocket from 'ws';
 import PusherJs from 'pusher-js';
 import Pusher from 'pusher';
@@ -12,17 +14,8 @@ export const APP = { appId: 'app-1', key: 'key-1', secret: 'a-secret-of-24-chara
 export const OTHER_APP = { appId: 'app-2', key: 'key-2', secret: 'another-secret-24-chars!' };
 
 /** A gateway with APP (client events on) and OTHER_APP, from a config file or flags. */
-export function startPusherGateway(args = []) {
-  return startGateway([
-    '--pusher-app-id',
-    APP.appId,
-    '--pusher-key',
-    APP.key,
-    '--pusher-secret',
-    APP.secret,
-    '--pusher-client-events',
-    ...args
-  ]);
+export function startPusherGateway(args = [], options = {}) {
+  return startGateway(['--pusher-app-id', APP.appId, '--pusher-key', APP.key, '--pusher-secret', APP.secret, '--pusher-client-events', ...args], options);
 }
 
 /** The `pusher` server SDK for an app on the gateway. */
@@ -150,23 +143,57 @@ export function channelAuth(text, app = APP) {
  * test can spoil one part of it).
  * @returns {Promise<{status: number, body: *}>}
  */
-export async function signedRequest(gw, method, path, { body, params = {}, app = APP, timestamp = Math.floor(Date.now() / 1000), bodyMd5, signWith = app.secret } = {}) {
+export async function signedRequest(gw, method, path, { body, ...options } = {}) {
   const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-  const query = { auth_key: app.key, auth_timestamp: String(timestamp), auth_version: '1.0', ...params };
-  if (text !== undefined) query.body_md5 = bodyMd5 ?? createHash('md5').update(text).digest('hex');
-  const sorted = Object.keys(query)
-    .sort()
-    .map((k) => `${k}=${query[k]}`)
-    .join('&');
-  const signature = createHmac('sha256', signWith).update(`${method}\n${path}\n${sorted}`).digest('hex');
-  const url = `${gw.http}${path}?${new URLSearchParams({ ...query, auth_signature: signature })}`;
-  const res = await fetch(url, { method, body: text, headers: text === undefined ? {} : { 'Content-Type': 'application/json' } });
+  const res = await fetch(`${gw.http}${path}?${signedQuery(method, path, { ...options, body: text })}`, {
+    method,
+    body: text,
+    headers: text === undefined ? {} : { 'Content-Type': 'application/json' }
+  });
   const answer = await res.text();
   let parsed = answer;
   try {
     parsed = JSON.parse(answer);
   } catch {}
   return { status: res.status, body: parsed };
+}
+
+/** A webhook endpoint that keeps each request the SDK's verification accepts, and counts the others. */
+export async function pusherWebhookEndpoint() {
+  const sdk = serverSdk({ port: 1 });
+  const endpoint = { events: [], refused: 0 };
+  endpoint.server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const webhook = sdk.webhook({ headers: req.headers, rawBody: Buffer.concat(chunks).toString() });
+      if (!webhook.isValid() || !webhook.isContentTypeValid()) {
+        endpoint.refused++;
+        return res.writeHead(401).end();
+      }
+      endpoint.events.push(...webhook.getEvents());
+      res.writeHead(200).end();
+    });
+  });
+  endpoint.server.listen(0, '127.0.0.1');
+  await once(endpoint.server, 'listening');
+  endpoint.url = `http://127.0.0.1:${endpoint.server.address().port}/pusher`;
+  return endpoint;
+}
+
+/**
+ * The query string that signs a request to `path` (as sent, percent-encoding
+ * included) with a body of `body` (text) or none.
+ */
+export function signedQuery(method, path, { body, params = {}, app = APP, timestamp = Math.floor(Date.now() / 1000), bodyMd5, signWith = app.secret } = {}) {
+  const query = { auth_key: app.key, auth_timestamp: String(timestamp), auth_version: '1.0', ...params };
+  if (body !== undefined) query.body_md5 = bodyMd5 ?? createHash('md5').update(body).digest('hex');
+  const sorted = Object.keys(query)
+    .sort()
+    .map((k) => `${k}=${query[k]}`)
+    .join('&');
+  const signature = createHmac('sha256', signWith).update(`${method}\n${path}\n${sorted}`).digest('hex');
+  return String(new URLSearchParams({ ...query, auth_signature: signature }));
 }
 
 export { eventually };

@@ -55,6 +55,30 @@ export class RedisPresence {
     }, ignore); // Redis unreachable: the next refresh adds it, quietly
   }
 
+  /**
+   * join() if the channel has fewer than `maxUsers` users or already has
+   * this one, decided by the script in one step across nodes; `answer(added)`.
+   * The entry is in this node's table meanwhile, so a leave that comes
+   * before the answer takes it out of Redis too.
+   */
+  admit(channel, route, client, user, fields, maxUsers, answer) {
+    if (this.table.add(channel, client, route, user, fields) === 0) return answer(true);
+    this.run(channel, 'admit', [String(maxUsers), client, user ?? '', fields]).then(
+      ([, [added]]) => {
+        if (added === -1) {
+          this.table.remove(channel, client);
+          return answer(false);
+        }
+        if (added === 2) this.member(channel, user, true, client, fields);
+        answer(true);
+      },
+      () => {
+        this.table.remove(channel, client);
+        answer(false);
+      }
+    );
+  }
+
   leave(channel, client) {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;

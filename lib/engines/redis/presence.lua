@@ -23,6 +23,8 @@
 -- ARGV[3] the channel's name (for the events)   ARGV[4] 'publish' | 'spublish',
 -- or '' for none (not a joinLeave channel)   ARGV[5] the pub/sub name
 -- add:    ARGV[6..] client, user ('' for none), fields, ...: answers per client 0 (there already), 1 (added), 2 (added, the user's first)
+-- admit:  ARGV[6] the most users, ARGV[7..9] one client as for add: answers as add, or -1 (not added: the
+--         channel has that many users and this client's user is not one of them)
 -- refresh: as add, renewing the expiry of the node's clients; no joins published
 -- remove: ARGV[6..] clients: answers per client 0 (absent), 1 (removed), 2 (removed, the user's last)
 -- read:   ARGV[6] the most clients to list: answers [departed, entries] or [departed, count] past it
@@ -79,9 +81,18 @@ for _, client in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
 end
 
 local op = ARGV[1]
+local first = 6
+if op == 'admit' then
+  local client, user = ARGV[7], ARGV[8]
+  if redis.call('HEXISTS', KEYS[1], client) == 0 and redis.call('HEXISTS', KEYS[3], user) == 0
+      and redis.call('HLEN', KEYS[3]) >= tonumber(ARGV[6]) then
+    return { departed, { -1 } }
+  end
+  op, first = 'add', 7
+end
 if op == 'add' or op == 'refresh' then
   local answers = {}
-  for i = 6, #ARGV, 3 do
+  for i = first, #ARGV, 3 do
     local client, user, fields = ARGV[i], ARGV[i + 1], ARGV[i + 2]
     redis.call('ZADD', KEYS[2], now + ttl, client)
     if redis.call('HSET', KEYS[1], client, fields .. '\n' .. user) == 0 then
