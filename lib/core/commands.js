@@ -206,10 +206,15 @@ function present(conn) {
   return () => conn[kTransport].isOpen(conn);
 }
 
-/** Rethrows a hook's or the engine's refusal as the answer to the frame `id` (a refusal may be shared: it is copied, never changed). */
+/**
+ * Rethrows a hook's or the engine's refusal as the answer to the frame `id`.
+ * Each refusal is made for its one call, so it takes the id itself and keeps
+ * its class (a hook's refusal carries the application's close code).
+ */
 function withId(id) {
   return (err) => {
-    throw id === undefined || !(err instanceof GatewayError) ? err : new GatewayError(err.code, err.message, id);
+    if (id !== undefined && err instanceof GatewayError) err.id = id;
+    throw err;
   };
 }
 
