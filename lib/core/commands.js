@@ -29,15 +29,11 @@ import { ErrorCode, GatewayError, checkChannel } from '../protocol.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from './permissions.js';
 import { identityOf, kClient } from './identity.js';
-import { kTransport } from './symbols.js';
+import { kTokens, kTokensRefilledAt, kTransport } from './symbols.js';
 import { takeToken } from './token-bucket.js';
 
 const UNAVAILABLE = 'the engine (Redis) is unreachable: retry shortly';
 const BUSY = 'the gateway is busy relaying: retry shortly';
-
-// A connection's token bucket for the commands that cost (step 6).
-const kTokens = Symbol('tokens');
-const kRefilledAt = Symbol('tokensRefilledAt');
 
 export class Commands {
   /**
@@ -97,7 +93,7 @@ export class Commands {
 
   /** 6: one of the connection's tokens, --max-publish-rate per second in bursts of as many. */
   spend(conn, what, id) {
-    if (!takeToken(conn, this.rate, kTokens, kRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${this.rate} ${what} per second`, id);
+    if (!takeToken(conn, this.rate, kTokens, kTokensRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${this.rate} ${what} per second`, id);
   }
 
   /** 7: the engine can take a publish now. */
