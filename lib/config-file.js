@@ -32,10 +32,10 @@ export async function gatewayConfig(argv) {
     envPrefix: ENV_PREFIX,
     env: withheld,
     configFile: readConfigFile,
+    check: (resolved) => checkCombinations(Object.assign(resolved, { namespaces: resolved.namespaces ?? [] })),
     epilogue: 'Every flag can also be set as GATEWAY_<FLAG> (dashes as underscores), or in the --config file. `gateway doctor --help` checks this machine.'
   });
-  config.namespaces ??= [];
-  return checkCombinations(config);
+  return config;
 }
 
 /**

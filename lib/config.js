@@ -192,7 +192,12 @@ export const options = {
   },
   'pusher-client-events': { type: 'boolean', default: false, describe: 'allow client-* events on the Pusher app\'s private and presence channels' },
   'pusher-webhook-url': { type: 'string', check: httpUrl('pusher-webhook-url'), describe: "where the Pusher app's webhooks go, in Pusher's format" },
-  'member-grace': { ...ms(0), default: 3000, describe: 'ms a departed user may come back before member_removed is sent (neither event then)' },
+  'member-grace': {
+    ...ms(0),
+    default: 3000,
+    describe:
+      'ms a departed user may come back before the member_removed webhook is sent (neither member webhook then; native and Pusher webhooks alike); clients see presence change at once'
+  },
   'max-old-space-size': { ...int(16, 1 << 20), describe: "MiB of V8 old space per worker (Node's default when unset)" },
   'max-semi-space-size': {
     ...int(1, 1024),
@@ -204,6 +209,13 @@ export const options = {
     choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     default: 'info',
     describe: 'pino log level'
+  },
+  'log-format': {
+    type: 'string',
+    choices: ['pretty', 'json'],
+    default: () => (process.stdout.isTTY ? 'pretty' : 'json'),
+    defaultDescription: 'pretty on a terminal, json otherwise',
+    describe: 'pretty: one readable line per event; json: one JSON object per line (pino), for a log collector'
   }
 };
 

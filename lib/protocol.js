@@ -270,12 +270,15 @@ export function parseObject(text, what) {
 
 /**
  * A client's value as an error message names it: a string quoted and cut
- * to 64 characters, anything else by its type. Never String(value): an
- * array nested thousands deep overflows the stack in its toString, and an
- * object's own `toString` may be anything but a function.
+ * to 64 characters, null, a number or a boolean as is, anything else by
+ * its type. Never String(value): an array nested thousands deep overflows
+ * the stack in its toString, and an object's own `toString` may be
+ * anything but a function.
  */
 export function shown(value) {
-  return typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : `(a ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value})`;
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 64));
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return `${value}`;
+  return Array.isArray(value) ? '(an array)' : `(an ${typeof value})`;
 }
 
 function isValidId(id) {

@@ -27,6 +27,7 @@ describe('admin page', function () {
   let page;
   const dialogs = [];
   const pageErrors = [];
+  const refusedByCsp = []; // a resource the page's own Content-Security-Policy refuses
   const clients = [];
   const track = (client) => (clients.push(client), client);
 
@@ -42,6 +43,7 @@ describe('admin page', function () {
       dialog.dismiss();
     });
     page.on('pageerror', (err) => pageErrors.push(String(err)));
+    page.on('console', (message) => message.text().includes('Content Security Policy') && refusedByCsp.push(message.text()));
   });
   afterEach(() => {
     for (const client of clients.splice(0)) client.close();
@@ -120,6 +122,7 @@ describe('admin page', function () {
     await page.waitForSelector('[name=password]');
     expect((await get('/admin/api/view', { cookie: `gateway_admin=${cookie.value}` })).status).to.equal(401); // ended, not just forgotten by the browser
     expect(pageErrors).to.deep.equal([]);
+    expect(refusedByCsp).to.deep.equal([]);
   });
 
   it("answers an invalid channel, a bad user and bad JSON with the server API's own error", async () => {
@@ -188,6 +191,10 @@ describe('admin page', function () {
       expect(answer.status, String(cookie)).to.equal(401);
     }
     expect((await get('/admin/api/view', { cookie: session })).status).to.equal(200);
+    // a route that does not exist is 404 with a session or without
+    for (const cookie of [undefined, session]) {
+      for (const path of ['/admin/nope', '/admin/api/nope']) expect((await get(path, { cookie })).status, `${path} ${cookie}`).to.equal(404);
+    }
     const login = await get('/admin', { cookie: forged });
     expect(login.body).to.include('name="password"'); // the login form, not the page
     expect(login.headers['content-security-policy']).to.include("script-src 'self'").and.not.include('unsafe-inline');
@@ -228,7 +235,7 @@ describe('admin page', function () {
       (other) => other.stop().then(() => null),
       (e) => e
     );
-    expect(err?.message).to.include('--admin-password must be at least 12 characters');
+    expect(err?.message).to.include('--admin-password (from GATEWAY_ADMIN_PASSWORD) must be at least 12 characters');
     expect(err.message).to.not.include('too-short');
   });
 

@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { options, resolveConfig } from '../lib/config.js';
@@ -57,10 +60,15 @@ describe('options table', () => {
 
 describe('gateway command line', () => {
   for (const [args, message] of [
-    [['--port', 'abc'], '--port must be a number'],
-    [['--port', '-1'], '--port must be at least 0'],
-    [['--balance', 'nope'], 'balance'],
-    [['--no-such-flag'], 'Unknown argument'],
+    [['--port', 'abc'], '--port must be a number, got abc (an integer from 0 to 65535)'],
+    [['--port=abc'], '--port must be a number, got abc (an integer from 0 to 65535)'],
+    [['--port', '-1'], '--port must be at least 0, got -1 (an integer from 0 to 65535)'],
+    [['--port', '1', '--port', 'abc'], '--port is given 2 times (1, abc): give it once'],
+    [['--balance', 'nope'], '--balance must be one of ip, even, reuseport, got nope'],
+    [['--no-such-flag'], 'unknown option --no-such-flag\n'],
+    [['--prot', '80'], 'unknown option --prot: did you mean --port?'],
+    [['--max-conections', '5'], 'unknown option --max-conections: did you mean --max-connections?'],
+    [['--no-trust-forwarder'], 'unknown option --no-trust-forwarder: did you mean --trust-forwarded?'],
     [['--max-payload'], 'max-payload'],
     [['--auth', 'jwt'], '--auth jwt needs a key'],
     [['--auth', 'jwt', '--jwt-secret', 's'.repeat(32), '--jwt-jwks-url', 'http://127.0.0.1/jwks'], 'give one JWT key'],
@@ -95,10 +103,29 @@ describe('gateway command line', () => {
     });
   }
 
-  it('reads GATEWAY_* environment variables, checked like flags', () => {
+  it('reads GATEWAY_* environment variables, checked like flags, an error naming the variable and its text', () => {
     const result = run([], { GATEWAY_MAX_PAYLOAD: '3' });
     expect(result.status).to.equal(2);
-    expect(result.stderr).to.include('--max-payload must be at least 16');
+    expect(result.stderr).to.include('--max-payload (from GATEWAY_MAX_PAYLOAD) must be at least 16, got 3 (an integer from 16 to 1073741824)');
+    expect(run([], { GATEWAY_PORT: 'abc' }).stderr).to.include('--port (from GATEWAY_PORT) must be a number, got abc');
+  });
+
+  it('names where a dependent option alone came from, and the option it needs', () => {
+    const alone = run([], { GATEWAY_PUSHER_SECRET: 's'.repeat(24) });
+    expect(alone.status).to.equal(2);
+    expect(alone.stderr).to.include('--pusher-secret (from GATEWAY_PUSHER_SECRET) needs --pusher-app-id');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gateway-config-'));
+    try {
+      const file = path.join(dir, 'gateway.json');
+      writeFileSync(file, JSON.stringify({ webhookUrl: 'http://127.0.0.1:1/hooks' }));
+      const fromFile = run(['--config', file]);
+      expect(fromFile.status).to.equal(2);
+      expect(fromFile.stderr).to.include(`--webhook-url (from webhookUrl in ${file}) needs --webhook-secret`);
+      // the command line names the flag alone
+      expect(run(['--webhook-url', 'http://127.0.0.1:1/hooks']).stderr).to.include('error: --webhook-url needs --webhook-secret');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('prints help with every option', () => {

@@ -10,7 +10,7 @@ import { readSnapshot } from '../lib/doctor/proc.js';
 import {
   checkLimits,
   capacityWarnings,
-  UNCAPPED_PER_WORKER,
+  capacityNote,
   BYTES_PER_CONNECTION,
   BYTES_PER_PROCESS,
   BYTES_NODE_SHARED
@@ -70,8 +70,8 @@ describe('doctor limits', () => {
     });
 
     it('compares somaxconn with the backlog asked for', () => {
-      expect(check(STOCK, 10, 1, 4096)['net.core.somaxconn'].status).to.equal(Status.OK);
-      expect(check(STOCK, 10, 1, 4097)['net.core.somaxconn'].status).to.equal(Status.WARN);
+      expect(check(STOCK, 100000, 1, 4096)['net.core.somaxconn'].status).to.equal(Status.OK);
+      expect(check(STOCK, 100000, 1, 4097)['net.core.somaxconn'].status).to.equal(Status.WARN);
     });
 
     it('counts the source addresses a load generator needs', () => {
@@ -155,13 +155,21 @@ describe('doctor limits', () => {
       expect(warnings.map((w) => flagged.find((label) => w.startsWith(`${label} is `)))).to.deep.equal(flagged);
     });
 
-    it(`checks ${UNCAPPED_PER_WORKER} per worker when --max-connections is 0`, () => {
-      const warnings = capacityWarnings(config({ maxConnections: 0 }), { root: STOCK });
-      expect(warnings[0]).to.include('about 3,072 connections').and.include('100,000 connections per worker × 2 workers (checked when --max-connections is 0)');
+    it('warns of nothing when --max-connections is 0, and says what each worker takes', () => {
+      expect(capacityWarnings(config({ maxConnections: 0 }), { root: STOCK })).to.deep.equal([]);
+      expect(capacityNote(config({ maxConnections: 0 }), { root: STOCK })).to.match(/^each worker takes about 3,072 connections \(its open-files limit less 1024\)/);
+      expect(capacityNote(config({ maxConnections: 10 }), { root: STOCK })).to.equal(undefined);
+    });
+
+    it('sizes the accept queue to the connections when they are fewer than --backlog', () => {
+      // the stock host: somaxconn 4096, tcp_max_syn_backlog 512
+      const warnings = capacityWarnings(config({ maxConnections: 1000 }), { root: STOCK });
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.match(/^net\.ipv4\.tcp_max_syn_backlog is 512, 2,000 needed for all 2,000 connections arriving at once: .*Fix: sudo sysctl -w net\.ipv4\.tcp_max_syn_backlog=2000$/);
     });
 
     it('is silent on a tuned host', () => {
-      expect(capacityWarnings(config({ maxConnections: 0 }), { root: TUNED })).to.deep.equal([]);
+      expect(capacityWarnings(config({ maxConnections: 50000 }), { root: TUNED })).to.deep.equal([]);
     });
   });
 });

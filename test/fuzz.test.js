@@ -12,9 +12,11 @@ import WebSocket from 'ws';
 import { decode, encode } from '@msgpack/msgpack';
 import { startGateway } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
+import { configFile } from './helpers/api.js';
 import { APP, RawPusher, channelAuth, eventually, signedQuery } from './helpers/pusher.js';
 import {
   CLOSE_CODES,
+  SCALE,
   WIRE_CODES,
   bodyJson,
   channelName,
@@ -24,6 +26,7 @@ import {
   hostileMsgpack,
   hostileString,
   hostileValue,
+  goodChannel,
   jsonText,
   mutate,
   mutation,
@@ -32,28 +35,42 @@ import {
   objectValue,
   oddHeaders,
   pathSegment,
+  plainText,
   queryOf,
   quoted,
   rawHttp
 } from './helpers/fuzz.js';
 
 const API_KEY = 'fuzz-api-key';
+// Presence with joins and leaves, history with deltas and the latest message: the paths behind a valid name.
+const NAMESPACES = [
+  { name: 'room', presence: true, joinLeave: true },
+  { name: 'hist', historySize: 20, latest: true, delta: true }
+];
 const ADMIN_PASSWORD = 'fuzz-admin-password';
 // Every HTTP status the family answers with (lib/errors.js), and the admin page's redirect.
 const STATUSES = new Set([200, 202, 303, 400, 401, 403, 404, 405, 413, 429, 431, 503]);
 const tally = {};
 
 describe('hostile input kills nothing (property-based)', function () {
-  this.timeout(120000);
+  this.timeout(120000 * Math.max(1, SCALE)); // a wider hunt takes longer
   let gw;
   let bystanders;
+  let cookie; // the admin page's session
 
   before(async () => {
     gw = await startGateway(
-      ['--pusher-app-id', APP.appId, '--pusher-key', APP.key, '--pusher-secret', APP.secret, '--pusher-client-events', '--api-key', API_KEY, '--balance', 'even'],
+      [
+        ...['--pusher-app-id', APP.appId, '--pusher-key', APP.key, '--pusher-secret', APP.secret, '--pusher-client-events', '--api-key', API_KEY],
+        ...['--balance', 'even', '--trust-forwarded', '--max-conns-per-ip', '100000', '--config', configFile({ namespaces: NAMESPACES })]
+      ],
       { env: { GATEWAY_ADMIN_PASSWORD: ADMIN_PASSWORD } }
     );
     bystanders = await openBystanders(gw);
+    // Logged in before any wrong password locks this address out.
+    const login = await rawHttp(gw.metricsPort, { method: 'POST', path: '/admin/login', headers: [['Origin', `http://127.0.0.1:${gw.metricsPort}`]], body: `password=${ADMIN_PASSWORD}` });
+    expect(login.status).to.equal(303);
+    cookie = /set-cookie: ([^;]+)/i.exec(login.head)[1];
   });
   after(async () => {
     for (const b of [...(bystanders?.native ?? []), ...(bystanders?.pusher ?? [])]) b.close();
@@ -82,7 +99,7 @@ describe('hostile input kills nothing (property-based)', function () {
     }
   }
 
-  /** Counts an input of `way` (by its answer: an HTTP status, `frame` or a close code). */
+  /** Counts an input of `way` by its answer: an HTTP status, 'answered' or 'closed <code>'. */
   const counted = (way, answer) => {
     const byAnswer = (tally[way] ??= {});
     byAnswer[answer] = (byAnswer[answer] ?? 0) + 1;
@@ -95,7 +112,7 @@ describe('hostile input kills nothing (property-based)', function () {
       channel: fc.oneof({ arbitrary: quoted(channelName), weight: 3 }, jsonText),
       data: jsonText,
       token: fc.oneof(quoted(hostileString), jsonText),
-      since: objectText({ seq: field('0', '1', '9007199254740993', '-1', '1e400'), epoch: fc.oneof(quoted(hostileString), jsonText) }),
+      since: objectText({ seq: field('0', '1', '9007199254740993', '-1', '1e400'), epoch: fc.oneof(fc.constant('"abc"'), quoted(hostileString), jsonText) }),
       delta: field('"fossil"')
     };
 
@@ -104,7 +121,7 @@ describe('hostile input kills nothing (property-based)', function () {
       try {
         await check(
           fc.oneof({ arbitrary: objectText(frameFields).map((text) => ({ text })), weight: 9 }, fc.uint8Array({ maxLength: 32 }).map((bytes) => ({ bytes, binary: true }))),
-          400,
+          1000,
           async (input) => {
             counted('native JSON frame', await probe.round(input.text ?? Buffer.from(input.bytes), input.binary === true));
           }
@@ -130,7 +147,7 @@ describe('hostile input kills nothing (property-based)', function () {
       try {
         await check(
           fc.oneof({ arbitrary: frame.map((value) => encode(value)), weight: 5 }, { arbitrary: hostileMsgpack, weight: 4 }, fc.string({ maxLength: 20 }).map((text) => ({ text }))),
-          400,
+          800,
           async (input) => {
             counted('native MessagePack frame', input.text !== undefined ? await probe.round(input.text, false) : await probe.round(Buffer.from(input), true));
           }
@@ -143,7 +160,7 @@ describe('hostile input kills nothing (property-based)', function () {
     it('the upgrade: hostile paths, queries and headers are answered 101 or with a family status', async () => {
       await check(
         fc.record({ path: fc.oneof(fc.constant('/'), fc.constant('/app/key-1'), pathSegment.map((s) => `/${s}`)), query: queryOf(['protocol', 'token', 'encoding']), headers: oddHeaders, version: fc.constantFrom('13', '8', '', 'x') }),
-        150,
+        300,
         async ({ path, query, headers, version }) => {
           const answer = await rawHttp(gw.port, {
             path: `${path}?${query}`,
@@ -158,11 +175,14 @@ describe('hostile input kills nothing (property-based)', function () {
 
   describe('SSE', () => {
     it('GET /sse: hostile channel lists, tokens and Last-Event-ID are answered 200 or with a family error', async () => {
-      const list = fc.array(fc.oneof({ arbitrary: channelName.map(encodeURIComponentSafe), weight: 4 }, pathSegment), { maxLength: 4 }).map((names) => names.join(','));
+      const list = fc.oneof(
+        fc.uniqueArray(goodChannel, { minLength: 1, maxLength: 3 }).map((names) => names.join(',')),
+        fc.array(fc.oneof({ arbitrary: channelName.map(encodeURIComponentSafe), weight: 4 }, pathSegment), { maxLength: 4 }).map((names) => names.join(','))
+      );
       const cursor = fc.oneof(fc.constantFrom('', ',', '1.a', '1.a,2.b', '99999999999999999.a', '-1.a', '1.A', '.', '1.'), hostileString);
       await check(
         fc.record({ list, query: queryOf(['token', 'lastEventId']), cursor: fc.option(cursor, { freq: 2 }), headers: oddHeaders, method: fc.constantFrom('GET', 'GET', 'POST', 'HEAD') }),
-        250,
+        500,
         async ({ list, query, cursor, headers, method }) => {
           const answer = await rawHttp(gw.port, { method, path: `/sse?channels=${list}&${query}`, headers: cursor === null ? headers : [['Last-Event-ID', cursor], ...headers] });
           expectHttp(answer, 'json');
@@ -174,6 +194,10 @@ describe('hostile input kills nothing (property-based)', function () {
 
   describe('keyed HTTP routes', () => {
     const auth = fc.oneof(fc.constant(`Bearer ${API_KEY}`), fc.constant(`Bearer ${API_KEY}`), nearly(API_KEY).map((s) => `Bearer ${s}`), hostileString);
+    const wellFormed = fc.oneof(
+      fc.record({ channel: goodChannel, data: plainText }).map(({ channel, data }) => `{"channel":${JSON.stringify(channel)},"data":${data}}`),
+      fc.string({ minLength: 1, maxLength: 10 }).map((user) => JSON.stringify({ user }))
+    );
     const publishBody = objectText({ channel: fc.oneof({ arbitrary: quoted(channelName), weight: 3 }, jsonText), data: jsonText, idempotencyKey: jsonText, version: field('1', '9007199254740993') });
     const disconnectBody = objectText({ user: fc.oneof(quoted(hostileString), jsonText), code: field('4000', '4999', '1000'), reason: jsonText });
 
@@ -183,10 +207,10 @@ describe('hostile input kills nothing (property-based)', function () {
           route: fc.constantFrom('/publish', '/disconnect'),
           method: fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT'),
           auth: fc.option(auth),
-          body: fc.oneof(publishBody, disconnectBody),
+          body: fc.oneof(wellFormed, publishBody, disconnectBody),
           headers: oddHeaders
         }),
-        300,
+        600,
         async ({ route, method, auth, body, headers }) => {
                     const answer = await rawHttp(gw.port, { method, path: route, headers: auth === null ? headers : [['Authorization', auth], ...headers], body });
           expectHttp(answer, 'json', route === '/publish' ? [202] : [200]);
@@ -198,6 +222,10 @@ describe('hostile input kills nothing (property-based)', function () {
     it('POST /api/<method>: every method, and names that are not methods', async () => {
       const channel = fc.oneof({ arbitrary: quoted(channelName), weight: 3 }, jsonText);
       const params = fc.oneof(
+        fc.record({ channel: goodChannel, data: plainText }).map(({ channel, data }) => `{"channel":${JSON.stringify(channel)},"data":${data}}`),
+        fc.record({ channel: goodChannel, limit: fc.integer({ min: 1, max: 20 }), reverse: fc.boolean() }).map((p) => JSON.stringify(p)),
+        fc.uniqueArray(goodChannel, { minLength: 1, maxLength: 3 }).map((channels) => JSON.stringify({ channels, data: { a: 1 } })),
+        fc.constantFrom('{}', '{"prefix":"hist"}', '{"channel":"room:a"}', '{"commands":[{"method":"channels"},{"method":"publish","params":{"channel":"fuzz","data":1}}]}'),
         objectText({ channel, data: jsonText, idempotencyKey: jsonText, version: jsonText, channels: fc.array(channel, { maxLength: 3 }).map((c) => `[${c.join(',')}]`) }),
         objectText({ user: jsonText, channel, code: jsonText, reason: jsonText }),
         objectText({ channel, since: objectText({ seq: jsonText, epoch: jsonText }), limit: field('1', '0', '1e400', '100000'), reverse: jsonText }),
@@ -208,7 +236,7 @@ describe('hostile input kills nothing (property-based)', function () {
         { arbitrary: fc.constantFrom('publish', 'broadcast', 'subscribe', 'unsubscribe', 'disconnect', 'presence', 'presence_stats', 'history', 'channels', 'info', 'batch'), weight: 4 },
         pathSegment
       );
-      await check(fc.record({ method, params, auth: fc.option(auth, { freq: 8 }), verb: fc.constantFrom('POST', 'POST', 'POST', 'GET'), headers: oddHeaders }), 350, async ({ method, params, auth, verb, headers }) => {
+      await check(fc.record({ method, params, auth: fc.option(auth, { freq: 8 }), verb: fc.constantFrom('POST', 'POST', 'POST', 'GET'), headers: oddHeaders }), 800, async ({ method, params, auth, verb, headers }) => {
         const answer = await rawHttp(gw.port, { method: verb, path: `/api/${method}`, headers: auth === null ? headers : [['Authorization', auth], ...headers], body: params });
         expectHttp(answer, 'api');
           counted('POST /api/<method>', answer.status);
@@ -218,7 +246,7 @@ describe('hostile input kills nothing (property-based)', function () {
     it('any other path and method', async () => {
       await check(
         fc.record({ method: fc.oneof(fc.constantFrom('GET', 'HEAD', 'POST', 'OPTIONS', 'DELETE', 'PATCH', 'CONNECT', 'TRACE'), fc.string({ unit: 'binary-ascii', maxLength: 8 })), path: fc.oneof(pathSegment.map((s) => `/${s}`), hostileString.map((s) => `/${s}`), fc.constantFrom('/health', '/client.js', '/client/x.js', '/vendor/../../etc/passwd', '*', '//', '/apps', '/app/')), headers: oddHeaders }),
-        200,
+        400,
         async ({ method, path, headers }) => {
           const answer = await rawHttp(gw.port, { method, path, headers });
           expectHttp(answer, 'any');
@@ -246,7 +274,7 @@ describe('hostile input kills nothing (property-based)', function () {
         frameChannel: fc.option(fc.oneof(quoted(channelName), jsonText))
       });
       try {
-        await check(fc.oneof({ arbitrary: input, weight: 9 }, fc.string({ maxLength: 40 }).map((text) => ({ text }))), 450, async (frame) => {
+        await check(fc.oneof({ arbitrary: input, weight: 9 }, fc.string({ maxLength: 40 }).map((text) => ({ text }))), 1000, async (frame) => {
           counted('Pusher frame', await probe.round(frame.text ?? pusherFrame(frame, await probe.socketId())));
         });
       } finally {
@@ -264,6 +292,9 @@ describe('hostile input kills nothing (property-based)', function () {
       socket_id: field('"1.1"', '"1.x"'),
       info: field('"user_count"', '"subscription_count"', '"user_count,subscription_count"', '"cache"')
     });
+    const goodEvent = fc
+      .record({ name: fc.constantFrom('ev', 'client-like', '__proto__'), data: plainText, channel: fc.constantFrom('fuzz', 'presence-fuzz', 'cache-fuzz', '__proto__'), info: fc.constantFrom(undefined, 'subscription_count', 'user_count') })
+      .map((event) => JSON.stringify(event));
     const batchBody = objectText({ batch: fc.array(eventBody, { maxLength: 3 }).map((b) => `[${b.join(',')}]`) });
     const route = fc.oneof(
       fc.constant(['POST', 'events']),
@@ -282,14 +313,14 @@ describe('hostile input kills nothing (property-based)', function () {
         fc.record({
           app: fc.oneof({ arbitrary: fc.constant(APP.appId), weight: 4 }, pathSegment),
           route,
-          sign: fc.boolean(),
-          spoil: fc.option(fc.tuple(fc.constantFrom('auth_key', 'body_md5', 'auth_signature', 'auth_timestamp', 'auth_version'), mutation)),
+          sign: fc.constantFrom(true, true, false),
+          spoil: fc.oneof({ arbitrary: fc.constant(null), weight: 2 }, fc.tuple(fc.constantFrom('auth_key', 'body_md5', 'auth_signature', 'auth_timestamp', 'auth_version'), mutation)),
           query: queryOf(['auth_key', 'auth_timestamp', 'auth_version', 'auth_signature', 'body_md5', 'info', 'filter_by_prefix']),
-          params: fc.dictionary(fc.constantFrom('info', 'filter_by_prefix', '__proto__', 'auth_version'), hostileString, { maxKeys: 2 }),
-          body: fc.option(fc.oneof(eventBody, batchBody, jsonText), { freq: 6 }),
+          params: fc.oneof(fc.constant({}), fc.dictionary(fc.constantFrom('info', 'filter_by_prefix', '__proto__', 'auth_version'), fc.oneof(fc.constantFrom('user_count', 'subscription_count', 'presence-', 'cache'), hostileString), { maxKeys: 2 })),
+          body: fc.option(fc.oneof(goodEvent, goodEvent.map((e) => `{"batch":[${e}]}`), eventBody, batchBody, jsonText), { freq: 6 }),
           headers: oddHeaders
         }),
-        450,
+        1000,
         async ({ app, route: [method, rest], sign, spoil, query, params, body, headers }) => {
           const path = `/apps/${app}/${rest}`;
           const text = method === 'POST' ? (body ?? undefined) : undefined;
@@ -312,19 +343,6 @@ describe('hostile input kills nothing (property-based)', function () {
   });
 
   describe('the admin page', () => {
-    let cookie;
-    before(async () => {
-      const origin = `http://127.0.0.1:${gw.metricsPort}`;
-      const login = await rawHttp(gw.metricsPort, {
-        method: 'POST',
-        path: '/admin/login',
-        headers: [['Origin', origin], ['Content-Type', 'application/x-www-form-urlencoded']],
-        body: `password=${ADMIN_PASSWORD}`
-      });
-      expect(login.status).to.equal(303);
-      cookie = /set-cookie: ([^;]+)/i.exec(login.head)[1];
-    });
-
     it('login, forms, reads and actions: answered with a page, a redirect or a family status', async () => {
       const origin = fc.oneof(fc.constant('same'), hostileString, fc.constant('null'));
       const body = fc.oneof(
@@ -340,7 +358,7 @@ describe('hostile input kills nothing (property-based)', function () {
       );
       await check(
         fc.record({ method: fc.constantFrom('GET', 'POST', 'POST', 'PUT'), path, origin, session: fc.oneof(fc.constant('valid'), fc.constant('near'), hostileString, fc.constant(null)), near: mutation, body, headers: oddHeaders }),
-        300,
+        600,
         async ({ method, path, origin, session, near, body, headers }) => {
           const sent = [...headers];
           sent.push(['Origin', origin === 'same' ? `http://127.0.0.1:${gw.metricsPort}` : origin]);
@@ -366,9 +384,9 @@ describe('hostile input kills nothing (property-based)', function () {
       const msgpack = new NativeProbe(gw, 'msgpack');
       try {
         expect(await json.round(`{"type":${deep(5000)}}`, false)).to.equal('answered');
-        expect(json.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (a array)' });
+        expect(json.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (an array)' });
         expect(await msgpack.round(Buffer.from(encode({ type: { toString: new Uint8Array(4) } })), true)).to.equal('answered');
-        expect(msgpack.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (a object)' });
+        expect(msgpack.frames.find((f) => f.type === 'error')).to.include({ code: 'bad_request', message: 'unknown type (an object)' });
       } finally {
         json.close();
         msgpack.close();
@@ -383,7 +401,19 @@ describe('hostile input kills nothing (property-based)', function () {
         body: `{"commands":[{"method":${deep(5000)}}]}`
       });
       expect(answer.status).to.equal(400);
-      expect(bodyJson(answer).error.message).to.match(/no method \(a array\)/);
+      expect(bodyJson(answer).error.message).to.match(/no method \(an array\)/);
+    });
+
+    it('an admin action whose data is nested 5,000 deep', async () => {
+      const origin = `http://127.0.0.1:${gw.metricsPort}`;
+      const answer = await rawHttp(gw.metricsPort, {
+        method: 'POST',
+        path: '/admin/api/publish',
+        headers: [['Origin', origin], ['Cookie', cookie]],
+        body: `{"channel":"fuzz","data":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`
+      });
+      expect(answer.status).to.equal(400);
+      expect(bodyJson(answer).error).to.deep.equal({ code: 'bad_request', message: 'data is nested deeper than 64 levels' });
     });
 
     it('CONNECT, which no route serves', async () => {

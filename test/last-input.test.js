@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
 import { TestClient } from './helpers/client.js';
 import { RawPusher, startPusherGateway } from './helpers/pusher.js';
-import { MARKER } from './fixtures/defect-on-marker.js';
+import { MARKER } from './fixtures/defect-marker.js';
 
 const DEFECT = fileURLToPath(new URL('./fixtures/defect-on-marker.js', import.meta.url));
 

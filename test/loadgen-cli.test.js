@@ -78,7 +78,8 @@ describe('loadgen (command line)', function () {
     [['--transport', 'sse', '--channels', '2', '--encoding', 'msgpack'], /--encoding and --delta are a WebSocket's/],
     [['--delta'], /--delta needs --channels/],
     [['--encoding', 'cbor'], /--encoding must be one of json, msgpack/],
-    [['--no-such-flag'], /Unknown argument/]
+    [['--no-such-flag'], /unknown option --no-such-flag/],
+    [['--conections', '5'], /unknown option --conections: did you mean --connections\?/]
   ]) {
     it(`exits 2 with a message for ${args.join(' ')}`, async () => {
       const { code, stderr, stdout } = await spawnLoadgen(args);

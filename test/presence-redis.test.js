@@ -132,17 +132,27 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
     }
   });
 
-  it('announces every node’s clients again within one refresh after Redis restarted empty', async () => {
+  it('announces every node’s clients again within one refresh after Redis restarted empty, quietly: no join, no arrival', async () => {
     const one = track(await member(a.url, 'one'));
     const two = track(await member(b.url, 'two'));
     await one.subscribe('room:again');
     await two.subscribe('room:again');
     await eventually(async () => (await result(a, 'presence_stats', { channel: 'room:again' })).clients === 2, { what: 'two listed' });
+    await eventually(() => named(one, 'room:again', 'joins', two.welcome.connectionId), { what: "two's join" });
+    const arrived = await changes('arrived', a, b);
     await redis.stop();
     await redis.start();
+    const restartedAt = one.frames.length;
     await eventually(async () => (await result(b, 'presence_stats', { channel: 'room:again' })).clients === 2, { what: 're-announced', timeout: TTL_S * 1000 + 5000 });
     const ids = [one.welcome.connectionId, two.welcome.connectionId];
     expect(await result(a, 'presence_stats', { channel: 'room:again' })).to.include({ users: 2, digest: presenceDigest(ids) });
+    // Nothing had been announced, so nothing is: a third client's join is the marker.
+    const three = track(await member(b.url, 'three'));
+    await three.subscribe('room:again');
+    await eventually(() => named(one, 'room:again', 'joins', three.welcome.connectionId), { what: "three's join" });
+    await eventually(async () => (await changes('arrived', a, b)) === arrived + 1, { what: "three's arrival" });
+    const diffs = one.frames.slice(restartedAt).filter((f) => f.type === 'presence_diff' && f.channel === 'room:again');
+    expect(diffs.flatMap((d) => [...Object.keys(d.joins), ...Object.keys(d.leaves)])).to.deep.equal([three.welcome.connectionId]);
   });
 });
 

@@ -161,11 +161,12 @@ describe('Pusher HTTP API and sign-in', function () {
       { name: 'refused', data: '3', channel: 'lobby-info', info: 'user_count' }
     ];
     expect((await signedRequest(gw, 'POST', `/apps/${APP.appId}/batch_events`, { body: { batch } })).status).to.equal(400);
-    expect((await signedRequest(gw, 'POST', `/apps/${APP.appId}/events`, { body: { name: 'refused', data: '4', channel: 'lobby-info', info: ['user_count'] } })).status).to.equal(400);
     // The marker, sent after them: nothing refused arrived before it.
     await sdk.trigger('lobby-info', 'marker', {});
     await raw.event('marker', 'lobby-info');
     expect(raw.frames.filter((f) => f.event === 'refused')).to.deep.equal([]);
+    // An info that is not a string is refused too, not ignored.
+    expect((await signedRequest(gw, 'POST', `/apps/${APP.appId}/events`, { body: { name: 'refused', data: '4', channel: 'lobby-info', info: ['user_count'] } })).status).to.equal(400);
     // What info may ask is answered as before.
     const counted = await signedRequest(gw, 'POST', `/apps/${APP.appId}/events`, { body: { name: 'counted', data: '5', channel: 'lobby-info', info: 'subscription_count' } });
     expect(counted).to.deep.equal({ status: 200, body: { channels: { 'lobby-info': { occupied: true, subscription_count: 1 } } } });

@@ -25,8 +25,8 @@ describe('README', () => {
     });
   }
 
-  it('starts with the install-and-start and the test commands', () => {
-    const firstScreen = readme.split('\n').slice(0, 15).join('\n');
+  it('holds the install-and-start and the test commands on its first screen, under what it is and its figures', () => {
+    const firstScreen = readme.split('\n').slice(0, 30).join('\n');
     expect(firstScreen).to.include('npm ci && npm start');
     expect(firstScreen).to.include('npm test');
   });

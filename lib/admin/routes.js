@@ -14,7 +14,7 @@
 // A POST needs an Origin of this very host (a page elsewhere cannot make the
 // browser act for the admin), and every route past the login a live session.
 import { readFileSync } from 'node:fs';
-import { ErrorCode, parseObject } from '../protocol.js';
+import { ErrorCode, checkDepth, parseObject } from '../protocol.js';
 import { readBody, reply } from '../worker/http-io.js';
 import { Sessions, sessionCookie, setCookie } from './session.js';
 import { Logins, LoginResult } from './logins.js';
@@ -28,10 +28,12 @@ const PROBLEMS = {
   [LoginResult.LOCKED]: [429, 'Too many wrong passwords from this address: try again in a minute.'],
   crossSite: [403, 'Refused: the form was not sent from this page.']
 };
-// No inline script or style, nothing from elsewhere, never in a frame.
+// No inline script or style, nothing from elsewhere, never in a frame. The
+// pages' empty icon (`data:,`, which keeps the browser from asking for
+// /favicon.ico) is the one image a data: URL may be.
 const HEADERS = {
   'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'same-origin', // not no-referrer: under it a browser sends `Origin: null` even to its own host
   'Cache-Control': 'no-store'
@@ -96,6 +98,10 @@ export function createAdmin({ password, call, stats, counted, maxPayload }) {
     let params;
     try {
       params = parseObject(await readBody(req, maxPayload), 'body');
+      // Held to the core's depth limit here, before the call crosses to a
+      // worker: the IPC's JSON.stringify recurses, and a stack overflow there
+      // would end the primary.
+      for (const value of Object.values(params)) checkDepth(value);
     } catch (err) {
       return reply(res, err.code === ErrorCode.PAYLOAD_TOO_LARGE ? 413 : 400, { error: { code: err.code, message: err.message } }, HEADERS);
     }
@@ -129,14 +135,16 @@ export function createAdmin({ password, call, stats, counted, maxPayload }) {
       const [body, type] = files[path];
       return res.writeHead(200, { ...HEADERS, 'Content-Type': type }).end(body);
     }
+    if (post ? !path.startsWith('/admin/api/') : path !== '/admin/api/view') {
+      req.resume();
+      return reply(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: 'no such admin route' } }, HEADERS);
+    }
     if (session === undefined) {
       req.resume();
       return reply(res, 401, { error: { code: ErrorCode.UNAUTHORIZED, message: 'log in first: no session, or it expired' } }, HEADERS);
     }
-    if (!post && path === '/admin/api/view') return view(url, res);
-    if (post && path.startsWith('/admin/api/')) return act(path.slice('/admin/api/'.length), req, res);
-    req.resume();
-    reply(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: 'no such admin route' } }, HEADERS);
+    if (post) return act(path.slice('/admin/api/'.length), req, res);
+    return view(url, res);
   }
 }
 

@@ -3,7 +3,7 @@
 // serve `gateway doctor` (./cli.js) and the warnings the primary logs at start
 // (capacityWarnings below), so the two never disagree.
 import { readSnapshot, sysctlFile } from './proc.js';
-import { FD_HEADROOM } from '../capacity.js';
+import { FD_HEADROOM, workerCapacity } from '../capacity.js';
 import { Status } from './status.js';
 import { count, bytes, show } from './format.js';
 
@@ -35,11 +35,9 @@ export const BYTES_NODE_SHARED = 48 * 1024 ** 2;
 const PAGE_SIZE = 4096;
 
 /**
- * Connections per worker the start-up warnings check against when
- * --max-connections is 0 (no cap): a conservative reading of what the
- * gateway is built for (600k idle connections on 4 cores, ~150k per Node
- * process). A limit below it is the gateway's real cap, so it deserves a
- * warning.
+ * Connections per worker `gateway doctor` checks against when no
+ * --connections is given: a conservative reading of what the gateway is
+ * built for (600k idle connections on 4 cores, ~150k per Node process).
  */
 export const UNCAPPED_PER_WORKER = 100_000;
 
@@ -81,22 +79,34 @@ export function checkLimits(snapshot, target) {
 }
 
 /**
- * The warnings the gateway logs at start: one sentence per limit that caps it
- * below its configured capacity, --max-connections × --workers, or
- * UNCAPPED_PER_WORKER × --workers when --max-connections is 0.
+ * The warnings the gateway logs at start: one sentence, with the command
+ * that fixes it, per limit that would not hold the configured capacity,
+ * --max-connections × --workers. Without --max-connections there is no
+ * target to check (see capacityNote).
  * @param {{workers: number, maxConnections: number, backlog: number}} config as resolveConfig() returns it
  * @param {{root?: string}} [options] root: the folder holding proc/ ('/')
- * @returns {string[]} empty when nothing caps the gateway
+ * @returns {string[]} empty when everything fits
  */
 export function capacityWarnings(config, { root = '/' } = {}) {
   const { workers, maxConnections, backlog } = config;
-  const perWorker = maxConnections || UNCAPPED_PER_WORKER;
-  const basis = maxConnections
-    ? `--max-connections ${perWorker} × ${workers} workers`
-    : `${count(perWorker)} connections per worker × ${workers} workers (checked when --max-connections is 0)`;
-  return checkLimits(readSnapshot(root), { connections: perWorker * workers, workers, backlog, balance: config.balance })
+  if (maxConnections === 0) return [];
+  const basis = `--max-connections ${maxConnections} × ${workers} workers`;
+  return checkLimits(readSnapshot(root), { connections: maxConnections * workers, workers, backlog, balance: config.balance })
     .filter((r) => r.status === Status.WARN || r.status === Status.FAIL)
     .map((r) => `${r.label} is ${show(r.current, r.unit)}, ${show(r.needed, r.unit)} needed for ${r.neededFor ?? basis}: ${r.detail}. Fix: ${r.fix}`);
+}
+
+/**
+ * What the gateway logs at start when --max-connections is 0: how many
+ * connections the open-files limit lets each worker hold, and how to have
+ * the machine checked against a target.
+ * @returns {string|undefined} undefined when --max-connections is set
+ */
+export function capacityNote(config, { root = '/' } = {}) {
+  if (config.maxConnections !== 0) return undefined;
+  const perWorker = workerCapacity(config, { root });
+  const each = Number.isFinite(perWorker) ? `about ${count(perWorker)} connections (its open-files limit less ${FD_HEADROOM})` : 'as many connections as memory allows';
+  return `each worker takes ${each}; with --max-connections the limits of this machine are checked against it at start (gateway doctor --connections N checks any target)`;
 }
 
 const CHECKS = [
@@ -138,19 +148,17 @@ const CHECKS = [
       fix: `sudo sysctl -w fs.file-max=${needed}`
     };
   }),
-  sysctlCheck('net.core.somaxconn', (current, { backlog }) => ({
-    needed: backlog,
-    neededFor: `--backlog ${backlog}`,
-    status: atLeast(current, backlog, Status.WARN),
+  sysctlCheck('net.core.somaxconn', (current, target) => ({
+    ...backlogNeeded(target),
+    status: atLeast(current, backlogNeeded(target).needed, Status.WARN),
     detail: `the kernel silently caps the listen backlog at ${count(current)}; in a burst, connections beyond it wait a second or more for a SYN retry`,
-    fix: `sudo sysctl -w net.core.somaxconn=${backlog}`
+    fix: `sudo sysctl -w net.core.somaxconn=${backlogNeeded(target).needed}`
   })),
-  sysctlCheck('net.ipv4.tcp_max_syn_backlog', (current, { backlog }) => ({
-    needed: backlog,
-    neededFor: `--backlog ${backlog}`,
-    status: atLeast(current, backlog, Status.WARN),
+  sysctlCheck('net.ipv4.tcp_max_syn_backlog', (current, target) => ({
+    ...backlogNeeded(target),
+    status: atLeast(current, backlogNeeded(target).needed, Status.WARN),
     detail: `about ${count(current)} handshakes can wait for their last ACK; in a reconnect storm the rest get SYN cookies or are dropped`,
-    fix: `sudo sysctl -w net.ipv4.tcp_max_syn_backlog=${backlog}`
+    fix: `sudo sysctl -w net.ipv4.tcp_max_syn_backlog=${backlogNeeded(target).needed}`
   })),
   sysctlCheck(
     'net.ipv4.ip_local_port_range',
@@ -249,6 +257,15 @@ function sysctlCheck(key, evaluate, pick = (values) => values[0]) {
 
 function allValues(values) {
   return values;
+}
+
+/**
+ * The accept queue the target needs: --backlog, or all its connections
+ * arriving at once when they are fewer (a longer queue is never filled).
+ */
+function backlogNeeded({ backlog, connections }) {
+  if (connections < backlog) return { needed: connections, neededFor: `all ${count(connections)} connections arriving at once` };
+  return { needed: backlog, neededFor: `--backlog ${backlog}` };
 }
 
 function filesPerProcess({ connections, workers }) {

@@ -25,7 +25,9 @@
 // "<seq> <epoch> <dataJson>".
 //
 // Failure: commands are never queued while Redis is unreachable (publishes
-// fail at once, and the relay tells the workers to refuse them); a bounded
+// fail at once, and the relay tells the workers to refuse them), and a Redis
+// that goes silent (a partition) counts as unreachable within a second
+// (./redis/liveness.js, the one place availability is decided); a bounded
 // number may wait for a slow Redis. After the subscriptions drop (the
 // connection came back, Sentinel moved it to a new master, a Cluster shard
 // failed over), every channel is SUBSCRIBEd again and its routes get what
@@ -41,7 +43,8 @@
 // its predecessors, then they are read from the history.
 //
 // Presence (./redis/presence.js and .lua): keys `gw:{c}:presence`,
-// `gw:{c}:presence:exp`, `gw:{c}:presence:users` and `gw:{c}:presence:digest`; its join and leave frames
+// `gw:{c}:presence:exp`, `gw:{c}:presence:users`, `gw:{c}:presence:digest`
+// and `gw:{c}:presence:gone` (the sweep's tombstones); its join and leave frames
 // are PUBLISHed on `gw:{c}` too, as JSON text (a `{` where a seq would be).
 //
 // Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and
@@ -63,6 +66,7 @@ import { RedisPublisher } from './redis/publisher.js';
 import { RemoteOccupancy } from './redis/occupancy.js';
 import { tellAll } from './listeners.js';
 import { RemoteDepartures } from './redis/departures.js';
+import { Liveness } from './redis/liveness.js';
 import { requireNumbers } from './check-options.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
@@ -131,13 +135,17 @@ export class RedisEngine {
     this.cluster = cluster;
     this.sub = cluster ? new ShardedSubscriber(sub) : new PlainSubscriber(sub);
     this.connections = cluster ? [redis] : [redis, sub];
+    this.subConnection = sub;
     this.masters = new Set(); // where the commands went last: a change is a failover
     this.failovers = 0;
     this.instruments = undefined;
-    redis.on('error', (err) => this.failed('commands', err));
+    // A WAIT holds the replies behind it back for up to its timeout: not silence.
+    this.liveness = new Liveness({ log, slackMs: options.redisWaitReplicas > 0 ? options.redisWaitTimeout : 0 });
+    this.liveness.watch('commands', redis);
+    if (!cluster) this.liveness.watch('subscriber', sub);
+    this.liveness.on('up', () => this.cycle()); // a silent spell held the pending subscribes back
     redis.on('ready', () => this.ready('commands'));
-    if (!cluster) sub.on('error', (err) => this.failed('subscriber', err));
-    else redis.on('refresh', () => this.countFailover()); // a shard's replica took over its slots
+    if (cluster) redis.on('refresh', () => this.countFailover()); // a shard's replica took over its slots
     this.sub.on('lost', () => this.ready('subscriber'));
     this.waitReplicas = options.redisWaitReplicas;
     this.waitTimeout = options.redisWaitTimeout;
@@ -164,10 +172,10 @@ export class RedisEngine {
     this.toUnsubscribe = new Set();
     this.toRead = new Set();
     this.cycling = false;
-    this.downSince = 0; // when an outage was first logged (0: up)
     this.configure(options);
     this.presence = new RedisPresence({
       redis,
+      answering: () => this.available,
       publish: cluster ? 'spublish' : 'publish',
       tagOf,
       ttl: options.presenceTtl,
@@ -193,9 +201,17 @@ export class RedisEngine {
     this.instruments = instruments;
   }
 
-  /** Publishes go out on the command connection; the subscriber's outages are caught up. */
+  /**
+   * Publishes go out on the command connection, refused at once while it
+   * does not answer (./redis/liveness.js); the subscriber's outages are caught up.
+   */
   get available() {
-    return this.redis.status === 'ready';
+    return this.liveness.answering(this.redis);
+  }
+
+  /** Whether the subscriber connection answers (under Redis Cluster, the cluster's). */
+  get subscribing() {
+    return this.liveness.answering(this.subConnection);
   }
 
   get congested() {
@@ -291,6 +307,7 @@ export class RedisEngine {
 
   stop() {
     clearInterval(this.keeper);
+    this.liveness.stop();
     this.presence.stop();
     this.users?.stop();
     this.occupancy?.stop();
@@ -373,7 +390,7 @@ export class RedisEngine {
     this.cycling = true;
     await null; // what the rest of this turn asks joins the batch
     try {
-      while (this.available && this.sub.ready && this.toSubscribe.size + this.toUnsubscribe.size + this.toRead.size > 0) {
+      while (this.available && this.subscribing && this.toSubscribe.size + this.toUnsubscribe.size + this.toRead.size > 0) {
         if (!(await this.step())) {
           await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
         }
@@ -485,12 +502,12 @@ export class RedisEngine {
     this.toRead.add(channel);
   }
 
+  /** A connection is (again) ready: the outage itself is logged by the liveness. */
   ready(name) {
-    if (this.downSince !== 0) {
-      this.log.info({ connection: name, downMs: Date.now() - this.downSince }, 'redis engine: reconnected');
+    if (name === 'commands') {
+      this.countFailover();
+      this.presence.refresh(); // this node's entries are back at once, and any announced leave undone (./redis/presence.js)
     }
-    if (this.available && this.sub.ready) this.downSince = 0;
-    if (name === 'commands') this.countFailover();
     if (name === 'subscriber') {
       this.sub.subscribe([CONTROL_CHANNEL]).catch(() => {}); // a failure drops this connection: ready again later
       // A new connection subscribes to nothing: every channel again, and its routes catch up.
@@ -511,12 +528,6 @@ export class RedisEngine {
       this.log.warn({ masters: now, before: [...this.masters] }, 'redis engine: failed over to a new master');
     }
     this.masters = new Set(now);
-  }
-
-  failed(name, err) {
-    if (this.downSince !== 0) return; // logged once per outage
-    this.downSince = Date.now();
-    this.log.error({ connection: name, err: err.message }, 'redis engine: Redis unreachable; publishes refused until it is back');
   }
 
   /** Renews the state key of every channel held here, so its seq and epoch outlive quiet spells. */

@@ -18,7 +18,7 @@ import { startClusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
 import { readProxyHeader } from '../proxy-protocol.js';
 import { statusPage } from './status-page.js';
-import { capacityWarnings } from '../doctor/limits.js';
+import { capacityWarnings, capacityNote } from '../doctor/limits.js';
 import { workerCapacity } from '../capacity.js';
 import { checkWs } from '../internals.js';
 import { probeHandOver } from './probe.js';
@@ -28,13 +28,14 @@ import { startWebhooks } from '../webhooks/index.js';
 import { attachProtocols, protocolNamespaces } from '../protocols.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
+import { readyFields } from './ready-line.js';
 
 const SETTLE_MS = 2000;
 
 /** @param {object} config resolved gateway configuration (lib/config.js) */
 export async function startPrimary(config) {
   withholdSecretVariables(); // before anything is forked: a child inherits the environment
-  const log = createLogger(config.logLevel, { role: 'primary' });
+  const log = createLogger(config.logLevel, { role: 'primary' }, config.logFormat);
   const refuse = (err) => {
     log.fatal({ err: err.message, code: err.code }, 'cannot start');
     process.exit(1);
@@ -73,6 +74,8 @@ export async function startPrimary(config) {
   const { address, port, close } = config.balance === 'reuseport' ? await sharePort(config, refuse) : await listenHere(config, { supervisor, metrics, log });
   log.info({ address, port, backlog: config.backlog, balance: config.balance }, 'listening');
   for (const warning of capacityWarnings(config)) log.warn(warning);
+  const note = capacityNote(config);
+  if (note !== undefined) log.info(note);
   if (config.auth === 'none') log.warn('--auth none: anyone who reaches the port may subscribe and publish to any channel');
 
   const clusterStats = startClusterStats(relay);
@@ -106,10 +109,7 @@ export async function startPrimary(config) {
       refuse(err);
     });
   }
-  log.info(
-    { port, path: config.path, workers: config.workers, metricsPort: metricsServer?.address().port ?? 0 },
-    'gateway ready'
-  );
+  log.info(readyFields(config, { port, metricsPort: metricsServer?.address().port ?? 0 }), 'gateway ready');
 
   process.on('SIGHUP', async () => {
     const next = await reloadConfig(supervisor.config, log);

@@ -9,7 +9,7 @@ import { gatewayConfig } from '../config-file.js';
 // workers' V8 flags): a change takes a full restart.
 const AT_START = [
   'port', 'host', 'workers', 'backlog', 'balance', 'proxyProtocol', 'proxyTimeout', 'maxConnsPerIp', 'maxConnsPerUser', 'auth',
-  'engine', 'redisUrl', 'metricsPort', 'metricsHost', 'maxOldSpaceSize', 'maxSemiSpaceSize', 'logLevel', 'config',
+  'engine', 'redisUrl', 'metricsPort', 'metricsHost', 'maxOldSpaceSize', 'maxSemiSpaceSize', 'logLevel', 'logFormat', 'config',
   'webhookUrl', 'webhookSecret', 'memberGrace', 'adminPassword'
 ];
 

@@ -6,6 +6,7 @@ import { EventEmitter, once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Message } from '../ipc.js';
 import { workerConfig } from '../config.js';
+import { prettifyLines } from '../logger.js';
 
 const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
 const HEALTHY_UPTIME_MS = 10000; // a worker that lived this long resets the backoff
@@ -42,7 +43,11 @@ export class Supervisor extends EventEmitter {
     // No arguments: a worker's configuration comes over IPC (whenStarted in
     // ../ipc.js), and the primary's flags, --jwt-secret among them, would
     // otherwise be repeated in every worker's /proc/<pid>/cmdline.
-    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: workerExecArgv(config) });
+    // Under --log-format pretty the workers' JSON lines come through a pipe
+    // and the primary prints them readable.
+    this.pretty = config.logFormat === 'pretty';
+    const stdio = this.pretty ? { stdio: ['inherit', 'pipe', 'inherit', 'ipc'] } : {};
+    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: workerExecArgv(config), ...stdio });
   }
 
   start() {
@@ -60,6 +65,7 @@ export class Supervisor extends EventEmitter {
     slot.retry = null;
     if (slot.starting !== null) return slot.starting;
     const worker = cluster.fork();
+    if (this.pretty) prettifyLines(worker.process.stdout);
     const startedAt = Date.now();
     worker.on('message', (msg) => {
       if (msg?.type === Message.BATCH) {

@@ -184,12 +184,11 @@ async function channelInfo(context, internal, info) {
 }
 
 /** A cache channel's last event: {cache: {value, ttl}}, or nothing when it has none. */
-async function cached({ commands, relay }, internal) {
-  const { latest, historyTtl } = commands.namespace(internal);
+async function cached(context, internal) {
+  const { latest, historyTtl } = context.commands.namespace(internal);
   if (!latest) throw badRequest('cache is for cache channels only');
-  const answer = await relay.history(internal, { limit: 1, reverse: true });
-  const last = answer.messages?.[0];
-  return last === undefined ? {} : { cache: { value: JSON.parse(last.data).data, ttl: historyTtl } };
+  const { messages } = await runMethod('history', { channel: internal, limit: 1, reverse: true }, context);
+  return messages.length === 0 ? {} : { cache: { value: messages[0].data.data, ttl: historyTtl } };
 }
 
 /** Subscribers per channel, cluster-wide, of the channels starting with `prefix`. */
@@ -204,10 +203,10 @@ async function userCount(context, internal) {
 }
 
 /** A presence channel's members: user id -> info, one per user. */
-async function members({ presence }, internal) {
-  const { clients } = await presence.read(internal, false);
+async function members(context, internal) {
+  const { clients } = await runMethod('presence', { channel: internal }, context);
   const out = Object.create(null);
-  for (const entry of Object.values(JSON.parse(clients))) if (typeof entry.user === 'string') out[entry.user] = entry.info;
+  for (const entry of Object.values(clients)) if (typeof entry.user === 'string') out[entry.user] = entry.info;
   return out;
 }
 

@@ -39,7 +39,7 @@ export function benchEngine(where, waitReplicas, log = quiet, waitTimeout = 100)
  * @returns {Promise<{latencies: number[], acked: {channel, seq, epoch, data, at}[], refusedAt: number[], wall: number}>}
  */
 export async function drive(engine, { seconds, inFlight, channels }) {
-  await eventually(() => engine.available && engine.sub.ready, { timeout: 20000, what: 'engine up' });
+  await eventually(() => engine.available && engine.subscribing, { timeout: 20000, what: 'engine up' });
   const run = { latencies: [], acked: [], refusedAt: [] };
   const started = performance.now();
   const end = started + seconds * 1000;

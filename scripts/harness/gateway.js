@@ -12,6 +12,9 @@ const GATEWAY = fileURLToPath(new URL('../../bin/gateway.js', import.meta.url));
 
 /**
  * @param {string[]} args extra flags; --port 0, a free --metrics-port and --workers 2 are implied
+ * @param {{env?: object, timeout?: number, prefix?: string[], gateway?: string}} [options] prefix: the
+ *   command that runs the gateway's (`ip netns exec <name>`: ./netns.js); gateway: another
+ *   checkout's bin/gateway.js (a benchmark's baseline)
  * @returns {Promise<Gateway>} once the primary logs `gateway ready`
  */
 export async function startGateway(args = [], options = {}) {
@@ -26,11 +29,12 @@ export async function startGateway(args = [], options = {}) {
   }
 }
 
-async function startOnce(args, { env = {}, timeout = 20000 }) {
+async function startOnce(args, { env = {}, timeout = 20000, prefix = [], gateway: bin = GATEWAY }) {
   const metricsPort = String(await freePort());
   const defaults = ['--port', '0', '--metrics-port', metricsPort, '--workers', '2'];
   for (let i = 0; i < defaults.length; i += 2) if (!args.includes(defaults[i])) args = [...args, defaults[i], defaults[i + 1]];
-  const proc = spawn(process.execPath, [GATEWAY, ...args], {
+  const [command, ...rest] = [...prefix, process.execPath, bin, ...args];
+  const proc = spawn(command, rest, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   });

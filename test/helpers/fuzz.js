@@ -10,10 +10,10 @@ import { ErrorCode, CloseCode } from '../../lib/errors.js';
 
 /** FUZZ_SEED and FUZZ_RUNS (a multiplier of every count) widen a local hunt; npm test uses the fixed ones. */
 export const SEED = Number(process.env.FUZZ_SEED ?? 36);
-const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
+export const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
 
 /** fast-check's options for a property over `runs` inputs (no shrinking: each run costs real requests). */
-export function runsOf(runs) {
+function runsOf(runs) {
   return { seed: SEED, numRuns: Math.max(1, Math.round(runs * SCALE)), endOnFailure: process.env.FUZZ_SHRINK === undefined };
 }
 
@@ -54,7 +54,10 @@ export function nearly(valid) {
 
 /** A channel name: mostly valid ones (so the checks past the name run too), else hostile. */
 export const channelName = fc.oneof(
-  { arbitrary: fc.constantFrom('fuzz', 'fuzz-a', 'fuzz.b', 'presence-fuzz', 'private-fuzz', 'cache-fuzz', 'private-encrypted-fuzz', '__proto__', 'constructor', '#server-to-user-1'), weight: 3 },
+  {
+    arbitrary: fc.constantFrom('fuzz', 'fuzz-a', 'room:a', 'room:__proto__', 'hist:a', 'hist:constructor', 'nowhere:a', 'presence-fuzz', 'private-fuzz', 'cache-fuzz', 'private-encrypted-fuzz', '__proto__', '#server-to-user-1'),
+    weight: 3
+  },
   { arbitrary: hostileString, weight: 2 }
 );
 
@@ -102,6 +105,12 @@ export function objectText(fields) {
     object.map((text) => text.slice(0, Math.max(1, text.length - 1))) // cut short
   );
 }
+
+/** A small JSON value's text, as an application would send (no deep nesting, no numbers past a double). */
+export const plainText = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v));
+
+/** A channel name that passes every check of the gateway's configuration in test/fuzz.test.js. */
+export const goodChannel = fc.constantFrom('fuzz', 'fuzz-a', 'room:a', 'hist:a', 'hist:b', '__proto__', 'constructor');
 
 /** A value text that is sometimes the expected kind (`plausible`, text), else anything. */
 export function field(...plausible) {
@@ -176,6 +185,7 @@ export const hostileMsgpack = fc.oneof(
 export const oddHeaders = fc.oneof({ arbitrary: fc.constant([]), weight: 2 }, fc.array(
   fc.oneof(
     fc.tuple(fc.constantFrom('Content-Type', 'Origin', 'Cookie', 'Authorization', 'Last-Event-ID', 'X-Forwarded-For', 'Accept', 'Sec-WebSocket-Protocol'), hostileString),
+    fc.tuple(fc.constant('X-Forwarded-For'), fc.constantFrom('__proto__', '1.2.3.4, __proto__', ',', ' , ', 'constructor', '::1', '999.999.999.999')),
     fc.tuple(fc.constantFrom('X-A', '__proto__', 'constructor', 'Host'), fc.constantFrom('', ' ', 'a'.repeat(9000), '\u00ff\u00fe', 'a\u0000b'))
   ),
   { minLength: 1, maxLength: 3 }
@@ -246,10 +256,7 @@ export function bodyJson(answer) {
   }
 }
 
-/**
- * Runs `property` over `arbitrary` with the suite's seed; each run's answer
- * kind is tallied in `tally` (for the report of inputs per way in).
- */
+/** Asserts `predicate` (async, throwing when the property fails) over `runs` inputs of `arbitrary`, with the suite's seed. */
 export async function check(arbitrary, runs, predicate) {
   await fc.assert(fc.asyncProperty(arbitrary, predicate), runsOf(runs));
 }

@@ -4,7 +4,14 @@
 // re-adds every third of --presence-ttl: a node that crashes stops doing so,
 // and its clients are gone from every answer --presence-ttl later. After
 // Redis restarted empty, the next refresh announces every node's clients
-// again (quietly: no joins in the diffs, no member arrivals).
+// again (quietly: no joins in the diffs, no member arrivals). After a node
+// was cut from Redis for longer than the TTL, another node's sweep announced
+// its clients' leaves; its next refresh announces their joins again (the
+// script's tombstones tell the two apart), with the member arrivals, so every
+// member list converges. A leave this node receives for a client it still
+// holds (the sweep met it before the refresh) is not passed on: a client
+// never sees its own departure; the channel is refreshed at once instead.
+// A join Redis did not answer for is added, and announced, by the next refresh.
 //
 // Joins and leaves are PUBLISHed by the script on the channel's pub/sub name,
 // so every node with subscribers receives them like its messages; each node
@@ -23,6 +30,7 @@ export class RedisPresence {
   /**
    * @param {object} options
    * @param {import('ioredis').Redis | import('ioredis').Cluster} options.redis the command connection
+   * @param {() => boolean} options.answering whether it answers now (./liveness.js)
    * @param {'publish' | 'spublish'} options.publish how joins and leaves are published (sharded under Redis Cluster)
    * @param {(channel: string) => string} options.tagOf the channel's pub/sub name and keys' prefix
    * @param {number} options.ttl --presence-ttl, seconds
@@ -31,9 +39,10 @@ export class RedisPresence {
    * @param {(channel: string) => object|undefined} options.routesOf
    * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
    */
-  constructor({ redis, publish, tagOf, ttl, maxClients, interval, routesOf, namespaceOf }) {
+  constructor({ redis, answering, publish, tagOf, ttl, maxClients, interval, routesOf, namespaceOf }) {
     requireNumbers('RedisPresence', { ttl, maxClients, interval }, { ttl: 1, maxClients: 1, interval: 1 });
     this.redis = redis;
+    this.answering = answering;
     this.publish = publish;
     this.tagOf = tagOf;
     this.ttlMs = String(ttl * 1000);
@@ -43,16 +52,37 @@ export class RedisPresence {
     this.diffs = new DiffSender(interval, routesOf);
     this.members = []; // onMember listeners
     this.calls = new Set(); // script calls not answered yet
-    redis.defineCommand('gw_presence', { numberOfKeys: 4, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
+    this.toRefresh = new Set(); // channels to refresh at once (refreshSoon)
+    this.unannounced = new Map(); // channel -> this node's clients whose join Redis did not answer for
+    redis.defineCommand('gw_presence', { numberOfKeys: 5, lua: readFileSync(new URL('./presence.lua', import.meta.url), 'utf8') });
     this.refresher = setInterval(() => this.refresh(), (ttl * 1000) / 3);
     this.refresher.unref();
   }
 
   join(channel, route, client, user, fields) {
     if (this.table.add(channel, client, route, user, fields) === 0) return;
-    this.run(channel, 'add', [client, user ?? '', fields]).then(([, [added]]) => {
-      if (added === 2) this.member(channel, user, true, client, fields);
-    }, ignore); // Redis unreachable: the next refresh adds it, quietly
+    this.add(channel, [client, user ?? '', fields]);
+  }
+
+  /** Adds and announces clients ([client, user, fields, …]); those Redis did not answer for are added by the next refresh, still announced. */
+  add(channel, args) {
+    this.run(channel, 'add', args).then(
+      ([, answers]) => {
+        for (let i = 0; i < answers.length; i++) {
+          this.unannounced.get(channel)?.delete(args[3 * i]);
+          if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, args[3 * i], args[3 * i + 2]);
+        }
+        if (this.unannounced.get(channel)?.size === 0) this.unannounced.delete(channel);
+      },
+      () => {
+        const room = this.table.room(channel);
+        for (let i = 0; i < args.length; i += 3) {
+          if (!room?.clients.has(args[i])) continue; // left meanwhile
+          if (!this.unannounced.has(channel)) this.unannounced.set(channel, new Set());
+          this.unannounced.get(channel).add(args[i]);
+        }
+      }
+    );
   }
 
   /**
@@ -82,6 +112,7 @@ export class RedisPresence {
   leave(channel, client) {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;
+    this.unannounced.get(channel)?.delete(client);
     this.run(channel, 'remove', [client]).then(([, [removed]]) => {
       if (removed === 2) this.member(channel, left.entry.user, false, client);
     }, ignore); // the entry expires instead
@@ -122,23 +153,54 @@ export class RedisPresence {
     const client = frame.slice(start, end);
     const fields = frame.slice(end + 1, -1);
     if (frame.startsWith('{"type":"join"')) this.diffs.join(channel, client, fields);
+    else if (this.table.room(channel)?.clients.has(client)) this.refreshSoon(channel);
     else this.diffs.leave(channel, client, fields);
   }
 
-  /** Re-adds this node's clients (renewing their expiry), quietly; sweeps their channels. */
-  refresh() {
-    if (this.redis.status !== 'ready') return;
-    for (const [channel, room] of this.table.rooms) {
-      let args = [];
-      for (const [client, { user, fields }] of room.clients) {
-        args.push(client, user ?? '', fields);
-        if (args.length >= REFRESH_CHUNK * 3) {
-          this.run(channel, 'refresh', args).catch(ignore);
-          args = [];
-        }
+  /** Refreshes `channel` once this turn's frames are in: a sweep's many leaves make one call. */
+  refreshSoon(channel) {
+    if (this.toRefresh.size === 0) setImmediate(() => {
+      for (const name of this.toRefresh) {
+        const room = this.table.room(name);
+        if (room !== undefined) this.refreshChannel(name, room);
       }
-      if (args.length > 0) this.run(channel, 'refresh', args).catch(ignore);
+      this.toRefresh.clear();
+    });
+    this.toRefresh.add(channel);
+  }
+
+  /** Re-adds this node's clients (renewing their expiry); sweeps their channels. */
+  refresh() {
+    if (!this.answering()) return;
+    for (const [channel, room] of this.table.rooms) this.refreshChannel(channel, room);
+  }
+
+  /** Re-adds one channel's clients here; those whose leave was announced meanwhile are members again. */
+  refreshChannel(channel, room) {
+    const unannounced = this.unannounced.get(channel);
+    let args = [];
+    let joins = [];
+    for (const [client, { user, fields }] of room.clients) {
+      if (unannounced?.has(client)) joins.push(client, user ?? '', fields);
+      else args.push(client, user ?? '', fields);
+      if (args.length >= REFRESH_CHUNK * 3) {
+        this.reAdd(channel, args);
+        args = [];
+      }
+      if (joins.length >= REFRESH_CHUNK * 3) {
+        this.add(channel, joins);
+        joins = [];
+      }
     }
+    if (args.length > 0) this.reAdd(channel, args);
+    if (joins.length > 0) this.add(channel, joins);
+  }
+
+  reAdd(channel, args) {
+    this.run(channel, 'refresh', args).then(([, answers]) => {
+      // The arriving client is not left out: its own list may have lost it meanwhile.
+      for (let i = 0; i < answers.length; i++) if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, undefined, args[3 * i + 2]);
+    }, ignore);
   }
 
   /** Resolves once every script call made so far is answered (or failed): a node stopping lets its last leaves reach Redis. */
@@ -150,7 +212,7 @@ export class RedisPresence {
   async run(channel, op, args) {
     const tag = this.tagOf(channel);
     const publish = this.namespaceOf(channel).joinLeave ? this.publish : '';
-    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, `${tag}:presence:digest`, op, this.ttlMs, channel, publish, tag, ...args);
+    const call = this.redis.gw_presence(`${tag}:presence`, `${tag}:presence:exp`, `${tag}:presence:users`, `${tag}:presence:digest`, `${tag}:presence:gone`, op, this.ttlMs, channel, publish, tag, ...args);
     this.calls.add(call);
     try {
       const answer = await call;

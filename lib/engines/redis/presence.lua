@@ -13,19 +13,30 @@
 --   presence_diff frames: ../join-leave.js);
 -- - KEYS[4] is the XOR of the hashes of the clients in KEYS[1] (clientHash in
 --   lib/protocol.js, the same arithmetic), changed with every entry added or
---   taken out.
+--   taken out;
+-- - the sweep leaves a tombstone in KEYS[5] for each entry it takes out (its
+--   leave was announced), kept TOMBSTONE_MS: a refresh that re-creates an
+--   entry (its node was cut from Redis for longer than the TTL) announces its
+--   join again if, and only if, the tombstone is there, and takes it, so
+--   exactly one call does; one re-created after Redis lost it all (nothing
+--   was announced, no tombstone) stays quiet;
+-- - a refresh renews its own clients' expiry before the sweep, so a node
+--   never sweeps out (and announces the leave of) a client it still holds.
 --
 -- KEYS[1] hash client -> "<fields>\n<user>" (fields: ../join-leave.js, JSON text: never a raw newline)
 -- KEYS[2] sorted set client -> expiry (ms, Redis' clock)
 -- KEYS[3] hash user -> entries
 -- KEYS[4] string: the clients' digest
+-- KEYS[5] sorted set client -> when the sweep took its entry out (ms)
 -- ARGV[1] 'add' | 'refresh' | 'remove' | 'read' | 'stats'   ARGV[2] TTL in ms
 -- ARGV[3] the channel's name (for the events)   ARGV[4] 'publish' | 'spublish',
 -- or '' for none (not a joinLeave channel)   ARGV[5] the pub/sub name
 -- add:    ARGV[6..] client, user ('' for none), fields, ...: answers per client 0 (there already), 1 (added), 2 (added, the user's first)
 -- admit:  ARGV[6] the most users, ARGV[7..9] one client as for add: answers as add, or -1 (not added: the
 --         channel has that many users and this client's user is not one of them)
--- refresh: as add, renewing the expiry of the node's clients; no joins published
+-- refresh: as add, renewing the expiry of the node's clients: answers per client 0 (there
+--         already, or re-added quietly), 1 (re-added after its leave was announced: its
+--         join published again), 2 (as 1, the user's first)
 -- remove: ARGV[6..] clients: answers per client 0 (absent), 1 (removed), 2 (removed, the user's last)
 -- read:   ARGV[6] the most clients to list: answers [departed, entries] or [departed, count] past it
 -- stats:  answers [departed, clients, users, digest]
@@ -34,6 +45,7 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local ttl = tonumber(ARGV[2])
 local channel, publish, pubsub = ARGV[3], ARGV[4], ARGV[5]
+local TOMBSTONE_MS = 86400000 -- a cut longer than a day re-adds its clients quietly
 
 -- FNV-1a, 32 bits, its multiplication split below 2^53 (as in lib/protocol.js).
 local function hash(s)
@@ -74,13 +86,22 @@ local function take(client, kind)
   return 1
 end
 
+local op = ARGV[1]
+if op == 'refresh' then
+  for i = 6, #ARGV, 3 do redis.call('ZADD', KEYS[2], 'XX', now + ttl, ARGV[i]) end
+end
+
 local departed = {}
 for _, client in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do
   local result, user = take(client, 'leave')
+  if result > 0 then
+    redis.call('ZADD', KEYS[5], now, client)
+    redis.call('PEXPIRE', KEYS[5], TOMBSTONE_MS)
+  end
   if result == 2 then departed[#departed + 1] = user end
 end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now - TOMBSTONE_MS)
 
-local op = ARGV[1]
 local first = 6
 if op == 'admit' then
   local client, user = ARGV[7], ARGV[8]
@@ -99,13 +120,13 @@ if op == 'add' or op == 'refresh' then
       answers[#answers + 1] = 0
     else
       toggle(client)
-      if op == 'add' then announce('join', client, fields) end
-      if user == '' then
-        answers[#answers + 1] = 1
-      elseif redis.call('HINCRBY', KEYS[3], user, 1) == 1 then
-        answers[#answers + 1] = 2
+      local usersFirst = user ~= '' and redis.call('HINCRBY', KEYS[3], user, 1) == 1
+      local announced = redis.call('ZREM', KEYS[5], client) == 1
+      if op == 'add' or announced then announce('join', client, fields) end
+      if op == 'refresh' and not announced then
+        answers[#answers + 1] = 0
       else
-        answers[#answers + 1] = 1
+        answers[#answers + 1] = usersFirst and 2 or 1
       end
     end
   end
@@ -114,7 +135,10 @@ if op == 'add' or op == 'refresh' then
   return { departed, answers }
 elseif op == 'remove' then
   local answers = {}
-  for i = 6, #ARGV do answers[#answers + 1] = (take(ARGV[i], 'leave')) end
+  for i = 6, #ARGV do
+    answers[#answers + 1] = (take(ARGV[i], 'leave'))
+    redis.call('ZREM', KEYS[5], ARGV[i])
+  end
   return { departed, answers }
 elseif op == 'read' then
   local count = redis.call('HLEN', KEYS[1])

@@ -21,10 +21,6 @@ export class PlainSubscriber extends EventEmitter {
     redis.on('ready', () => this.emit('lost'));
   }
 
-  get ready() {
-    return this.redis.status === 'ready';
-  }
-
   async subscribe(names) {
     for (let i = 0; i < names.length; i += CHUNK) await this.redis.subscribe(...names.slice(i, i + CHUNK));
   }
@@ -55,10 +51,6 @@ export class ShardedSubscriber extends EventEmitter {
     cluster.on('smessage', (name, text) => this.emit('message', name, text));
     cluster.on('ready', () => this.emit('lost'));
     cluster.on('subscribersReady', () => this.emit('lost'));
-  }
-
-  get ready() {
-    return this.cluster.status === 'ready';
   }
 
   /** One SSUBSCRIBE per name: a sharded subscribe must stay within one slot. */
