@@ -8,6 +8,7 @@ import { require } from '../require.js';
 import { Message } from '../ipc.js';
 import { normalizeIp } from '../worker/client-ip.js';
 import { detachHandle, onHandleAck, takeConnections } from '../internals.js';
+import { InternalCode } from '../errors.js';
 
 const sticky = require('sticky-session');
 
@@ -61,7 +62,7 @@ export class GatewayMaster extends sticky.Master {
     this.readProxyHeader(socket).then(
       ({ ip: client, head }) => this.handOver(detachHandle(socket), client ?? ip, head),
       (err) => {
-        this.refused(err.code ?? 'proxy_header');
+        this.refused(err.code ?? InternalCode.PROXY_HEADER);
         socket.destroy();
       }
     );

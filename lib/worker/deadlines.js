@@ -8,7 +8,8 @@
 // A deadline is kept as the number of the slot it falls in, counted from the
 // wheel's start: a small integer V8 stores in the connection's field itself,
 // where milliseconds since 1970 would be a separate 16-byte number.
-const kSlot = Symbol('deadlineSlot');
+import { kDeadlineSlot } from '../core/symbols.js';
+
 const SLOT_MS = 250; // a deadline is acted on within about two slots of passing
 const SLOTS = 240; // one turn: a minute
 
@@ -28,15 +29,15 @@ export class Deadlines {
     this.remove(ws);
     // A deadline already past goes in the next slot to visit, not a turn later.
     const n = Math.max(this.done + 1, Math.floor((at - this.start) / SLOT_MS));
-    ws[kSlot] = n;
+    ws[kDeadlineSlot] = n;
     this.slots[n % SLOTS].add(ws);
   }
 
   remove(ws) {
-    const n = ws[kSlot];
+    const n = ws[kDeadlineSlot];
     if (n === -1 || n === undefined) return;
     this.slots[n % SLOTS].delete(ws);
-    ws[kSlot] = -1;
+    ws[kDeadlineSlot] = -1;
   }
 
   tick() {
@@ -45,9 +46,9 @@ export class Deadlines {
     for (let n = Math.max(this.done + 1, current - SLOTS); n < current; n++) {
       const slot = this.slots[n % SLOTS];
       for (const ws of slot) {
-        if (ws[kSlot] > n) continue; // a later turn's
+        if (ws[kDeadlineSlot] > n) continue; // a later turn's
         slot.delete(ws);
-        ws[kSlot] = -1;
+        ws[kDeadlineSlot] = -1;
         this.expired(ws);
       }
     }

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { ErrorCode, GatewayError } from '../errors.js';
-import { parseDisconnectBody, parsePublishBody } from '../protocol.js';
+import { parseObject } from '../protocol.js';
 import { runMethod } from '../core/server.js';
 import { carriedBy } from './transport.js';
 import { keyCheck, readBody, reply, replyError } from './http-io.js';
@@ -84,14 +84,16 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
       .catch(() => res.destroy());
   }
 
+  // POST /publish and /disconnect are the server API's methods, checked
+  // there (../core/server.js); a body's other keys are ignored.
   async function publish(text) {
-    const { channel, data } = parsePublishBody(text);
-    const { seq } = await runMethod('publish', { channel, data }, api.context);
+    const { channel, data } = parseObject(text, 'body');
+    const { seq } = await runMethod('publish', data === undefined ? { channel } : { channel, data }, api.context);
     return [202, { seq }];
   }
 
   async function disconnect(text) {
-    const user = parseDisconnectBody(text);
+    const { user } = parseObject(text, 'body');
     return [200, await runMethod('disconnect', { user }, api.context)];
   }
 

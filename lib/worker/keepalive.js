@@ -5,11 +5,9 @@
 // pings and that has not shown life (pong, or any frame) since its previous
 // ping is terminated; the others get their ping only to keep proxies from
 // timing them out, and a peer that is gone fails at that write.
-import { kTransport } from '../core/symbols.js';
+import { kAlive, kKeepaliveSlot, kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 
-const kSlot = Symbol('slot');
-const kAlive = Symbol('alive');
 const TICK_MS = 50; // finest spacing between two slot visits
 
 export class Keepalive {
@@ -29,13 +27,13 @@ export class Keepalive {
 
   add(conn) {
     conn[kAlive] = true;
-    conn[kSlot] = this.next;
+    conn[kKeepaliveSlot] = this.next;
     this.slots[this.next].add(conn);
     this.next = (this.next + 1) % this.slots.length;
   }
 
   remove(conn) {
-    this.slots[conn[kSlot]]?.delete(conn);
+    this.slots[conn[kKeepaliveSlot]]?.delete(conn);
   }
 
   /** Every connection held, for the drain. */

@@ -20,12 +20,11 @@
 import { CloseCode } from '../protocol.js';
 import { kAppFigures, metrics, reportBytes } from './metrics.js';
 import { coalescer } from './coalesce.js';
-import { kTransport } from '../core/symbols.js';
+import { kCarries, kTransport } from '../core/symbols.js';
 
 // Bytes a connection's writes may hold within a turn before they go out (a
 // burst of thousands of messages is written in pieces this size).
 const HELD_BYTES = 64 * 1024;
-
 
 /**
  * @typedef {object} Transport
@@ -111,10 +110,10 @@ export function countSent(conn, bytes) {
   if (app !== undefined) app.bytes += n;
 }
 
-// A socket a connection has taken over (an SSE stream writes its events to
-// the raw socket): the HTTP server must neither answer nor parse on it.
-const kCarries = Symbol('carries');
-
+/**
+ * Marks a socket a connection has taken over (an SSE stream writes its events
+ * to the raw socket): the HTTP server must neither answer nor parse on it.
+ */
 export function carry(socket, conn) {
   socket[kCarries] = conn;
 }
