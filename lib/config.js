@@ -192,6 +192,12 @@ export const options = {
   },
   'pusher-client-events': { type: 'boolean', default: false, describe: 'allow client-* events on the Pusher app\'s private and presence channels' },
   'pusher-webhook-url': { type: 'string', check: httpUrl('pusher-webhook-url'), describe: "where the Pusher app's webhooks go, in Pusher's format" },
+  'apps-database': {
+    type: 'string',
+    secret: 'primary',
+    check: (v) => (/^postgres(ql)?:\/\/./.test(v) ? undefined : '--apps-database must be a postgres:// or postgresql:// URL'),
+    describe: 'PostgreSQL URL of the Pusher apps table (gateway_apps: made if missing, followed live); read by the primary only'
+  },
   'member-grace': {
     ...ms(0),
     default: 3000,

@@ -8,6 +8,32 @@
 // Plain JavaScript with no imports: the browser client loads it through
 // ./protocol.js as it is.
 
+/**
+ * The codes of the errors no client sees, each in the operator's log and a
+ * metric's label: a request to the application's backend (BackendError), a
+ * hook's answer that cannot be used (HookFailed's `result`), a PROXY protocol
+ * header (ProxyHeaderError), a start refused (UsageError, InternalsChanged).
+ */
+export const InternalCode = Object.freeze({
+  TIMEOUT: 'timeout', // no complete answer within the timeout
+  UNREACHABLE: 'unreachable', // no connection, or it broke before the answer was whole
+  TOO_LARGE: 'too_large', // the answer's body is over its cap
+  REDIRECT: 'redirect', // a 3xx: not followed
+  STATUS: 'status', // answered, but not 2xx (for a caller that takes 2xx only)
+  SERVER_ERROR: 'server_error', // a hook answered 5xx
+  INVALID: 'invalid', // a hook's answer: not 2xx/5xx, not JSON, or not the answer the hook takes
+  QUEUE_FULL: 'queue_full', // a hook request refused: too many waiting
+  GONE: 'gone', // the client left while its hook request waited: never sent
+  PROXY_MISSING: 'proxy_missing',
+  PROXY_TOO_LONG: 'proxy_too_long',
+  PROXY_MALFORMED: 'proxy_malformed',
+  PROXY_TRUNCATED: 'proxy_truncated',
+  PROXY_TIMEOUT: 'proxy_timeout',
+  PROXY_HEADER: 'proxy_header', // the PROXY header could not be read, for another reason
+  USAGE: 'usage',
+  INTERNALS_CHANGED: 'internals_changed'
+});
+
 /** The codes of the wire (`{"type":"error","code":…}` frames and every HTTP error body). */
 export const ErrorCode = Object.freeze({
   BAD_REQUEST: 'bad_request', // not JSON, unknown type, missing or wrong field
@@ -20,6 +46,7 @@ export const ErrorCode = Object.freeze({
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   UNAVAILABLE: 'unavailable', // the engine or the application's backend cannot answer now: retry later
   TOO_MANY: 'too_many', // an answer would exceed its bound
+  OVER_QUOTA: 'over_quota', // a Pusher app's own limit on backend events per second
   EPOCH_CHANGED: 'epoch_changed', // a history read's since is from another sequence of the channel
   TOO_OLD: 'too_old', // a history read's since is older than the history reaches
   NOT_FOUND: 'not_found', // no such route or server API method
@@ -56,6 +83,7 @@ const ANSWERS = {
   [ErrorCode.PAYLOAD_TOO_LARGE]: [413, CloseCode.TOO_BIG],
   [ErrorCode.UNAVAILABLE]: [503, CloseCode.TRY_AGAIN],
   [ErrorCode.TOO_MANY]: [400, CloseCode.POLICY],
+  [ErrorCode.OVER_QUOTA]: [429, CloseCode.TRY_AGAIN],
   [ErrorCode.EPOCH_CHANGED]: [400, CloseCode.POLICY],
   [ErrorCode.TOO_OLD]: [400, CloseCode.POLICY],
   [ErrorCode.NOT_FOUND]: [404, CloseCode.POLICY],
@@ -127,7 +155,7 @@ export class AuthFailed extends GatewayError {
   }
 }
 
-/** A request to the application's backend that got no usable answer; its code is a BackendFailure (lib/backend/http.js). */
+/** A request to the application's backend that got no usable answer; its code is an InternalCode (TIMEOUT … STATUS). */
 export class BackendError extends GatewayError {}
 
 /** A connection whose PROXY protocol header is missing or malformed (lib/proxy-protocol.js): it is dropped. */
@@ -136,13 +164,13 @@ export class ProxyHeaderError extends GatewayError {}
 /** A command line, environment or configuration file the gateway cannot start with: exit 2 with the message. */
 export class UsageError extends GatewayError {
   constructor(message) {
-    super('usage', message);
+    super(InternalCode.USAGE, message);
   }
 }
 
 /** A runtime or ws release changed an internal the gateway relies on (lib/internals.js): it refuses to start. */
 export class InternalsChanged extends GatewayError {
   constructor(what) {
-    super('internals_changed', `this runtime changed an internal the gateway relies on: ${what}`);
+    super(InternalCode.INTERNALS_CHANGED, `this runtime changed an internal the gateway relies on: ${what}`);
   }
 }

@@ -59,6 +59,10 @@ export const Op = Object.freeze({
   PRESENCE_ADMIT: 'padmit', // a join under a cap of members, decided where the entries live
   PRESENCE: 'pres', // a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
+  APP_ADD: 'aadd', // a Pusher app's connection opened: [Op.APP_ADD, appId, token | null] (lib/primary/counts.js)
+  APP_DEL: 'adel',
+  APP_EVENTS: 'aev', // may a Pusher app's HTTP API call publish these many events? (lib/primary/app-rates.js)
+  SUBSCRIPTIONS_CHANGED: 'subch', // a Pusher channel's subscribers here changed (lib/pusher/subscription-count.js)
   ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
   // primary -> worker
   MSG: 'msg',
@@ -69,13 +73,17 @@ export const Op = Object.freeze({
   EPOCH: 'epoch',
   USER_OK: 'uok',
   IP_OK: 'ipok',
+  APP_OK: 'aok', // the answer to APP_ADD: within the app's maxConnections
+  APP_EVENTS_OK: 'aevok',
+  SUBSCRIPTION_COUNT: 'subcount', // a Pusher channel's count, for its subscribers here
   HISTORY_DONE: 'histd',
   RUN: 'run', // run a Call's part here
   CALL_DONE: 'calld',
   PRESENCE_DONE: 'presd', // the answer to a presence read
   PRESENCE_ADMITTED: 'padmitd', // the answer to a presence admission: whether the entry was added
   PRESENCE_DIFF: 'pdiff', // a presence_diff frame for the channel's subscribers
-  ADMIN: 'admin' // run a server API method for the admin page (lib/primary/admin-calls.js)
+  ADMIN: 'admin', // run a server API method for the admin page (lib/primary/admin-calls.js)
+  APPS: 'apps' // Pusher apps changed: [Op.APPS, apps changed, ids removed (null: the apps are all these), degraded] (lib/primary/apps.js)
 });
 
 /**

@@ -10,6 +10,9 @@
 import { checkOption } from './cli.js';
 
 const HASH = 0x23; // '#'
+
+/** The `app` label of the native protocol's traffic in the metrics; another protocol's app is labelled by its id. */
+export const NATIVE_APP = 'native';
 const NAME = /^[A-Za-z0-9_.@/-]{1,64}$/;
 
 /** A namespace's options: the table's flag (for its checks) or 'boolean', and the default. */

@@ -89,38 +89,12 @@ export function checkClientFrame(frame) {
   }
 }
 
-/**
- * Validates the body of an HTTP publish (`{"channel":"c","data":<JSON>}`).
- * @returns {{channel: string, data: *}}
- * @throws {GatewayError}
- */
-export function parsePublishBody(text) {
-  const body = parseObject(text, 'body');
-  const channel = checkChannel(body.channel);
-  if (!('data' in body)) throw new GatewayError(ErrorCode.BAD_REQUEST, 'body needs a data field');
-  checkDepth(body.data);
-  return { channel, data: body.data };
-}
-
 /** @returns {string | undefined} why `info` cannot be a connection's info; undefined when it can (or is absent) */
 export function infoProblem(info) {
   if (info === undefined) return undefined;
   if (info === null || typeof info !== 'object' || Array.isArray(info)) return 'info must be a JSON object';
   if (Buffer.byteLength(JSON.stringify(info)) > MAX_INFO_BYTES) return `info must be at most ${MAX_INFO_BYTES} bytes serialised`;
   return undefined;
-}
-
-/**
- * Validates the body of POST /disconnect (`{"user":"42"}`).
- * @returns {string} the user id
- * @throws {GatewayError}
- */
-export function parseDisconnectBody(text) {
-  const { user } = parseObject(text, 'body');
-  if (typeof user !== 'string' || user === '' || user.length > MAX_USER_LENGTH) {
-    throw new GatewayError(ErrorCode.BAD_REQUEST, `user must be a string of 1 to ${MAX_USER_LENGTH} characters`);
-  }
-  return user;
 }
 
 // Server frames. `message` frames are built from already-serialised data so a

@@ -7,6 +7,8 @@
 import { appNamespaces } from './pusher/channels.js';
 import { publishMembers } from './pusher/members.js';
 import { startPusherWebhooks } from './pusher/webhooks.js';
+import { followSubscriptionCounts } from './pusher/subscription-count.js';
+import { servesPusher } from './pusher/apps.js';
 
 /**
  * Every protocol's namespaces for a configuration, by namespace name.
@@ -18,12 +20,19 @@ export function protocolNamespaces(config) {
 
 /**
  * Each protocol's part in the primary, beside the engine (Pusher: its
- * member events, its webhooks).
- * @param {object} options config, engine, relay, count (gateway_webhook_events_total), log
+ * member events, its webhooks, its subscription counts).
+ * @param {object} options config, engine, relay, calls (a Call on the whole cluster), count (gateway_webhook_events_total), log
  * @returns {{close: () => Promise<void>}} sends what is still queued, briefly
  */
 export function attachProtocols(options) {
-  publishMembers(options.config, options.engine);
+  if (!servesPusher(options.config)) return { close: async () => {} };
+  publishMembers(options.engine);
   const webhooks = startPusherWebhooks(options);
-  return { close: async () => webhooks?.close() };
+  const counts = followSubscriptionCounts({ relay: options.relay, engine: options.engine, calls: options.calls, webhooks });
+  return {
+    close: async () => {
+      counts.stop();
+      await webhooks.close();
+    }
+  };
 }

@@ -5,7 +5,7 @@
 // the worker untouched), or under --balance reuseport by the worker that
 // accepted the connection, before its HTTP parser sees a byte.
 import { isIPv4, isIPv6 } from 'node:net';
-import { ProxyHeaderError } from './errors.js';
+import { InternalCode, ProxyHeaderError } from './errors.js';
 
 export { ProxyHeaderError };
 
@@ -25,22 +25,22 @@ const V2_ADDRESS_BYTES = { 0x1: 12, 0x2: 36, 0x3: 216 }; // by address family: i
 export function parseProxyHeader(buf) {
   if (startsLike(buf, V2_SIGNATURE)) return buf.length < V2_SIGNATURE.length ? null : parseV2(buf);
   if (startsLike(buf, V1_PREFIX)) return buf.length < V1_PREFIX.length ? null : parseV1(buf);
-  throw new ProxyHeaderError('proxy_missing', 'connection does not start with a PROXY protocol header');
+  throw new ProxyHeaderError(InternalCode.PROXY_MISSING, 'connection does not start with a PROXY protocol header');
 }
 
 function parseV1(buf) {
   const end = buf.indexOf('\r\n');
   if (end === -1) {
-    if (buf.length >= V1_MAX) throw new ProxyHeaderError('proxy_too_long', `PROXY v1 header longer than ${V1_MAX} bytes`);
+    if (buf.length >= V1_MAX) throw new ProxyHeaderError(InternalCode.PROXY_TOO_LONG, `PROXY v1 header longer than ${V1_MAX} bytes`);
     return null;
   }
-  if (end + 2 > V1_MAX) throw new ProxyHeaderError('proxy_too_long', `PROXY v1 header longer than ${V1_MAX} bytes`);
+  if (end + 2 > V1_MAX) throw new ProxyHeaderError(InternalCode.PROXY_TOO_LONG, `PROXY v1 header longer than ${V1_MAX} bytes`);
   const parts = buf.toString('latin1', 0, end).split(' ');
   if (parts[1] === 'UNKNOWN') return { ip: undefined, length: end + 2 };
   const [, family, source, destination, sourcePort, destinationPort] = parts;
   const isIp = family === 'TCP4' ? isIPv4 : family === 'TCP6' ? isIPv6 : null;
   if (parts.length !== 6 || !isIp || !isIp(source) || !isIp(destination) || !isPort(sourcePort) || !isPort(destinationPort)) {
-    throw new ProxyHeaderError('proxy_malformed', 'malformed PROXY v1 header');
+    throw new ProxyHeaderError(InternalCode.PROXY_MALFORMED, 'malformed PROXY v1 header');
   }
   return { ip: source, length: end + 2 };
 }
@@ -51,15 +51,15 @@ function parseV2(buf) {
   const command = buf[12] & 0x0f;
   const family = buf[13] >> 4;
   const bodyLength = buf.readUInt16BE(14);
-  if (version !== 2 || command > 1) throw new ProxyHeaderError('proxy_malformed', 'PROXY v2 header with a bad version or command');
-  if (bodyLength > V2_MAX_BODY) throw new ProxyHeaderError('proxy_too_long', `PROXY v2 body over ${V2_MAX_BODY} bytes`);
+  if (version !== 2 || command > 1) throw new ProxyHeaderError(InternalCode.PROXY_MALFORMED, 'PROXY v2 header with a bad version or command');
+  if (bodyLength > V2_MAX_BODY) throw new ProxyHeaderError(InternalCode.PROXY_TOO_LONG, `PROXY v2 body over ${V2_MAX_BODY} bytes`);
   if (buf.length < V2_FIXED + bodyLength) return null;
   const length = V2_FIXED + bodyLength;
   // LOCAL (health checks from the balancer itself) and unspecified families carry no client.
   if (command === 0 || family === 0) return { ip: undefined, length };
   const needed = V2_ADDRESS_BYTES[family];
   if (needed === undefined || bodyLength < needed) {
-    throw new ProxyHeaderError('proxy_malformed', 'PROXY v2 address block shorter than its family needs');
+    throw new ProxyHeaderError(InternalCode.PROXY_MALFORMED, 'PROXY v2 address block shorter than its family needs');
   }
   if (family === 0x1) return { ip: buf.subarray(16, 20).join('.'), length };
   if (family === 0x2) return { ip: ipv6(buf.subarray(16, 32)), length };
@@ -92,9 +92,9 @@ export function readProxyHeader(socket, timeoutMs) {
       if (parsed !== null) finish(null, { ip: parsed.ip, head: buf.subarray(parsed.length) });
     };
     // The peer finished (FIN) or reset the connection before the header was whole.
-    const onClose = () => finish(new ProxyHeaderError('proxy_truncated', 'connection ended inside the PROXY header'));
+    const onClose = () => finish(new ProxyHeaderError(InternalCode.PROXY_TRUNCATED, 'connection ended inside the PROXY header'));
     const timer = setTimeout(
-      () => finish(new ProxyHeaderError('proxy_timeout', `no complete PROXY header within ${timeoutMs} ms`)),
+      () => finish(new ProxyHeaderError(InternalCode.PROXY_TIMEOUT, `no complete PROXY header within ${timeoutMs} ms`)),
       timeoutMs
     );
     socket.on('data', onData);

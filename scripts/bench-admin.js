@@ -13,16 +13,15 @@
 //
 //   npm run bench:admin -- [--seconds 30] [--json scripts/results/admin.json]
 import '../lib/runtime.js';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { startGateway } from './harness/gateway.js';
+import { cpuUsOf } from './bench/proc-sampler.js';
 
 const PASSWORD = 'bench-admin-password';
 const FAST_RATE = 20;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 const { values } = parseArgs({
   options: {
@@ -69,7 +68,7 @@ try {
   await gw.stop();
 }
 
-console.log(`CPU over ${seconds} s each (ms of CPU per second of wall time), ${TICKS_PER_S} ticks/s:`);
+console.log(`CPU over ${seconds} s each (ms of CPU per second of wall time):`);
 console.table(rows);
 const [, idle, , fast] = rows;
 const perRequest = (key) => round((fast[key] - idle[key]) / fast.requestsPerS);
@@ -83,11 +82,11 @@ console.log(`written to ${values.json}`);
 /** The CPU the gateway's processes use over `s` seconds, in ms per second. */
 async function cpuOver(gateway, s) {
   const pids = { primary: gateway.proc.pid, worker1: gateway.workerPid(1), worker2: gateway.workerPid(2) };
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuTicks(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuUsOf(pid)]));
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, s * 1000));
   const wallS = (performance.now() - started) / 1000;
-  const perS = (name) => round(((cpuTicks(pids[name]) - before[name]) * 1000) / TICKS_PER_S / wallS);
+  const perS = (name) => round((cpuUsOf(pids[name]) - before[name]) / 1000 / wallS);
   return { primaryMsPerS: perS('primary'), worker1MsPerS: perS('worker1'), worker2MsPerS: perS('worker2') };
 }
 
@@ -112,13 +111,6 @@ async function cpuWhilePolling(gateway, s) {
   stop = true;
   await polling;
   return { ...cpu, requestsPerS: round(asked / s) };
-}
-
-/** utime + stime of a process, in clock ticks (the fields after the command name, which may hold spaces). */
-function cpuTicks(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 function round(x) {

@@ -10,13 +10,13 @@
 //
 //   npm run bench:pusher-presence -- [--connections 10000] [--members 100] [--publish-rate 10] [--seconds 10] [--json scripts/results/pusher-presence.json]
 import '../lib/runtime.js';
-import { createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { startGateway, eventually } from './harness/gateway.js';
 import { Load } from './bench/load.js';
 import { signedGet } from './bench/pusher-api.js';
+import { sign } from '../lib/pusher/signatures.js';
 
 const APP = { appId: 'bench', key: 'bench-key', secret: 'bench-secret-of-24-chars' };
 const CHANNEL = 'presence-bench';
@@ -99,7 +99,7 @@ async function member(gateway, userId) {
   });
   await eventually(() => socketId, { what: `${userId} connected` });
   const channelData = JSON.stringify({ user_id: userId });
-  const auth = `${APP.key}:${createHmac('sha256', APP.secret).update(`${socketId}:${CHANNEL}:${channelData}`).digest('hex')}`;
+  const auth = `${APP.key}:${sign(APP.secret, `${socketId}:${CHANNEL}:${channelData}`)}`;
   ws.send(JSON.stringify({ event: 'pusher:subscribe', data: { channel: CHANNEL, auth, channel_data: channelData } }));
   await eventually(() => m.initial, { what: `${userId} subscribed` });
   return m;

@@ -24,7 +24,7 @@
 import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -32,11 +32,11 @@ import { fileURLToPath } from 'node:url';
 import { require } from '../lib/require.js';
 import { Message } from '../lib/ipc.js';
 import { openHandshakes } from './bench/raw-handshakes.js';
+import { cpuUsOf } from './bench/proc-sampler.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const MODES = ['sticky-session', 'gateway'];
 const SOURCES = Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 1}`);
-const TICKS_PER_SECOND = 100; // /proc/<pid>/stat's clock ticks (USER_HZ)
 
 const { values } = parseArgs({
   options: {
@@ -76,13 +76,13 @@ async function driver(connections, workers, rounds) {
 async function measure(mode, connections, workers) {
   const primary = fork(SCRIPT, ['--role', 'primary', '--mode', mode, '--workers', String(workers)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [{ port, pids }] = await once(primary, 'message');
-  const before = pids.map(cpuTicks);
+  const before = pids.map(cpuUsOf);
   primary.send('cpu');
   const [primaryBefore] = await once(primary, 'message');
   const run = await openHandshakes({ port, path: '/ws', count: connections, rate: 1e6, inFlight: 500, proxy: false, sources: SOURCES });
   primary.send('cpu');
   const [primaryAfter] = await once(primary, 'message');
-  const workersTicks = pids.map(cpuTicks).reduce((sum, t, i) => sum + t - before[i], 0);
+  const workersUs = pids.map(cpuUsOf).reduce((sum, us, i) => sum + us - before[i], 0);
   run.close();
   primary.kill();
   await once(primary, 'exit');
@@ -92,7 +92,7 @@ async function measure(mode, connections, workers) {
     failed: run.failed,
     handshakesPerSec: Math.round(run.opened / run.seconds),
     primaryCpuUs: (primaryAfter - primaryBefore) / run.opened,
-    workersCpuUs: (workersTicks * (1e6 / TICKS_PER_SECOND)) / run.opened
+    workersCpuUs: workersUs / run.opened
   };
 }
 
@@ -151,13 +151,6 @@ function worker() {
     }
   });
   process.send('ready');
-}
-
-/** utime + stime of a process, in clock ticks. */
-function cpuTicks(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }
 
 function ignore() {}

@@ -13,12 +13,13 @@
 //   node scripts/bench-webhooks.js [--events 200000] [--pairs 20000] [--rounds 3] [--json FILE]
 // (the redis rows need redis-server on PATH: a throwaway one is started.)
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { startGateway, eventually } from './harness/gateway.js';
 import { RedisServer } from './harness/redis.js';
+import { cpuUsOf } from './bench/proc-sampler.js';
 import WebSocket from 'ws';
 import { WebhookQueue, Result } from '../lib/webhooks/queue.js';
 import { webhookSender } from '../lib/webhooks/send.js';
@@ -111,11 +112,11 @@ async function subscribeCost(engine, webhooks, pairs, url) {
     await run(0, warmUp);
     if (webhooks) await eventually(async () => (await eventsSent(gw)) >= 2 * warmUp, { what: 'warm-up events sent' });
     const sentBefore = webhooks ? await eventsSent(gw) : 0;
-    const cpu = cpuMs(gw.proc.pid);
+    const cpu = cpuUsOf(gw.proc.pid) / 1000;
     const started = performance.now();
     await run(1e9, 1e9 + pairs);
     const seconds = (performance.now() - started) / 1000;
-    const primaryCpuMs = cpuMs(gw.proc.pid) - cpu;
+    const primaryCpuMs = cpuUsOf(gw.proc.pid) / 1000 - cpu;
     client.ws.close();
     // What the run queued goes out; waited for after the clock stopped, and counted.
     let sent = 0;
@@ -151,12 +152,6 @@ async function requester(url) {
 
 async function eventsSent(gw) {
   return (await gw.metric('gateway_webhook_events_total', '{result="sent"}')) ?? 0;
-}
-
-/** User+system CPU of a process, ms (/proc: clock ticks of 10 ms). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** An endpoint in its own process that takes every body with a 200. */

@@ -4,7 +4,8 @@
 import http from 'node:http';
 import { once } from 'node:events';
 import { expect } from 'chai';
-import { BackendClient, BackendError, BackendFailure } from '../lib/backend/http.js';
+import { BackendClient, BackendError } from '../lib/backend/http.js';
+import { InternalCode } from '../lib/errors.js';
 import { Limiter, QUEUE_FULL } from '../lib/backend/limiter.js';
 import { freePort } from '../scripts/harness/gateway.js';
 
@@ -67,15 +68,15 @@ describe('backend client', () => {
       if (req.url === '/late') return setTimeout(() => res.writeHead(200).end('{}'), 400);
       return undefined;
     };
-    expect(await failure('/redirect')).to.equal(BackendFailure.REDIRECT);
-    expect(await failure('/declared')).to.equal(BackendFailure.TOO_LARGE);
-    expect(await failure('/streamed')).to.equal(BackendFailure.TOO_LARGE);
+    expect(await failure('/redirect')).to.equal(InternalCode.REDIRECT);
+    expect(await failure('/declared')).to.equal(InternalCode.TOO_LARGE);
+    expect(await failure('/streamed')).to.equal(InternalCode.TOO_LARGE);
     const started = Date.now();
-    expect(await failure('/late')).to.equal(BackendFailure.TIMEOUT);
+    expect(await failure('/late')).to.equal(InternalCode.TIMEOUT);
     expect(Date.now() - started).to.be.within(190, 350);
     const closed = await freePort();
     const outcome = await client.post(new URL(`http://127.0.0.1:${closed}/`), '{}');
-    expect(outcome.code).to.equal(BackendFailure.UNREACHABLE);
+    expect(outcome.code).to.equal(InternalCode.UNREACHABLE);
   });
 });
 

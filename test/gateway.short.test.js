@@ -209,7 +209,8 @@ describe('gateway: protocol and relay', function () {
         ['{nope', 'bad_request'],
         ['[]', 'bad_request'],
         [{ channel: 'c' }, 'bad_request'],
-        [{ channel: 'a b', data: 1 }, 'invalid_channel']
+        [{ channel: 'a b', data: 1 }, 'invalid_channel'],
+        [`{"channel":"c","data":${'['.repeat(2000)}${']'.repeat(2000)}}`, 'bad_request'] // nested past the depth limit
       ]) {
         const res = await post(body);
         expect(res.status, JSON.stringify(body)).to.equal(400);

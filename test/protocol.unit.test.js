@@ -4,12 +4,12 @@ import {
   GatewayError,
   isValidChannel,
   parseClientFrame,
-  parsePublishBody,
-  parseDisconnectBody,
+  checkDepth,
   authAckFrame,
   messageFrame,
   MAX_DATA_DEPTH
 } from '../lib/protocol.js';
+import { runMethod } from '../lib/core/server.js';
 
 const codeOf = (fn) => {
   try {
@@ -36,16 +36,20 @@ describe('protocol', () => {
     expect(parseClientFrame('{"type":"publish","channel":"n","data":null}')).to.deep.equal({ type: 'publish', id: undefined, channel: 'n', data: null });
   });
 
-  it('parses auth frames and disconnect bodies, and refuses them without a string', () => {
+  it('parses auth frames, and refuses them without a string', () => {
     expect(parseClientFrame('{"type":"auth","token":"t","id":1}')).to.deep.equal({ type: 'auth', id: 1, token: 't' });
     for (const bad of ['{"type":"auth"}', '{"type":"auth","token":""}', '{"type":"auth","token":["t"]}']) {
       expect(codeOf(() => parseClientFrame(bad)), bad).to.equal(ErrorCode.UNAUTHORIZED);
     }
-    expect(parseDisconnectBody('{"user":"42"}')).to.equal('42');
-    for (const bad of ['{"user":42}', '{"user":""}', '{}', `{"user":"${'u'.repeat(129)}"}`]) {
-      expect(codeOf(() => parseDisconnectBody(bad)), bad).to.equal(ErrorCode.BAD_REQUEST);
-    }
     expect(JSON.parse(authAckFrame(1, 'u', 5))).to.deep.equal({ type: 'ack', id: 1, user: 'u', expiresAt: 5 });
+  });
+
+  it('refuses a disconnect (POST /disconnect, the server API) without a user of 1 to 128 characters', async () => {
+    for (const bad of [{ user: 42 }, { user: '' }, {}, { user: 'u'.repeat(129) }]) {
+      const err = await runMethod('disconnect', bad, { users: {} }).catch((e) => e); // refused before the users are asked
+      expect(err, JSON.stringify(bad)).to.be.instanceOf(GatewayError);
+      expect(err.code, JSON.stringify(bad)).to.equal(ErrorCode.BAD_REQUEST);
+    }
   });
 
   it('gives bad_request or invalid_channel with the id for malformed frames', () => {
@@ -68,7 +72,7 @@ describe('protocol', () => {
       ErrorCode.BAD_REQUEST
     );
     // Far deeper than any stack: still a clean error.
-    expect(codeOf(() => parsePublishBody(`{"channel":"c","data":${'['.repeat(100000)}${']'.repeat(100000)}}`))).to.equal(
+    expect(codeOf(() => checkDepth(JSON.parse(`${'['.repeat(100000)}${']'.repeat(100000)}`)))).to.equal(
       ErrorCode.BAD_REQUEST
     );
   });

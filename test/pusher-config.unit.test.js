@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { resolveConfig } from '../lib/config.js';
 import { readConfigFile } from '../lib/config-file.js';
 import { Namespaces } from '../lib/namespaces.js';
+import { appsOf, appTable } from '../lib/pusher/apps.js';
 import { protocolNamespaces } from '../lib/protocols.js';
 import { configFile } from './helpers/api.js';
 
@@ -14,6 +15,8 @@ describe('Pusher apps in the configuration', () => {
   it('takes one app from the flags and several from pusherApps', () => {
     const config = resolveConfig({ pusherAppId: '1', pusherKey: 'k', pusherSecret: APP.secret, pusherApps: [{ appId: '2', key: 'k2', secret: APP.secret, clientEvents: true }] });
     const ns = new Namespaces(config, protocolNamespaces);
+    appTable.replace(appsOf(config)); // the process's apps, which namespaces read as they are now
+    after(() => appTable.replace([]));
     expect(ns.lookup('#1.pres:presence-x')).to.include({ presence: true, clientPublish: false, latest: false });
     expect(ns.lookup('#2.priv:private-x')).to.include({ clientPublish: true });
     expect(ns.lookup('#2.pubc:cache-x')).to.include({ latest: true, historySize: 1 });
@@ -29,7 +32,7 @@ describe('Pusher apps in the configuration', () => {
       [{ pusherAppId: '1', pusherKey: 'k', pusherSecret: 'short' }, '--pusher-secret must be at least 16 characters'],
       [{ pusherApps: [{ ...APP, secret: 'short' }] }, 'pusherApps[0]: secret must be a string of at least 16 characters'],
       [{ pusherApps: [{ ...APP, appId: 'a.b' }] }, 'pusherApps[0]: appId must be'],
-      [{ pusherApps: [APP, { ...APP, key: 'other' }] }, 'pusherApps[1]: appId 1 is given twice'],
+      [{ pusherApps: [APP, { ...APP, key: 'other' }] }, 'pusherApps[1]: appId 1 is defined twice: pusherApps[0] and pusherApps[1]'],
       [{ pusherApps: [{ ...APP, colour: 'red' }] }, 'pusherApps[0]: colour: unknown key'],
       [{ pusherApps: [{ ...APP, maxPresenceMembers: 0 }] }, 'maxPresenceMembers must be an integer'],
       [{ pusherApps: [{ ...APP, webhookUrl: 'ftp://x' }] }, 'webhookUrl must be an http'],

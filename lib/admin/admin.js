@@ -7,7 +7,7 @@ const $ = (selector) => document.querySelector(selector);
 
 let timer;
 let asked = 0; // the latest refresh: an older one's answer is dropped, and only the latest schedules the next
-let watching = { prefix: '', channel: '', limit: '20' };
+let watching = { app: '', prefix: '', channel: '', limit: '20' };
 
 /** A table row of cells, each given as text. */
 function row(cells) {
@@ -54,6 +54,33 @@ function showNodes({ info, stats }) {
   fill($('#workers tbody'), rows);
 }
 
+/** The Pusher apps, and the picker that shows one app's channels instead of the native ones. */
+function showApps({ apps }) {
+  $('#apps').hidden = apps === undefined;
+  const picker = $('#filter [name=app]');
+  picker.hidden = apps === undefined;
+  if (apps === undefined || problem($('#apps .error'), apps)) return;
+  const list = apps.result.apps;
+  fill($('#apps tbody'), list.map((app) => [appButton(app.appId), app.key, app.connections, app.channels, app.subscribers]));
+  const ids = list.map((app) => app.appId);
+  const shown = [...picker.options].slice(1).map((option) => option.value);
+  if (ids.join('\n') === shown.join('\n')) return;
+  picker.replaceChildren(picker.options[0], ...ids.map((id) => option(id, `Pusher app ${id}`)));
+  picker.value = watching.app;
+}
+
+function option(value, label) {
+  const element = document.createElement('option');
+  element.value = value;
+  element.textContent = label;
+  return element;
+}
+
+/** An app id that, clicked, lists the app's channels. */
+function appButton(id) {
+  return watchButton(id, '#filter [name=app]');
+}
+
 function showChannels({ channels }) {
   const failed = problem($('#channels .error'), channels);
   const { top = [], total = 0 } = failed ? {} : channels.result;
@@ -63,12 +90,17 @@ function showChannels({ channels }) {
 
 /** A channel name that, clicked, watches the channel. */
 function channelButton(name) {
+  return watchButton(name, '#watch [name=channel]');
+}
+
+/** A name that, clicked, is put in the field `selector` names, and the page shows it. */
+function watchButton(name, selector) {
   const button = document.createElement('button');
   button.type = 'button';
   button.className = 'link';
   button.textContent = name;
   button.addEventListener('click', () => {
-    $('#watch [name=channel]').value = name;
+    $(selector).value = name;
     watch();
   });
   return button;
@@ -95,6 +127,7 @@ async function refresh() {
     if (mine !== asked) return;
     if (!res.ok) throw new Error(view.error?.message ?? `HTTP ${res.status}`);
     showNodes(view);
+    showApps(view);
     showChannels(view);
     showChannel(view);
     $('#freshness').textContent = `updated ${new Date().toLocaleTimeString()}`;
@@ -109,16 +142,26 @@ async function refresh() {
 
 function watch() {
   watching = {
+    app: $('#filter [name=app]').value,
     prefix: $('#filter [name=prefix]').value,
     channel: $('#watch [name=channel]').value,
     limit: $('#watch [name=limit]').value
   };
+  // A Pusher app's events have names; its channels keep no history.
+  $('#publish [name=event]').hidden = watching.app === '';
+  $('#publish [name=event]').required = watching.app !== '';
   refresh();
 }
 
-/** The action's body as JSON text; a field named data is sent as written, for the gateway to judge. */
+/**
+ * The action's body as JSON text; a field named data is sent as written, for
+ * the gateway to judge. A publish while a Pusher app is picked goes to that
+ * app's channel, with its event name.
+ */
 function body(form) {
-  const fields = [...new FormData(form)].filter(([name, value]) => name === 'data' || value !== '');
+  // A hidden field (the event name, for the native channels) is not the action's.
+  const fields = [...new FormData(form)].filter(([name, value]) => !form.elements[name].hidden && (name === 'data' || value !== ''));
+  if (form.id === 'publish' && watching.app !== '') fields.unshift(['app', watching.app]);
   return `{${fields.map(([name, value]) => `${JSON.stringify(name)}:${name === 'data' ? value : JSON.stringify(value)}`).join(',')}}`;
 }
 
@@ -143,6 +186,7 @@ async function act(event) {
 
 for (const form of document.querySelectorAll('form[data-action]')) form.addEventListener('submit', act);
 $('#filter').addEventListener('input', watch);
+$('#filter').addEventListener('change', watch);
 $('#filter').addEventListener('submit', (event) => event.preventDefault());
 $('#watch').addEventListener('submit', (event) => {
   event.preventDefault();

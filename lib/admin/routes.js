@@ -8,8 +8,10 @@
 //   GET  /admin/admin.css|admin.js its style and its one module
 //   POST /admin/login              form field `password`: a session cookie, then back to /admin
 //   POST /admin/logout             ends the session
-//   GET  /admin/api/view?prefix=&channel=&limit=  what the page shows, polled while it is open
-//   POST /admin/api/<action>       publish, disconnect or unsubscribe: {result} or {error: {code, message}}
+//   GET  /admin/api/view?prefix=&channel=&limit=&app=  what the page shows, polled while it is open
+//                                  (app: a Pusher app's channels and presence instead of the native ones)
+//   POST /admin/api/<action>       publish, disconnect or unsubscribe: {result} or {error: {code, message}};
+//                                  a publish naming an `app` (and an `event`) goes to that app's channel
 //
 // A POST needs an Origin of this very host (a page elsewhere cannot make the
 // browser act for the admin), and every route past the login a live session.
@@ -46,9 +48,10 @@ const HEADERS = {
  * @param {() => object|null} options.stats the cluster's figures (lib/primary/cluster-stats.js)
  * @param {(result: string) => void} options.counted counts a login attempt by result
  * @param {number} options.maxPayload --max-payload: an action's body, as the server API takes it
+ * @param {() => Map<string, number>} [options.appConnections] each Pusher app's connections on this node, where apps are served
  * @returns {(req, res) => void} the handler of every path under /admin
  */
-export function createAdmin({ password, call, stats, counted, maxPayload }) {
+export function createAdmin({ password, call, stats, counted, maxPayload, appConnections }) {
   const sessions = new Sessions();
   const logins = new Logins(password, counted);
   const files = {
@@ -81,13 +84,18 @@ export function createAdmin({ password, call, stats, counted, maxPayload }) {
     const prefix = query.get('prefix') ?? '';
     const channel = query.get('channel') ?? '';
     const limit = Number(query.get('limit') ?? 20);
-    const [info, channels, presence, history] = await Promise.all([
+    // A Pusher app's channels (and none of the native ones) when the page picked one.
+    const app = query.get('app') ?? '';
+    const within = app === '' ? {} : { app };
+    const [info, apps, channels, presence, history] = await Promise.all([
       call('info', {}),
-      call('channels', prefix === '' ? {} : { prefix }),
-      channel === '' ? undefined : call('presence', { channel }),
-      channel === '' ? undefined : call('history', { channel, limit, reverse: true })
+      appConnections === undefined ? undefined : call('apps', {}),
+      call('channels', { ...within, ...(prefix === '' ? {} : { prefix }) }),
+      channel === '' ? undefined : call('presence', { ...within, channel }),
+      // Pusher keeps no history: a cache channel's last event is its subscribers' to ask.
+      channel === '' || app !== '' ? undefined : call('history', { channel, limit, reverse: true })
     ]);
-    reply(res, 200, { stats: stats(), info, channels: busiest(channels), presence, history }, HEADERS);
+    reply(res, 200, { stats: stats(), info, apps: withConnections(apps, appConnections), channels: busiest(channels), presence, history }, HEADERS);
   }
 
   async function act(action, req, res) {
@@ -152,6 +160,13 @@ export function createAdmin({ password, call, stats, counted, maxPayload }) {
 function sameOrigin(req) {
   const { origin, host } = req.headers;
   return host !== undefined && (origin === `http://${host}` || origin === `https://${host}`);
+}
+
+/** The apps answer with each app's connections on this node. */
+function withConnections(answer, appConnections) {
+  if (answer?.result === undefined) return answer;
+  const counts = appConnections();
+  return { result: { apps: answer.result.apps.map((app) => ({ ...app, connections: counts.get(app.appId) ?? 0 })) } };
 }
 
 /** The channels answer cut to the busiest, for a page that lists them by subscribers. */

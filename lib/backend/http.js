@@ -12,18 +12,9 @@
 // the cap), a redirect (never followed: the backend is one URL the operator
 // chose), an unreachable backend (refused, reset, DNS, TLS).
 import { require } from '../require.js';
-import { BackendError } from '../errors.js';
+import { BackendError, InternalCode } from '../errors.js';
 
 export { BackendError };
-
-/** Failure codes of BackendError. */
-export const BackendFailure = Object.freeze({
-  TIMEOUT: 'timeout', // no complete answer within the timeout
-  UNREACHABLE: 'unreachable', // no connection, or it broke before the answer was whole
-  TOO_LARGE: 'too_large', // the answer's body is over maxBytes
-  REDIRECT: 'redirect', // a 3xx: not followed
-  STATUS: 'status' // answered, but not 2xx (for a caller that takes 2xx only: ../webhooks/send.js)
-});
 
 
 const DEFAULT_MAX_BYTES = 64 * 1024;
@@ -34,7 +25,7 @@ export class BackendClient {
    * @param {object} options
    * @param {number} options.timeoutMs per request, from when it is handed to undici until its body is read
    * @param {number} options.connections at most this many sockets per origin (pooled, kept alive)
-   * @param {number} [options.maxBytes=65536] largest answer body read; more is BackendFailure.TOO_LARGE
+   * @param {number} [options.maxBytes=65536] largest answer body read; more is InternalCode.TOO_LARGE
    */
   constructor({ timeoutMs, connections, maxBytes = DEFAULT_MAX_BYTES }) {
     // Loaded here, only in a worker that talks to a backend.
@@ -70,13 +61,13 @@ export class BackendClient {
       });
       if (res.statusCode >= 300 && res.statusCode < 400) {
         drop(res.body);
-        return new BackendError(BackendFailure.REDIRECT, `answered ${res.statusCode} (redirects are not followed)`);
+        return new BackendError(InternalCode.REDIRECT, `answered ${res.statusCode} (redirects are not followed)`);
       }
       const text = await readCapped(res, this.maxBytes);
       return text instanceof BackendError ? text : { status: res.statusCode, text };
     } catch (err) {
-      if (timedOut) return new BackendError(BackendFailure.TIMEOUT, `no answer within ${this.timeoutMs} ms`);
-      return new BackendError(BackendFailure.UNREACHABLE, `${err.code ?? err.name}: ${err.message}`);
+      if (timedOut) return new BackendError(InternalCode.TIMEOUT, `no answer within ${this.timeoutMs} ms`);
+      return new BackendError(InternalCode.UNREACHABLE, `${err.code ?? err.name}: ${err.message}`);
     } finally {
       clearTimeout(timer);
     }
@@ -93,7 +84,7 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 // The body as text, read until `max` bytes: a declared or actual length over
 // it stops the read there and drops the connection.
 async function readCapped(res, max) {
-  const tooLarge = () => new BackendError(BackendFailure.TOO_LARGE, `answer body over ${max} bytes`);
+  const tooLarge = () => new BackendError(InternalCode.TOO_LARGE, `answer body over ${max} bytes`);
   if (Number(res.headers['content-length']) > max) {
     drop(res.body);
     return tooLarge();

@@ -13,6 +13,7 @@ export declare const ErrorCode: Readonly<{
   PAYLOAD_TOO_LARGE: 'payload_too_large';
   UNAVAILABLE: 'unavailable';
   TOO_MANY: 'too_many';
+  OVER_QUOTA: 'over_quota';
   EPOCH_CHANGED: 'epoch_changed';
   TOO_OLD: 'too_old';
   NOT_FOUND: 'not_found';

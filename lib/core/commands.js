@@ -29,20 +29,16 @@ import { ErrorCode, GatewayError, checkChannel } from '../protocol.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from './permissions.js';
 import { identityOf, kClient } from './identity.js';
-import { kTransport } from './symbols.js';
+import { kTokens, kTokensRefilledAt, kTransport } from './symbols.js';
 import { takeToken } from './token-bucket.js';
 
 const UNAVAILABLE = 'the engine (Redis) is unreachable: retry shortly';
 const BUSY = 'the gateway is busy relaying: retry shortly';
 
-// A connection's token bucket for the commands that cost (step 6).
-const kTokens = Symbol('tokens');
-const kRefilledAt = Symbol('tokensRefilledAt');
-
 export class Commands {
   /**
    * @param {object} options
-   * @param {number} options.rate a connection's publishes (and other costly commands) per second (--max-publish-rate)
+   * @param {number} options.rate tokens per second of step 6: --max-publish-rate, or another protocol's rate
    * @param {number} options.maxSubscriptions per connection (--max-subscriptions)
    * @param {{authFailures: {inc: (labels: object) => void}, apiRequests: {inc: (labels: object) => void}}} options.metrics
    *   the counters the core keeps (lib/worker/metrics.js's, handed in by the wiring)
@@ -57,8 +53,10 @@ export class Commands {
    * @param {(channel: string) => string} [options.showName] a channel as its
    *   client spelled it, for the text of refusals (another protocol's
    *   channels have names of their own inside the gateway)
+   * @param {(conn: object) => number} [options.rateOf] a connection's own rate (step 6), where its
+   *   protocol sets one per connection (a Pusher app's); else `rate`
    */
-  constructor({ rate, maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel, showName = same }) {
+  constructor({ rate, maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks, checkName = checkChannel, showName = same, rateOf }) {
     this.metrics = metrics;
     this.namespaces = namespaces;
     this.checkName = checkName;
@@ -68,6 +66,7 @@ export class Commands {
     this.presenceStore = presence;
     this.hooks = hooks;
     this.rate = rate;
+    this.rateOf = rateOf;
     this.maxSubscriptions = maxSubscriptions;
   }
 
@@ -95,9 +94,10 @@ export class Commands {
     throw this.forbidden(`the identity does not allow ${grant} on ${this.showName(channel)}`, id);
   }
 
-  /** 6: one of the connection's tokens, --max-publish-rate per second in bursts of as many. */
+  /** 6: one of the connection's tokens, --max-publish-rate (or its own rate) per second in bursts of as many. */
   spend(conn, what, id) {
-    if (!takeToken(conn, this.rate, kTokens, kRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${this.rate} ${what} per second`, id);
+    const rate = this.rateOf === undefined ? this.rate : this.rateOf(conn);
+    if (!takeToken(conn, rate, kTokens, kTokensRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${rate} ${what} per second`, id);
   }
 
   /** 7: the engine can take a publish now. */
@@ -206,10 +206,15 @@ function present(conn) {
   return () => conn[kTransport].isOpen(conn);
 }
 
-/** Rethrows a hook's or the engine's refusal as the answer to the frame `id` (a refusal may be shared: it is copied, never changed). */
+/**
+ * Rethrows a hook's or the engine's refusal as the answer to the frame `id`.
+ * Each refusal is made for its one call, so it takes the id itself and keeps
+ * its class (a hook's refusal carries the application's close code).
+ */
 function withId(id) {
   return (err) => {
-    throw id === undefined || !(err instanceof GatewayError) ? err : new GatewayError(err.code, err.message, id);
+    if (id !== undefined && err instanceof GatewayError) err.id = id;
+    throw err;
   };
 }
 

@@ -7,6 +7,7 @@
 // server subscribes the connection to, and `info` (shown in presence).
 import { MAX_USER_LENGTH, infoProblem, isValidChannel } from '../protocol.js';
 import { compilePermissions } from './permissions.js';
+import { kIdentity } from './symbols.js';
 
 export const MAX_CHANNELS = 256; // in `channels`
 const NO_CHANNELS = Object.freeze([]);
@@ -51,7 +52,6 @@ export function identityFrom(user, exp, claims, userClaim) {
 // (lib/core/commands.js) read the identity alone and never the auth mode:
 // under --auth none every connection is ANONYMOUS, whose grants are open.
 export const kClient = Symbol('client');
-const kIdentity = Symbol('identity');
 
 /** Every grant open, no user: a connection under --auth none. */
 export const ANONYMOUS = Object.freeze({

@@ -16,7 +16,7 @@
 import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, shown, MAX_USER_LENGTH } from '../protocol.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { presenceAllowed } from './commands.js';
-import { isProtocolChannel } from '../namespaces.js';
+import { isProtocolChannel, NATIVE_APP } from '../namespaces.js';
 
 const MAX_BROADCAST = 1000;
 const MAX_BATCH = 100;
@@ -148,10 +148,10 @@ export const METHODS = {
       for (const { method, params = {} } of commands) {
         try {
           replies.push({ result: await runMethod(method, params, context) });
-          context.commands.metrics.apiRequests.inc({ method, code: 'ok' });
+          context.commands.metrics.apiRequests.inc({ method, code: 'ok', app: NATIVE_APP });
         } catch (err) {
           if (!(err instanceof GatewayError)) throw err;
-          context.commands.metrics.apiRequests.inc({ method, code: err.code });
+          context.commands.metrics.apiRequests.inc({ method, code: err.code, app: NATIVE_APP });
           replies.push({ error: errorOf(err) });
         }
       }

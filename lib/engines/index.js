@@ -105,6 +105,9 @@
  *   (./redis/departures.js)
  * @property {Calls} [calls] the cluster-wide part, below
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
+ * @property {UserCounts} [appConnections] the cluster-wide part of each Pusher app's connection count
+ * @property {{take: (appId: string, events: number, limit: number) => Promise<boolean>}} [appRates] the cluster-wide count of each Pusher app's backend events per second
+ * @property {(key: string, ms: number) => Promise<boolean>} [claimOnce] whether this node is the cluster's first to claim `key` within `ms` (alone on its machine, an engine leaves it out: always)
  * @property {Presence} presence who is in which channel, below
  * @property {(listener: MemberListener) => void} onMember the webhooks' seam:
  *   presence.onMember, on the engine itself

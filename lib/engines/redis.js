@@ -59,6 +59,7 @@ import { Namespaces } from '../namespaces.js';
 import { ErrorCode, GatewayError } from '../protocol.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
+import { RemoteRates } from './redis/rates.js';
 import { RedisPresence } from './redis/presence.js';
 import { checkClusterSeeds, closeRedis, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
@@ -160,6 +161,8 @@ export class RedisEngine {
     redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
     this.calls = new RemoteCalls(redis, cluster ? 'spublish' : 'publish');
     if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
+    this.appConnections = new RemoteUsers(redis, 0, 'apps'); // each Pusher app's maxConnections: attached only where apps are served
+    this.appRates = new RemoteRates(redis); // each Pusher app's backend events per second
     this.occupancy = undefined; // once a listener is added: this node's routes, told to Redis (./redis/occupancy.js)
     this.occupancyListeners = [];
     this.departures = new RemoteDepartures(redis);
@@ -293,6 +296,17 @@ export class RedisEngine {
   }
 
   /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
+  /**
+   * Whether this node is the first of the cluster to claim `key` within `ms`
+   * (an event sent once for the cluster per window); true while Redis cannot
+   * answer: a duplicate rather than a lost event.
+   * @returns {Promise<boolean>}
+   */
+  claimOnce(key, ms) {
+    if (this.redis.status !== 'ready') return Promise.resolve(true);
+    return this.redis.set(`gw:{#once}:${key}`, '1', 'PX', ms, 'NX').then((answer) => answer === 'OK', () => true);
+  }
+
   figures() {
     const table = this.presence.table;
     return {
@@ -310,6 +324,7 @@ export class RedisEngine {
     this.liveness.stop();
     this.presence.stop();
     this.users?.stop();
+    this.appConnections.stop();
     this.occupancy?.stop();
     for (const connection of this.connections) closeRedis(connection);
   }

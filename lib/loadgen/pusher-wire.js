@@ -5,7 +5,7 @@
 // Pusher's data string, so the send time is read back without parsing.
 // Pusher's events carry no seq: a run counts what arrives against what was
 // published, and the order is not checked.
-import { createHash, createHmac } from 'node:crypto';
+import { md5, sign } from '../pusher/signatures.js';
 import { readInteger, SUBSCRIBE_ID } from './frames.js';
 
 const EVENT = Buffer.from('{"channel":');
@@ -66,7 +66,7 @@ export function signedEvent({ appId, key, secret }, channel, dataJson) {
   const body = `{"name":"m","channel":"${channel}","data":${JSON.stringify(dataJson)}}`;
   const path = `/apps/${appId}/events`;
   const query =
-    `auth_key=${key}&auth_timestamp=${Math.floor(Date.now() / 1000)}&auth_version=1.0` + `&body_md5=${createHash('md5').update(body).digest('hex')}`;
-  const signature = createHmac('sha256', secret).update(`POST\n${path}\n${query}`).digest('hex');
+    `auth_key=${key}&auth_timestamp=${Math.floor(Date.now() / 1000)}&auth_version=1.0` + `&body_md5=${md5(body)}`;
+  const signature = sign(secret, `POST\n${path}\n${query}`);
   return { path: `${path}?${query}&auth_signature=${signature}`, body };
 }

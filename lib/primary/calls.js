@@ -22,6 +22,7 @@ const COMBINE = {
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {import('../engines/index.js').Calls} [remote] the other nodes
  * @param {object} config resolved gateway configuration (the node's name is host:port)
+ * @returns {(name: string, args: object) => Promise<any>} runs a call on the whole cluster from this process
  */
 export function attachCalls(relay, remote, config) {
   const runs = new Map(); // request -> {waiting: Set of links, value, combine, resolve}
@@ -66,6 +67,7 @@ export function attachCalls(relay, remote, config) {
     for (const [request, run] of runs) if (run.waiting.delete(link)) settle(request, run);
   });
   remote?.serve(here);
+  return everywhere;
 }
 
 function nodeInfo(relay, config, startedAt) {

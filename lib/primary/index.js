@@ -26,8 +26,11 @@ import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
 import { attachProtocols, protocolNamespaces } from '../protocols.js';
+import { NATIVE_APP } from '../namespaces.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
+import { startApps } from './apps.js';
+import { servesPusher } from '../pusher/apps.js';
 import { readyFields } from './ready-line.js';
 
 const SETTLE_MS = 2000;
@@ -58,7 +61,7 @@ export async function startPrimary(config) {
     metrics.memberChanges.inc({ change: present ? 'arrived' : 'departed' });
     log.debug({ channel, user, present }, 'presence member');
   });
-  const countWebhooks = (result, events) => metrics.webhookEvents.inc({ result }, events);
+  const countWebhooks = (result, events, app = NATIVE_APP) => metrics.webhookEvents.inc({ result, app }, events);
   const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
   const relay = new PrimaryRelay({
     engine,
@@ -66,9 +69,11 @@ export async function startPrimary(config) {
     // The primary's event loop is worth measuring while the workers hold sockets (they report then).
     onStats: () => metrics.loopDelay.set([...relay.figures.values()].some((w) => w.sockets > 0))
   });
-  const protocols = attachProtocols({ config, engine, relay, count: countWebhooks, log });
+  const apps = await startApps({ config, relay, engine, log }).catch(refuse);
+
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
-  attachCalls(relay, engine.calls, config);
+  const calls = attachCalls(relay, engine.calls, config);
+  const protocols = attachProtocols({ config, engine, relay, calls, count: countWebhooks, log });
   attachPresence(relay, engine);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).
@@ -101,6 +106,7 @@ export async function startPrimary(config) {
               call: attachAdminCalls(relay),
               stats: view.latest,
               counted: (result) => metrics.adminLogins.inc({ result }),
+              appConnections: servesPusher(config) ? () => apps.connections : undefined,
               maxPayload: config.maxPayload
             })
     });
@@ -120,6 +126,7 @@ export async function startPrimary(config) {
     const next = await reloadConfig(supervisor.config, log);
     if (next === undefined) return;
     supervisor.config = next;
+    apps.configure(next);
     engine.configure(next);
     supervisor.rollingRestart();
   });
@@ -136,7 +143,7 @@ export async function startPrimary(config) {
     await supervisor.drain();
     // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
     await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
-    await Promise.all([webhooks?.close(), protocols.close()]);
+    await Promise.all([webhooks?.close(), protocols.close(), apps.close()]);
     metricsServer?.close();
     log.info('stopped');
     process.exit(0);

@@ -9,6 +9,7 @@ import { Message } from '../ipc.js';
 import { normalizeIp } from '../worker/client-ip.js';
 import { detachHandle, freeHandleQueue, holdHandleQueue, onHandleAck, takeConnections } from '../internals.js';
 import { Ticker } from '../ticker.js';
+import { InternalCode } from '../errors.js';
 
 const sticky = require('sticky-session');
 
@@ -67,7 +68,7 @@ export class GatewayMaster extends sticky.Master {
     this.readProxyHeader(socket).then(
       ({ ip: client, head }) => this.handOver(detachHandle(socket), client ?? ip, head),
       (err) => {
-        this.refused(err.code ?? 'proxy_header');
+        this.refused(err.code ?? InternalCode.PROXY_HEADER);
         socket.destroy();
       }
     );

@@ -75,8 +75,8 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
     }),
     webhookEvents: make(client.Counter, {
       name: 'gateway_webhook_events_total',
-      help: 'Webhook events by result: sent (the endpoint answered 2xx), retried (in an attempt that failed: once per attempt), dropped (given up after 5 minutes, or too many waiting)',
-      labelNames: ['result']
+      help: 'Webhook events by result: sent (the endpoint answered 2xx), retried (in an attempt that failed: once per attempt), dropped (given up after 5 minutes, or too many waiting); and app (native, or the Pusher app id)',
+      labelNames: ['result', 'app']
     }),
     adminLogins: make(client.Counter, {
       name: 'gateway_admin_logins_total',

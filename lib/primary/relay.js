@@ -33,6 +33,7 @@ export class PrimaryRelay {
     this.engineUp = engine.available;
     this.handlers = new Map(); // Op -> handler(link, op), for operations owned by other modules
     this.detachHandlers = []; // handler(link) for a link that is gone
+    this.attachHandlers = []; // handler(link) for a worker that has just come up
     this.traffic = false; // operations received since the last check
     this.pressure = new Ticker('pressure', PRESSURE_CHECK_MS, () => this.checkPressure());
     this.pressure.start();
@@ -41,6 +42,11 @@ export class PrimaryRelay {
   /** Routes operations named `name` (an Op) from a worker to `handler(link, op)` (lib/primary/users.js). */
   handle(name, handler) {
     this.handlers.set(name, handler);
+  }
+
+  /** Calls `handler(link)` when a worker has just come up (what it must be told first goes in its first batch). */
+  onAttach(handler) {
+    this.attachHandlers.push(handler);
   }
 
   /** Calls `handler(link)` when a worker's link is gone. */
@@ -81,6 +87,7 @@ export class PrimaryRelay {
     this.links.set(worker.id, link);
     if (this.busy) link.send([Op.BUSY, true]);
     if (!this.engineUp) link.send([Op.ENGINE, false]);
+    for (const handler of this.attachHandlers) handler(link);
   }
 
   /** Forgets a worker that is gone: no more routing to it. */

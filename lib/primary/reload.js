@@ -10,7 +10,7 @@ import { gatewayConfig } from '../config-file.js';
 const AT_START = [
   'port', 'host', 'workers', 'backlog', 'balance', 'proxyProtocol', 'proxyTimeout', 'maxConnsPerIp', 'maxConnsPerUser', 'auth',
   'engine', 'redisUrl', 'metricsPort', 'metricsHost', 'maxOldSpaceSize', 'maxSemiSpaceSize', 'logLevel', 'logFormat', 'config',
-  'webhookUrl', 'webhookSecret', 'memberGrace', 'adminPassword'
+  'webhookUrl', 'webhookSecret', 'memberGrace', 'adminPassword', 'appsDatabase'
 ];
 
 /**

@@ -6,6 +6,7 @@ import { EventEmitter, once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { Message } from '../ipc.js';
 import { workerConfig } from '../config.js';
+import { workerApps } from './apps.js';
 import { prettifyLines } from '../logger.js';
 
 const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
@@ -79,7 +80,7 @@ export class Supervisor extends EventEmitter {
       } else if (msg?.type === Message.READY) {
         this.ready(slot, worker);
       } else if (msg?.type === Message.START) {
-        worker.send({ type: Message.START, config: workerConfig(this.config), worker: slot.number });
+        worker.send({ type: Message.START, config: { ...workerConfig(this.config), ...workerApps(this.config) }, worker: slot.number });
       }
     });
     worker.on('error', (err) => this.log.warn({ err: err.message, worker: slot.number }, 'worker IPC error'));

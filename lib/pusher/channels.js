@@ -13,7 +13,7 @@
 // app allows them. Nothing here imports the worker: the primary's engines
 // read these namespaces too.
 import { ErrorCode, GatewayError } from '../errors.js';
-import { appsOf } from './apps.js';
+import { appTable } from './apps.js';
 
 const MAX_NAME_LENGTH = 164;
 const NAME = /^[A-Za-z0-9_\-=@,.;]{1,164}$/;
@@ -101,6 +101,11 @@ export function membersChannel(internal) {
   return `${internal.slice(0, dot + 1)}${Kind.MEMBERS}${internal.slice(internal.indexOf(':'))}`;
 }
 
+/** The app whose internal channel this is. */
+export function appIdOf(internal) {
+  return internal.slice(1, internal.indexOf('.'));
+}
+
 /** The kind written in an internal name. */
 function internalKind(internal) {
   return internal.slice(internal.indexOf('.') + 1, internal.indexOf(':'));
@@ -156,32 +161,45 @@ export function checkName(name) {
 }
 
 /**
- * The namespaces of every app's channels, by namespace name (`#<appId>.<kind>`),
- * resolved as lib/namespaces.js resolves a native one.
+ * The namespaces of every app's channels, looked up by namespace name
+ * (`#<appId>.<kind>`) in this process's apps as they are now, resolved as
+ * lib/namespaces.js resolves a native one; an app's are made once per
+ * version of it (an app changed is a new object).
  * @param {object} config resolved
- * @returns {Map<string, object>}
+ * @returns {{get: (name: string) => object|undefined}}
  */
 export function appNamespaces(config) {
-  const out = new Map();
-  for (const app of appsOf(config)) {
-    for (const kind of Object.values(Kind)) {
-      const name = `#${app.appId}.${kind}`;
-      out.set(
-        name,
-        Object.freeze({
-          name,
-          // Pusher keeps no history; a cache channel keeps its last event.
-          historySize: CACHED.has(kind) ? 1 : 0,
-          historyTtl: config.historyTtl,
-          presence: PRESENCE.has(kind),
-          joinLeave: false,
-          latest: CACHED.has(kind),
-          clientPublish: app.clientEvents && CLIENT_EVENTS.has(kind),
-          subscribeHook: false,
-          publishHook: false
-        })
-      );
+  const made = new WeakMap(); // app -> Map(kind -> namespace)
+  return {
+    get(name) {
+      const dot = name.indexOf('.');
+      const app = appTable.byId.get(name.slice(1, dot));
+      if (app === undefined) return undefined;
+      let kinds = made.get(app);
+      if (kinds === undefined) made.set(app, (kinds = kindNamespaces(app, config)));
+      return kinds.get(name.slice(dot + 1));
     }
+  };
+}
+
+function kindNamespaces(app, config) {
+  const out = new Map();
+  for (const kind of Object.values(Kind)) {
+    out.set(
+      kind,
+      Object.freeze({
+        name: `#${app.appId}.${kind}`,
+        // Pusher keeps no history; a cache channel keeps its last event.
+        historySize: CACHED.has(kind) ? 1 : 0,
+        historyTtl: config.historyTtl,
+        presence: PRESENCE.has(kind),
+        joinLeave: false,
+        latest: CACHED.has(kind),
+        clientPublish: app.clientEvents && CLIENT_EVENTS.has(kind),
+        subscribeHook: false,
+        publishHook: false
+      })
+    );
   }
   return out;
 }

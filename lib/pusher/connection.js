@@ -21,7 +21,9 @@ import { MAX_USER_LENGTH } from '../protocol.js';
 import { Op } from '../ipc.js';
 import {
   checkName,
+  clientName,
   internalName,
+  isOwn,
   isPresence,
   isSigned,
   isValidName,
@@ -34,6 +36,9 @@ import {
   userOfChannel
 } from './channels.js';
 import { authMatches } from './signatures.js';
+import { AppConnections, kApp } from './app-connections.js';
+import { maxEventBytes, maxMemberInfoBytes } from './app-limits.js';
+import { countsSubscriptions, hasCount } from './subscription-count.js';
 import {
   cacheMiss,
   connectionEstablished,
@@ -50,14 +55,9 @@ import {
 } from './frames.js';
 
 const PUSHER = transportMetrics('ws', 'pusher');
-const kApp = Symbol('app');
 const kUser = Symbol('user'); // the id a pusher:signin proved
 const PROTOCOLS = new Set(['5', '6', '7']);
 const PROTOCOL = /[?&]protocol=([^&]*)/;
-const MAX_CHANNEL_DATA = 1024; // bytes of a presence subscription's channel_data (Pusher's user_info limit)
-const MAX_CLIENT_EVENT_DATA = 10240; // bytes: Pusher's limit on an event's data
-/** Client events per second per connection: Pusher's limit (the rate of Pusher's command core). */
-export const CLIENT_EVENT_RATE = 10;
 const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], templates: [] });
 
 export class PusherConnections {
@@ -85,7 +85,9 @@ export class PusherConnections {
     // socket_ids: `<this process's random number>.<a count>`, unique across workers and nodes.
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
-    this.identities = new Map(apps.list.map((app) => [app, appIdentity(app)]));
+    this.identities = new Map(); // appId -> the identity its connections start with
+    this.byApp = new AppConnections(apps, relay);
+    apps.on('change', (app, previous) => app === undefined && this.identities.delete(previous.appId));
     this.listen = socketListeners(this, log, 'pusher');
   }
 
@@ -105,8 +107,19 @@ export class PusherConnections {
     if (app === undefined) return refuse(ws, PusherCode.APP_NOT_FOUND, 'no app with this key');
     if (protocol === null) return refuse(ws, PusherCode.NO_PROTOCOL, 'no protocol version given: connect with ?protocol=7');
     if (!PROTOCOLS.has(protocol)) return refuse(ws, PusherCode.UNSUPPORTED_PROTOCOL, `protocol ${protocol.slice(0, 16)} is not supported: 5 to 7 are`);
-    ws[kApp] = app;
-    identify(ws, this.identities.get(app));
+    if (!app.enabled) return refuse(ws, PusherCode.APP_DISABLED, 'the app is disabled');
+    const admitted = this.byApp.admit(app);
+    if (admitted === true) return this.established(ws, app);
+    admitted.then((allowed) => {
+      if (!allowed) return this.isOpen(ws) && refuse(ws, PusherCode.OVER_QUOTA, `the app has its ${app.maxConnections} connections`);
+      if (!this.isOpen(ws)) return this.byApp.release(app);
+      this.established(ws, app);
+    });
+  }
+
+  established(ws, app) {
+    this.byApp.add(ws, app);
+    identify(ws, this.identityOf(app));
     ws.send(connectionEstablished(ws[kClient], this.activityTimeout));
   }
 
@@ -167,7 +180,7 @@ export class PusherConnections {
       const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
       if (!authMatches(app, signed, auth)) return void ws.send(subscriptionError(name, 401, 'AuthError', `invalid signature for ${socketId} on ${name}`));
       if (isPresence(kind)) {
-        member = memberOf(channelData);
+        member = memberOf(channelData, maxMemberInfoBytes(app));
         if (typeof member === 'string') return void ws.send(subscriptionError(name, 400, 'InvalidChannelData', member));
       }
       grant(ws, internal, kind, member);
@@ -227,6 +240,7 @@ export class PusherConnections {
   sendSucceeded(ws, internal, name, dataText, replay) {
     if (!this.isOpen(ws) || !this.subscriptions.has(ws, internal)) return; // left while the members were read
     ws.send(subscriptionSucceeded(name, dataText));
+    this.countChanged(ws, internal, name);
     if (!isCached(kindOf(name))) return;
     if (replay === undefined || replay.length === 0) {
       ws.send(cacheMiss(name));
@@ -260,6 +274,7 @@ export class PusherConnections {
   unsubscribe(ws, { channel: name }) {
     if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
     const internal = internalName(ws[kApp].appId, name);
+    if (this.subscriptions.has(ws, internal)) this.countChanged(ws, internal, name);
     this.commands.unsubscribe(ws, internal);
     this.sessions.leave(ws, internal);
     if (isPresence(kindOf(name))) this.sessions.leave(ws, membersChannel(internal), true);
@@ -276,9 +291,8 @@ export class PusherConnections {
     try {
       checkName(name);
       const text = typeof data === 'string' ? data : JSON.stringify(data);
-      if (text === undefined || Buffer.byteLength(text) > MAX_CLIENT_EVENT_DATA) {
-        throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${MAX_CLIENT_EVENT_DATA} bytes`);
-      }
+      const max = maxEventBytes(ws[kApp]);
+      if (text === undefined || Buffer.byteLength(text) > max) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${max} bytes`);
       const internal = internalName(ws[kApp].appId, name);
       if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
       const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
@@ -291,9 +305,14 @@ export class PusherConnections {
     }
   }
 
+  /** The channel's subscribers changed: the primary tells its count, if its app follows counts (./subscription-count.js). */
+  countChanged(ws, internal, name) {
+    if (countsSubscriptions(ws[kApp]) && hasCount(name)) this.relay.send([Op.SUBSCRIPTIONS_CHANGED, internal]);
+  }
+
   /** An event for the app's webhooks, which the primary sends (./webhooks.js). */
   webhook(ws, internal, event) {
-    if (ws[kApp].webhookUrl !== undefined) this.relay.send([Op.PROTOCOL_WEBHOOK, internal, event]);
+    if (ws[kApp].webhooks.length > 0) this.relay.send([Op.PROTOCOL_WEBHOOK, internal, event]);
   }
 
   /** Answers a refused frame with pusher:error; anything but the family's errors is a bug and goes on up. */
@@ -308,10 +327,21 @@ export class PusherConnections {
     return ws.readyState === ws.OPEN;
   }
 
+  /** The identity an app's connections start with, made once per app. */
+  identityOf(app) {
+    let identity = this.identities.get(app.appId);
+    if (identity === undefined) this.identities.set(app.appId, (identity = appIdentity(app)));
+    return identity;
+  }
+
   closed(ws, code) {
     // A presence user is Pusher's, not one of the gateway's users: the
     // session forgets the connection as it would an anonymous one.
-    if (identityOf(ws)?.user != null) identify(ws, this.identities.get(ws[kApp]));
+    if (identityOf(ws)?.user != null) identify(ws, this.identityOf(ws[kApp]));
+    if (ws[kApp] !== undefined && countsSubscriptions(ws[kApp])) {
+      for (const internal of this.subscriptions.channelsOf(ws)) if (!isOwn(internal)) this.countChanged(ws, internal, clientName(internal));
+    }
+    this.byApp.delete(ws);
     this.sessions.closed(ws);
     this.count--;
     PUSHER.closed(closeReason(code));
@@ -380,10 +410,14 @@ function revoke(ws, internal) {
   identity.permissions.publish.exact.delete(internal);
 }
 
-/** @returns {{user: string, info: *}|string} a presence subscription's member, or what is wrong with its channel_data */
-function memberOf(channelData) {
+/**
+ * @param {number} maxInfo bytes of user_info (the app's limit)
+ * @returns {{user: string, info: *}|string} a presence subscription's member, or what is wrong with its channel_data
+ */
+function memberOf(channelData, maxInfo) {
   if (typeof channelData !== 'string') return 'channel_data is required on a presence channel';
-  if (Buffer.byteLength(channelData) > MAX_CHANNEL_DATA) return `channel_data is over ${MAX_CHANNEL_DATA} bytes`;
+  // Bounded before it is parsed: the info, its user_id and the JSON around them.
+  if (Buffer.byteLength(channelData) > maxInfo + MAX_USER_LENGTH + 64) return `channel_data is over ${maxInfo} bytes of user_info`;
   let parsed;
   try {
     parsed = JSON.parse(channelData);
@@ -395,6 +429,7 @@ function memberOf(channelData) {
   if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '' || String(id).length > MAX_USER_LENGTH) {
     return `channel_data needs a user_id (a string or number of 1 to ${MAX_USER_LENGTH} characters)`;
   }
+  if (parsed.user_info !== undefined && Buffer.byteLength(JSON.stringify(parsed.user_info)) > maxInfo) return `user_info is over ${maxInfo} bytes`;
   return { user: String(id), info: parsed.user_info };
 }
 

@@ -8,10 +8,11 @@ import { checkDepth, parseObject } from '../protocol.js';
 
 /** Pusher's error codes (pusher:error and close codes) the gateway uses. */
 export const PusherCode = Object.freeze({
-  APP_NOT_FOUND: 4001, // no app with this key: do not reconnect
+  APP_NOT_FOUND: 4001, // no app with this key (or no more): do not reconnect
+  APP_DISABLED: 4003, // the app is disabled
   UNSUPPORTED_PROTOCOL: 4007,
   NO_PROTOCOL: 4008,
-  OVER_QUOTA: 4004, // the app's connection quota (here: --max-conns-per-ip)
+  OVER_QUOTA: 4004, // over the app's connection quota (maxConnections), or --max-conns-per-ip
   UNAUTHORIZED: 4009, // a connection the app does not allow (its Origin, a bad sign-in, terminate_connections)
   OVER_CAPACITY: 4100, // reconnect after backing off
   RECONNECT: 4200, // reconnect at once (a drain)
@@ -68,6 +69,10 @@ export function subscriptionSucceeded(channel, dataText = '{}') {
 
 export function subscriptionError(channel, status, type, error) {
   return `{"event":"pusher:subscription_error","channel":${quote(channel)},"data":{"type":${quote(type)},"error":${quote(error)},"status":${status}}}`;
+}
+
+export function subscriptionCountFrame(channel, count) {
+  return `{"event":"pusher_internal:subscription_count","channel":${quote(channel)},"data":${quote(`{"subscription_count":${count}}`)}}`;
 }
 
 export function cacheMiss(channel) {

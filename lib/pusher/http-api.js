@@ -9,15 +9,13 @@ import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
 import { decodeSegment, readBody, reply } from '../worker/http-io.js';
 import { metrics } from '../worker/metrics.js';
-import { Call, MAX_CHANNELS } from '../ipc.js';
+import { Call, MAX_CHANNELS, Op } from '../ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
 import { eventData, TERMINATE } from './frames.js';
 import { md5, sameText, signatureMatches } from './signatures.js';
+import { maxEventBytes, takeBackendEvents } from './app-limits.js';
 
 const MAX_TIMESTAMP_SKEW_S = 600;
-const MAX_EVENT_CHANNELS = 100;
-const MAX_BATCH = 10;
-const MAX_EVENT_DATA = 10240; // bytes of an event's data: Pusher's limit
 const MAX_EVENT_NAME = 200;
 const SOCKET_ID = /^\d+\.\d+$/;
 const ROUTE = /^\/apps\/([^/]+)\/(.+)$/;
@@ -31,6 +29,7 @@ export class PusherHttpApi {
    */
   constructor({ config, apps, context }) {
     this.apps = apps;
+    context.relay.answers(Op.APP_EVENTS_OK);
     this.context = context;
     this.maxPayload = config.maxPayload;
   }
@@ -38,12 +37,13 @@ export class PusherHttpApi {
   request(req, res, path) {
     const match = ROUTE.exec(path);
     let label = 'pusher_unknown';
+    let app, route;
+    const count = (code) => metrics.apiRequests.inc({ method: label, code, app: app?.appId ?? 'unknown' });
     const fail = (err) => {
       if (!(err instanceof GatewayError)) throw err;
-      metrics.apiRequests.inc({ method: label, code: err.code });
+      count(err.code);
       replyText(res, err.status, err.message);
     };
-    let app, route;
     try {
       app = match === null ? undefined : this.apps.byId.get(decodeSegment(match[1]));
       route = match === null ? undefined : routeOf(req.method, match[2]);
@@ -60,7 +60,7 @@ export class PusherHttpApi {
         return route.run(this.context, app, { query, body: body === '' ? undefined : parseBody(body), params: route.params });
       })
       .then((answer) => {
-        metrics.apiRequests.inc({ method: label, code: 'ok' });
+        count('ok');
         reply(res, 200, answer);
       }, fail)
       .catch(() => res.destroy());
@@ -114,6 +114,7 @@ function routeOf(method, rest) {
 /** POST /apps/<id>/events: {name, data, channel | channels, socket_id?, info?} -> {} or {channels: {name: info}} */
 async function events(context, app, { body }) {
   const event = checkEvent(app, body);
+  await takeBackendEvents(context.relay, app, event.channels.length);
   await Promise.all(event.internals.map((internal) => publish(context, internal, event)));
   if (event.info.size === 0) return {};
   const out = Object.create(null); // a channel may be called __proto__
@@ -124,12 +125,14 @@ async function events(context, app, { body }) {
 /** POST /apps/<id>/batch_events: {batch: [event, …]} (at most 10), each with one channel -> {} or {batch: [info, …]} */
 async function batchEvents(context, app, { body }) {
   const batch = body?.batch;
-  if (!Array.isArray(batch) || batch.length === 0 || batch.length > MAX_BATCH) throw badRequest(`batch must be an array of 1 to ${MAX_BATCH} events`);
+  const max = app.maxEventBatchSize;
+  if (!Array.isArray(batch) || batch.length === 0 || batch.length > max) throw badRequest(`batch must be an array of 1 to ${max} events`);
   const checked = batch.map((event, i) => {
     const one = checkEvent(app, event, `batch[${i}].`);
     if (one.channels.length !== 1) throw badRequest(`batch[${i}] names one channel`);
     return one;
   });
+  await takeBackendEvents(context.relay, app, checked.length);
   await Promise.all(checked.map((event) => publish(context, event.internals[0], event)));
   if (checked.every((event) => event.info.size === 0)) return {};
   return { batch: await Promise.all(checked.map((event) => channelInfo(context, event.internals[0], event.info))) };
@@ -140,14 +143,27 @@ async function channels(context, app, { query }) {
   const prefix = query.get('filter_by_prefix') ?? '';
   const info = infoOf(query, ['user_count']);
   if (info.has('user_count') && !prefix.startsWith('presence-')) throw badRequest('info=user_count needs filter_by_prefix=presence-');
-  const counts = await subscribers(context, appPrefix(app.appId));
   const out = Object.create(null); // a channel may be called __proto__
+  for (const name of Object.keys(await appChannels(context, app, prefix))) {
+    out[name] = info.has('user_count') ? { user_count: await userCount(context, internalName(app.appId, name)) } : {};
+  }
+  return { channels: out };
+}
+
+/**
+ * The app's occupied channels starting with `prefix`, cluster-wide, with
+ * their subscribers (the gateway's own channels left out).
+ * @returns {Promise<Object<string, number>>} client name -> subscribers
+ */
+export async function appChannels(context, app, prefix = '') {
+  const counts = await subscribers(context, appPrefix(app.appId));
+  const out = Object.create(null);
   for (const [internal, count] of Object.entries(counts)) {
     const name = pusherName(internal);
     if (count === 0 || !isInternal(internal) || internal !== internalName(app.appId, name) || !name.startsWith(prefix)) continue;
-    out[name] = info.has('user_count') ? { user_count: await userCount(context, internal) } : {};
+    out[name] = count;
   }
-  return { channels: out };
+  return out;
 }
 
 /** GET /apps/<id>/channels/<name>?info=user_count,subscription_count -> {occupied, …} */
@@ -203,7 +219,7 @@ async function userCount(context, internal) {
 }
 
 /** A presence channel's members: user id -> info, one per user. */
-async function members(context, internal) {
+export async function members(context, internal) {
   const { clients } = await runMethod('presence', { channel: internal }, context);
   const out = Object.create(null);
   for (const entry of Object.values(clients)) if (typeof entry.user === 'string') out[entry.user] = entry.info;
@@ -234,12 +250,11 @@ function checkChannelName(name) {
 function checkEvent(app, body, at = '') {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest(`${at || 'the body'} must be a JSON object`);
   const { name, data, channel, channels = channel === undefined ? undefined : [channel], socket_id: socketId } = body;
-  if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${at}name must be a string of 1 to ${MAX_EVENT_NAME} characters`);
-  if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${at}name: pusher: and pusher_internal: events are Pusher's own`);
+  checkEventName(name, `${at}name`);
   if (typeof data !== 'string') throw badRequest(`${at}data must be a string (JSON-encode it)`);
-  if (Buffer.byteLength(data) > MAX_EVENT_DATA) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `${at}data is over ${MAX_EVENT_DATA} bytes`);
-  if (!Array.isArray(channels) || channels.length === 0 || channels.length > MAX_EVENT_CHANNELS) {
-    throw badRequest(`${at}channels must be an array of 1 to ${MAX_EVENT_CHANNELS} channel names`);
+  if (Buffer.byteLength(data) > maxEventBytes(app)) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `${at}data is over ${maxEventBytes(app)} bytes`);
+  if (!Array.isArray(channels) || channels.length === 0 || channels.length > app.maxEventChannels) {
+    throw badRequest(`${at}channels must be an array of 1 to ${app.maxEventChannels} channel names`);
   }
   const internals = channels.map((one) => {
     try {
@@ -253,6 +268,15 @@ function checkEvent(app, body, at = '') {
   const info = body.info === undefined ? new Set() : infoOf(new URLSearchParams({ info: body.info }), ['user_count', 'subscription_count']);
   for (const name of channels) checkInfoFor(name, info);
   return { name, data, channels, internals, socketId, info };
+}
+
+/**
+ * An event name an application may publish: not one of Pusher's own.
+ * @throws {GatewayError} bad_request, naming `what`
+ */
+export function checkEventName(name, what = 'name') {
+  if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${what} must be a string of 1 to ${MAX_EVENT_NAME} characters`);
+  if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${what}: pusher: and pusher_internal: events are Pusher's own`);
 }
 
 function parseBody(text) {

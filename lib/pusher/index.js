@@ -5,10 +5,14 @@
 // /apps/ answer 404 as any unknown path.
 import { require } from '../require.js';
 import { Commands } from '../core/commands.js';
-import { Apps } from './apps.js';
+import { Op } from '../ipc.js';
+import { appsOf, appTable, servesPusher } from './apps.js';
 import { checkInternal, pusherName } from './channels.js';
-import { CLIENT_EVENT_RATE, PusherConnections } from './connection.js';
+import { PusherConnections } from './connection.js';
+import { clientEventRate } from './app-limits.js';
 import { PusherHttpApi } from './http-api.js';
+import { pusherAdmin } from './admin.js';
+import { deliverSubscriptionCount } from './subscription-count.js';
 import { refuseUpgrade } from './refusals.js';
 import { metrics } from '../worker/metrics.js';
 import { PusherSocket } from './transport.js';
@@ -17,13 +21,22 @@ const { WebSocketServer } = require('ws');
 
 /**
  * @param {object} worker the worker's parts: config, relay, subscriptions, namespaces, presence, sessions, log
- * @returns {{upgrade: object, route: object}|undefined} the ways in (lib/worker/ways-in.js), or none without an app
+ * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/worker/ways-in.js) and the admin page's
+ *   calls on the apps (lib/worker/admin.js), or none without an app
  */
 export function pusherWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log }) {
-  const apps = new Apps(config);
-  if (apps.list.length === 0) return undefined;
+  if (!servesPusher(config)) return undefined;
+  // The primary's apps at start, and each change after (lib/primary/apps.js).
+  const apps = appTable;
+  apps.replace(config.apps ?? appsOf(config));
+  relay.handle(Op.APPS, ([, upserts, removed, degraded]) => {
+    if (removed === null) apps.replace(upserts);
+    else apps.update(upserts, removed);
+    apps.degraded = degraded;
+  });
+  relay.handle(Op.SUBSCRIPTION_COUNT, (op) => deliverSubscriptionCount(subscriptions, op));
   const commands = new Commands({
-    rate: CLIENT_EVENT_RATE,
+    rateOf: clientEventRate,
     maxSubscriptions: config.maxSubscriptions,
     metrics,
     namespaces,
@@ -41,8 +54,10 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
     perMessageDeflate: false,
     maxPayload: config.maxPayload
   });
-  const api = new PusherHttpApi({ config, apps, context: { commands, relay, presence } });
+  const context = { commands, relay, presence };
+  const api = new PusherHttpApi({ config, apps, context });
   return {
+    admin: pusherAdmin({ apps, context }),
     upgrade: {
       matches: (path) => path.startsWith('/app/'),
       serverFor: () => wss,

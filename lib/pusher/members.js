@@ -7,16 +7,11 @@
 // gets it once, and a presence-cache channel's last event stays the app's.
 // The connection whose arrival made a member is left out: its
 // subscription_succeeded already lists itself.
-import { appsOf } from './apps.js';
 import { isInternal, isPresence, kindOf, membersChannel, pusherName } from './channels.js';
 import { eventData } from './frames.js';
 
-/**
- * @param {object} config resolved
- * @param {import('../engines/index.js').Engine} engine
- */
-export function publishMembers(config, engine) {
-  if (appsOf(config).length === 0) return;
+/** @param {import('../engines/index.js').Engine} engine */
+export function publishMembers(engine) {
   engine.onMember((channel, user, present, client, fields) => {
     if (!isInternal(channel) || !isPresence(kindOf(pusherName(channel)))) return;
     const data = present ? JSON.stringify({ user_id: user, user_info: infoOf(fields) }) : JSON.stringify({ user_id: user });

@@ -40,7 +40,9 @@ defineTransport(PusherSocket, {
   // No join/leave frames: Pusher's members arrive as events (./members.js).
   close: (ws, code, reason) => ws.close(CLOSE_CODES.get(code) ?? code, reason),
   // Publishes are answered with Pusher's frames, never the native ack.
-  acksPublishes: false
+  acksPublishes: false,
+  // Its connections belong to apps: what they are sent is counted by app (lib/worker/metrics.js).
+  hasApps: true
 });
 
 /** terminate_connections reached one of the user's connections. */

@@ -2,7 +2,8 @@
 // client for the application's backend (../backend/http.js): one kept-alive
 // connection (batches go one at a time, in the events' order), redirects not
 // followed, each attempt bounded in time.
-import { BackendClient, BackendError, BackendFailure } from '../backend/http.js';
+import { BackendClient, BackendError } from '../backend/http.js';
+import { InternalCode } from '../errors.js';
 import { SIGNATURE_HEADER } from './sign.js';
 
 /** ms for one attempt, connect to the end of the answer: past it the attempt failed and is retried. */
@@ -22,6 +23,6 @@ export function webhookSender(url, signatureHeader = SIGNATURE_HEADER, headers =
   return async (body, signature) => {
     const answer = await client.post(target, body, { ...headers, [signatureHeader]: signature });
     if (answer instanceof BackendError) throw answer;
-    if (answer.status < 200 || answer.status > 299) throw new BackendError(BackendFailure.STATUS, `the webhook endpoint answered ${answer.status}`);
+    if (answer.status < 200 || answer.status > 299) throw new BackendError(InternalCode.STATUS, `the webhook endpoint answered ${answer.status}`);
   };
 }

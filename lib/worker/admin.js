@@ -3,12 +3,15 @@
 // answers exactly what the server API's core answers, so the page holds no
 // rule of its own.
 //
+// A call that names a Pusher `app` (and `apps`, the list of them) runs on
+// that protocol's core instead (lib/pusher/admin.js).
+//
 // From the primary: ['admin', request, method, params]
 // To the primary:   ['admind', request, {result} | {error: {code, message}} | null]
 //                   null: the call failed without a code, a defect (the
 //                   server API's own route drops such a request the same way)
 import { Op } from '../ipc.js';
-import { GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
 import { handling } from './last-input.js';
 import { shown } from '../protocol.js';
@@ -16,17 +19,23 @@ import { shown } from '../protocol.js';
 /**
  * @param {import('./relay.js').WorkerRelay} relay
  * @param {import('../core/server.js').ServerContext} context the server API's
+ * @param {(method: string, params: object) => Promise<object>} [apps] another protocol's calls on its apps
+ *   (lib/pusher/admin.js): a call naming an `app`, and `apps`
  */
-export function attachAdmin(relay, context) {
+export function attachAdmin(relay, context, apps) {
   relay.handle(Op.ADMIN, ([, request, method, params]) => {
     handling('admin', shown(method));
-    answer(method, params, context).then((reply) => relay.send([Op.ADMIN_DONE, request, reply]));
+    answer(method, params, context, apps).then((reply) => relay.send([Op.ADMIN_DONE, request, reply]));
   });
 }
 
 /** What the server API's core resolves, or the coded error it refuses with. */
-async function answer(method, params, context) {
+async function answer(method, params, context, apps) {
   try {
+    if (method === 'apps' || params?.app !== undefined) {
+      if (apps === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, 'this gateway serves no Pusher app');
+      return { result: await apps(method, params) };
+    }
     return { result: await runMethod(method, params, context) };
   } catch (err) {
     return err instanceof GatewayError ? { error: { code: err.code, message: err.message } } : null;

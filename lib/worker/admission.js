@@ -31,8 +31,7 @@ import { clientIp } from './client-ip.js';
 import { IpCounts } from './ip-counts.js';
 import { WorkerUsers } from './users.js';
 import { metrics } from './metrics.js';
-
-const kIp = Symbol('reservedIp'); // the IP whose place in the primary's count a connection holds
+import { kReservedIp } from '../core/symbols.js';
 
 // Shared: a refusal at the door costs no allocation, whatever the flood.
 const DRAINING = new GatewayError(ErrorCode.DRAINING, 'this worker is draining: reconnect');
@@ -115,13 +114,13 @@ export class Admission {
   /** A connection let in by check() (and reserveIp()) is open: counted until left(). */
   admitted(conn, ip) {
     this.held++;
-    if (this.ipsInPrimary) conn[kIp] = ip;
+    if (this.ipsInPrimary) conn[kReservedIp] = ip;
     else this.perIp.add(conn, ip);
   }
 
   left(conn) {
     this.held--;
-    if (this.ipsInPrimary) this.releaseIp(conn[kIp]);
+    if (this.ipsInPrimary) this.releaseIp(conn[kReservedIp]);
     else this.perIp.remove(conn);
   }
 }

@@ -7,7 +7,7 @@ import { ErrorCode, GatewayError } from '../errors.js';
 import { METHODS, runMethod } from '../core/server.js';
 import { parseObject } from '../protocol.js';
 import { keyCheck, readBody, reply, replyError } from './http-io.js';
-import { metrics } from './metrics.js';
+import { metrics, NATIVE_APP } from './metrics.js';
 
 const OK = 'ok';
 
@@ -27,7 +27,7 @@ export class ServerApi {
     const label = Object.hasOwn(METHODS, method) ? method : 'unknown';
     const fail = (err) => {
       if (!(err instanceof GatewayError)) throw err;
-      metrics.apiRequests.inc({ method: label, code: err.code });
+      metrics.apiRequests.inc({ method: label, code: err.code, app: NATIVE_APP });
       replyError(res, err, { error: { code: err.code, message: err.message } }, err.status === 405 ? { Allow: 'POST' } : undefined);
     };
     try {
@@ -41,7 +41,7 @@ export class ServerApi {
     readBody(req, this.maxPayload)
       .then((text) => runMethod(method, parseObject(text, 'body'), this.context))
       .then((result) => {
-        metrics.apiRequests.inc({ method, code: OK });
+        metrics.apiRequests.inc({ method, code: OK, app: NATIVE_APP });
         reply(res, 200, { result });
       }, fail)
       .catch(() => res.destroy());

@@ -40,6 +40,7 @@
 // longest stall.
 import { performance } from 'node:perf_hooks';
 import { readStart, readStop, receiverOf, socketOf, userEndListeners } from '../internals.js';
+import { kPacedSocket, kPacerWaiting, kPacerPaused } from '../core/symbols.js';
 
 const BUDGET_MS = 5;
 const ENDS_PER_TURN = 100; // their work (ws's close event, ours) runs after this turn's code, so it is counted, not timed
@@ -48,9 +49,6 @@ const FINS_PER_TURN = 50; // clients' FINs handed to ws in one turn
 const PAUSE_AFTER = 200; // clients' FINs, or close frames, read in one turn
 const RESUMES_PER_TURN = 200;
 const CLOSE_FRAME = 0x88; // the first byte of a whole close frame: FIN set, opcode 8
-const kSocket = Symbol('socket');
-const kWaiting = Symbol('waiting'); // a chunk or an answered close queued: reading stopped for the pacer's own reason
-const kPaused = Symbol('paused'); // reading stopped by a pause
 
 export class ClosePacer {
   /** The defaults above; a test sets smaller ones. */
@@ -93,7 +91,7 @@ export class ClosePacer {
       if (++self.reads <= self.readsPerTurn) return self.wsOnData.call(this, chunk);
       readStop(this);
       self.readsWaited++;
-      this[kWaiting] = true;
+      this[kPacerWaiting] = true;
       self.chunks.push(this, chunk);
       self.schedule();
     };
@@ -121,7 +119,7 @@ export class ClosePacer {
     this.hold = (socket) => {
       if (socket.destroyed) return;
       readStop(socket); // the stream still flows: it gets the FIN once reading starts again
-      socket[kWaiting] = true;
+      socket[kPacerWaiting] = true;
       this.ends.push(socket);
       this.schedule();
     };
@@ -137,7 +135,7 @@ export class ClosePacer {
     this.wsOnConclude = handlers[0];
     receiver.removeListener('conclude', this.wsOnConclude);
     receiver.on('conclude', this.onConclude);
-    receiver[kSocket] = socket;
+    receiver[kPacedSocket] = socket;
     const readers = socket.listeners('data');
     if (readers.length !== 1 || (this.wsOnData !== undefined && readers[0] !== this.wsOnData)) return;
     this.wsOnData = readers[0];
@@ -150,8 +148,8 @@ export class ClosePacer {
     socket.on('end', this.onEnd);
     socket.allowHalfOpen = true; // ws's end handler ends it, whenever it runs
     // Both set on every socket now: one shape for all, whichever a socket later gets.
-    socket[kWaiting] = false;
-    socket[kPaused] = false;
+    socket[kPacerWaiting] = false;
+    socket[kPacerPaused] = false;
     this.sockets.add(socket);
     socket.on('close', this.forget);
   }
@@ -162,9 +160,9 @@ export class ClosePacer {
     for (const socket of this.sockets) {
       // Left alone: stopped already (by the pacer, or by its stream for
       // backpressure), or its FIN read (a queued end's among them) or closing.
-      if (socket[kPaused] || socket[kWaiting] || socket.readableEnded || socket.destroyed || socket.isPaused()) continue;
+      if (socket[kPacerPaused] || socket[kPacerWaiting] || socket.readableEnded || socket.destroyed || socket.isPaused()) continue;
       readStop(socket);
-      socket[kPaused] = true;
+      socket[kPacerPaused] = true;
       this.paused.push(socket);
     }
     this.schedule();
@@ -188,7 +186,7 @@ export class ClosePacer {
     this.turns++;
     for (let n = 0; n < this.endsPerTurn && this.ends.size > 0; n++) {
       const socket = this.ends.shift();
-      socket[kWaiting] = false;
+      socket[kPacerWaiting] = false;
       if (socket.destroyed) continue;
       // Our close frame and FIN are out: the connection is closed (RFC 6455
       // 7.1.1, the server closes the TCP connection first), and the client's
@@ -204,14 +202,14 @@ export class ClosePacer {
     }
     for (let n = 0; n < this.resumesPerTurn && this.paused.size > 0; n++) {
       const socket = this.paused.shift();
-      socket[kPaused] = false;
+      socket[kPacerPaused] = false;
       if (!socket.destroyed && readStart(socket) !== 0) socket.destroy();
     }
     const readUntil = performance.now() + this.budgetMs;
     while (this.chunks.size > 0 && performance.now() < readUntil) {
       const socket = this.chunks.shift();
       const chunk = this.chunks.shift();
-      socket[kWaiting] = false;
+      socket[kPacerWaiting] = false;
       if (socket.destroyed) continue;
       const answers = this.answers.size;
       this.wsOnData.call(socket, chunk);
@@ -229,7 +227,7 @@ export class ClosePacer {
       // ws ignores the answer if the socket closed meanwhile.
       this.wsOnConclude.call(receiver, code, reason);
       // After ws's own resume (a tick of its own), which would read what is left.
-      process.nextTick(this.hold, receiver[kSocket]);
+      process.nextTick(this.hold, receiver[kPacedSocket]);
       if (performance.now() >= until) break;
     }
     if (this.answers.size > 0 || this.ends.size > 0 || this.chunks.size > 0 || this.eofs.size > 0 || this.paused.size > 0) this.schedule();

@@ -10,9 +10,9 @@
 // where milliseconds since 1970 would be a separate 16-byte number.
 //
 // The timer runs only while a deadline is set.
+import { kDeadlineSlot } from '../core/symbols.js';
 import { Ticker } from '../ticker.js';
 
-const kSlot = Symbol('deadlineSlot');
 const SLOT_MS = 250; // a deadline is acted on within about two slots of passing
 const SLOTS = 240; // one turn: a minute
 
@@ -32,17 +32,17 @@ export class Deadlines {
     this.remove(ws);
     // A deadline already past goes in the next slot to visit, not a turn later.
     const n = Math.max(this.done + 1, Math.floor((at - this.start) / SLOT_MS));
-    ws[kSlot] = n;
+    ws[kDeadlineSlot] = n;
     this.slots[n % SLOTS].add(ws);
     this.size++;
     this.ticker.start();
   }
 
   remove(ws) {
-    const n = ws[kSlot];
+    const n = ws[kDeadlineSlot];
     if (n === -1 || n === undefined) return;
     this.slots[n % SLOTS].delete(ws);
-    ws[kSlot] = -1;
+    ws[kDeadlineSlot] = -1;
     this.size--;
   }
 
@@ -53,9 +53,9 @@ export class Deadlines {
     for (let n = Math.max(this.done + 1, current - SLOTS); n < current; n++) {
       const slot = this.slots[n % SLOTS];
       for (const ws of slot) {
-        if (ws[kSlot] > n) continue; // a later turn's
+        if (ws[kDeadlineSlot] > n) continue; // a later turn's
         slot.delete(ws);
-        ws[kSlot] = -1;
+        ws[kDeadlineSlot] = -1;
         this.size--;
         this.expired(ws);
       }

@@ -6,12 +6,11 @@
 // hour) do not come back to the backend all at once. Deadlines sit in the
 // transport's timer wheel (./deadlines.js).
 import { CloseCode } from '../protocol.js';
-import { kTransport } from '../core/symbols.js';
+import { kExpiresAt, kTransport } from '../core/symbols.js';
 import { HookFailed } from '../errors.js';
 import { kClient, userOf } from '../core/identity.js';
 import { metrics } from './metrics.js';
 
-const kExpiresAt = Symbol('expiresAt'); // under --refresh-hook: the end the refresh is ahead of
 const MAX_LEAD_MS = 60000; // a refresh is asked at most this long before the end
 const MIN_RETRY_MS = 1000; // a failed refresh is retried while at least this much is left
 

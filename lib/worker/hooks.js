@@ -11,7 +11,7 @@
 // HookFailed (no usable answer: the client is told to come back later).
 // Each outcome is counted under its result label, so the metrics say what
 // the backend did.
-import { BackendError, HookFailed, HookRefused } from '../errors.js';
+import { BackendError, HookFailed, HookRefused, InternalCode } from '../errors.js';
 import { BackendClient } from '../backend/http.js';
 import { Limiter, QUEUE_FULL } from '../backend/limiter.js';
 import { identityFrom } from '../core/identity.js';
@@ -21,14 +21,10 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 const DEFAULT_REFUSAL = 4001;
 const MAX_REASON_BYTES = 123; // a WebSocket close reason's limit
 
-/** The result label of gateway_hook_requests_total, besides the BackendFailure codes. */
+/** The result label of gateway_hook_requests_total for an answer that was used; a failure's is its InternalCode. */
 const HookResult = Object.freeze({
   OK: 'ok',
-  REFUSED: 'refused',
-  SERVER_ERROR: 'server_error', // a 5xx
-  INVALID: 'invalid', // not 2xx/5xx, not JSON, or not the answer the hook takes
-  QUEUE_FULL: 'queue_full',
-  GONE: 'gone' // the client left while its request waited in the queue: never sent
+  REFUSED: 'refused'
 });
 
 const GONE = Symbol('gone');
@@ -89,7 +85,7 @@ export class Hooks {
    */
   async call(hook, body, present, interpret) {
     const outcome = await this.limiter.run(() => (present() ? this.send(hook, body) : Promise.resolve(GONE)));
-    const value = NOT_SENT.get(outcome) ?? classify(outcome, interpret);
+    const value = NOT_SENT.get(outcome)?.() ?? classify(outcome, interpret);
     metrics.hookRequests.inc({ hook, result: resultLabel(value) });
     if (value instanceof Error) throw value;
     return value;
@@ -103,10 +99,10 @@ export class Hooks {
   }
 }
 
-// What a request that was never sent ends as.
+// What a request that was never sent ends as: a fresh error each time.
 const NOT_SENT = new Map([
-  [QUEUE_FULL, new HookFailed(HookResult.QUEUE_FULL, 'too many hook requests waiting')],
-  [GONE, new HookFailed(HookResult.GONE, 'the client left before its turn')]
+  [QUEUE_FULL, () => new HookFailed(InternalCode.QUEUE_FULL, 'too many hook requests waiting')],
+  [GONE, () => new HookFailed(InternalCode.GONE, 'the client left before its turn')]
 ]);
 
 function resultLabel(value) {
@@ -123,7 +119,7 @@ function url(text) {
 function classify(outcome, interpret) {
   if (outcome instanceof BackendError) return new HookFailed(outcome.code, outcome.message);
   const { status, text } = outcome;
-  if (status >= 500) return new HookFailed(HookResult.SERVER_ERROR, `answered ${status}`);
+  if (status >= 500) return new HookFailed(InternalCode.SERVER_ERROR, `answered ${status}`);
   if (status < 200 || status > 299) return invalid(`answered ${status}`);
   let answer;
   try {
@@ -165,7 +161,7 @@ function refreshResult(result) {
 }
 
 function invalid(message) {
-  return new HookFailed(HookResult.INVALID, message);
+  return new HookFailed(InternalCode.INVALID, message);
 }
 
 function isObject(value) {

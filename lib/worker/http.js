@@ -7,12 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { ErrorCode, GatewayError } from '../errors.js';
-import { parseDisconnectBody, parsePublishBody } from '../protocol.js';
+import { parseObject } from '../protocol.js';
 import { runMethod } from '../core/server.js';
 import { carriedBy } from './transport.js';
 import { keyCheck, readBody, reply, replyError } from './http-io.js';
 import { vendorFile } from './vendor.js';
 import { handling } from './last-input.js';
+import { appTable } from '../pusher/apps.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -51,7 +52,8 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
       if (draining()) return reply(res, 503, { status: 'draining' });
       // 200 all the same: every node loses Redis at once, and a load balancer
       // that took them all out would drop every held connection.
-      return reply(res, 200, { status: relay.unavailable ? 'degraded' : 'ok' });
+      // The apps table out of reach likewise: the apps loaded are served meanwhile.
+      return reply(res, 200, { status: relay.unavailable || appTable.degraded ? 'degraded' : 'ok' });
     }
     if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
     // The client's own modules, imported by /client.js as ./client/<name>.js.
@@ -82,14 +84,16 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
       .catch(() => res.destroy());
   }
 
+  // POST /publish and /disconnect are the server API's methods, checked
+  // there (../core/server.js); a body's other keys are ignored.
   async function publish(text) {
-    const { channel, data } = parsePublishBody(text);
-    const { seq } = await runMethod('publish', { channel, data }, api.context);
+    const { channel, data } = parseObject(text, 'body');
+    const { seq } = await runMethod('publish', data === undefined ? { channel } : { channel, data }, api.context);
     return [202, { seq }];
   }
 
   async function disconnect(text) {
-    const user = parseDisconnectBody(text);
+    const { user } = parseObject(text, 'body');
     return [200, await runMethod('disconnect', { user }, api.context)];
   }
 

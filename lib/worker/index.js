@@ -92,9 +92,9 @@ export function startWorker(config, worker) {
   };
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
-  attachAdmin(relay, api.context);
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
   const protocols = protocolWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log });
+  attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
   const routes = protocols.map((protocol) => protocol.route);
   const handleRequest = createRequestHandler({ config, relay, streams, api, draining, routes });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the

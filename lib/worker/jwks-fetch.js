@@ -6,7 +6,7 @@
 //   - between them, and when a request fails, jose is handed the last keys
 //     that were fetched, so tokens signed with them keep verifying;
 //   - an outage is logged once when it starts and once when it ends.
-import { BackendError, BackendFailure } from '../backend/http.js';
+import { BackendError, InternalCode } from '../errors.js';
 import { metrics } from './metrics.js';
 
 /**
@@ -21,7 +21,7 @@ export function boundedJwksFetch({ cooldownMs, log }) {
   let failing = false;
 
   const fromCache = (why) => {
-    if (lastKeys === undefined) return Promise.reject(new BackendError(BackendFailure.UNREACHABLE, `JWKS not fetched yet (${why})`));
+    if (lastKeys === undefined) return Promise.reject(new BackendError(InternalCode.UNREACHABLE, `JWKS not fetched yet (${why})`));
     return Promise.resolve(new Response(lastKeys, { status: 200, headers: { 'content-type': 'application/json' } }));
   };
 

@@ -6,12 +6,10 @@
 // ping is terminated; the others get their ping only to keep proxies from
 // timing them out, and a peer that is gone fails at that write. The timer
 // runs only while the wheel holds a connection.
-import { kTransport } from '../core/symbols.js';
+import { kAlive, kKeepaliveSlot, kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 import { Ticker } from '../ticker.js';
 
-const kSlot = Symbol('slot');
-const kAlive = Symbol('alive');
 const TICK_MS = 50; // finest spacing between two slot visits
 
 export class Keepalive {
@@ -31,7 +29,7 @@ export class Keepalive {
 
   add(conn) {
     conn[kAlive] = true;
-    conn[kSlot] = this.next;
+    conn[kKeepaliveSlot] = this.next;
     this.slots[this.next].add(conn);
     this.next = (this.next + 1) % this.slots.length;
     this.size++;
@@ -39,7 +37,7 @@ export class Keepalive {
   }
 
   remove(conn) {
-    if (this.slots[conn[kSlot]]?.delete(conn)) this.size--;
+    if (this.slots[conn[kKeepaliveSlot]]?.delete(conn)) this.size--;
   }
 
   /** Every connection held, for the drain. */

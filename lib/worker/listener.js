@@ -9,6 +9,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { readProxyHeader } from '../proxy-protocol.js';
 import { normalizeIp } from './client-ip.js';
+import { InternalCode } from '../errors.js';
 
 /**
  * @param {object} config resolved gateway configuration (the primary has settled --port)
@@ -26,7 +27,7 @@ export async function listenOwnPort(config, accept, refused) {
         socket.resume(); // paused while the header was read; the HTTP parser reads from here
       },
       (err) => {
-        refused(err.code ?? 'proxy_header');
+        refused(err.code ?? InternalCode.PROXY_HEADER);
         socket.destroy();
       }
     );

@@ -3,6 +3,7 @@
 import { require } from '../require.js';
 import { LoopDelay, collectDefaultMetrics } from '../loop-delay.js';
 import { ticks } from '../ticker.js';
+import { NATIVE_APP } from '../namespaces.js';
 
 const client = require('prom-client');
 
@@ -26,9 +27,60 @@ const gauge = (name, help, labelNames = [], collect = undefined) => new client.G
 // its label key string and look it up on every open and every close.
 const transports = [];
 
+export { NATIVE_APP };
+// What no app can be told of: a Pusher connection refused before it had one (an unknown key).
+const UNKNOWN_APP = 'unknown';
+// Each app's figures, by its label: plain numbers on the hot path, reported when collected.
+const apps = new Map();
+
+/** Symbol of a connection's AppFigures, where its protocol has apps (lib/pusher/app-connections.js sets it). */
+export const kAppFigures = Symbol('appFigures');
+
+/** @returns {AppFigures} the figures of app `label` (made on first use) */
+export function appFigures(label) {
+  let figures = apps.get(label);
+  if (figures === undefined) apps.set(label, (figures = { connections: 0, published: 0, delivered: 0, bytes: 0 }));
+  return figures;
+}
+
+const NATIVE = appFigures(NATIVE_APP);
+
+/** The figures of a channel's app: another protocol's channel (its name starts with '#') is its app's. */
+function figuresOfChannel(channel) {
+  return channel.charCodeAt(0) === 0x23 ? appFigures(channel.slice(1, channel.indexOf('.'))) : NATIVE;
+}
+
+/** A publish accepted on `channel`. */
+export function countPublished(channel) {
+  figuresOfChannel(channel).published++;
+}
+
+/** `n` message frames written to subscribers of `channel`. */
+export function countDelivered(channel, n) {
+  figuresOfChannel(channel).delivered += n;
+}
+
+/** Each app's figure `key`, by label, for a collect(): the native protocol's first. */
+function eachApp(key, set) {
+  for (const [label, figures] of apps) if (figures[key] !== 0 || label === NATIVE_APP) set(label, figures[key]);
+}
+
 export const metrics = {
-  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse) and protocol (native, pusher)', ['transport', 'protocol'], function () {
-    for (const t of transports) this.set({ transport: t.transport, protocol: t.protocol }, t.open);
+  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse), protocol (native, pusher) and app (native, or the Pusher app id)', ['transport', 'protocol', 'app'], function () {
+    this.reset();
+    for (const t of transports) {
+      if (t.protocol === NATIVE_APP) {
+        this.set({ transport: t.transport, protocol: t.protocol, app: NATIVE_APP }, t.open);
+        continue;
+      }
+      let counted = 0;
+      for (const [label, figures] of apps) {
+        if (label === NATIVE_APP || figures.connections === 0) continue;
+        this.set({ transport: t.transport, protocol: t.protocol, app: label }, figures.connections);
+        counted += figures.connections;
+      }
+      this.set({ transport: t.transport, protocol: t.protocol, app: UNKNOWN_APP }, t.open - counted);
+    }
   }),
   // A transport's figures of every protocol are summed under its label.
   opened: counter('gateway_connections_opened_total', 'Connections opened, by transport', ['transport'], function () {
@@ -41,12 +93,22 @@ export const metrics = {
   }),
   rejected: counter('gateway_upgrades_rejected_total', 'WebSocket upgrades refused, by reason', ['reason']),
   subscriptions: gauge('gateway_subscriptions', 'Channel subscriptions held by connections'),
-  published: counter('gateway_messages_published_total', 'Messages accepted for publishing (WebSocket and HTTP)'),
+  published: counter('gateway_messages_published_total', 'Messages accepted for publishing (WebSocket and HTTP), by app', ['app'], function () {
+    this.reset();
+    eachApp('published', (app, n) => this.inc({ app }, n));
+  }),
   skipped: counter('gateway_publishes_skipped_total', 'Server API publishes that published nothing, by reason (duplicate idempotencyKey, stale version)', ['reason']),
-  apiRequests: counter('gateway_api_requests_total', 'Server API calls (POST /api/<method>, and each command of a batch), by method and result code', ['method', 'code']),
-  delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers'),
+  apiRequests: counter(
+    'gateway_api_requests_total',
+    "Server API calls (POST /api/<method>, and each command of a batch) and Pusher's HTTP API calls, by method, result code and app",
+    ['method', 'code', 'app']
+  ),
+  delivered: counter('gateway_messages_delivered_total', 'Message frames written to subscribers, by app', ['app'], function () {
+    this.reset();
+    eachApp('delivered', (app, n) => this.inc({ app }, n));
+  }),
   presenceDiffsSent: counter('gateway_join_leave_sent_total', 'presence_diff frames (SSE events) written to subscribers'),
-  bytesSent: counter('gateway_bytes_sent_total', 'Bytes written to clients (frames, events, pings), by encoding (json: JSON WebSockets and SSE; msgpack)', ['encoding']),
+  bytesSent: counter('gateway_bytes_sent_total', 'Bytes written to clients (frames, events, pings), by encoding (json: JSON WebSockets and SSE; msgpack) and app', ['encoding', 'app']),
   deltas: counter('gateway_deltas_total', 'Messages to delta subscribers, by result (sent: as a delta; full: whole, being first, after a gap, or no smaller as a delta)', ['result']),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
   authFailures: counter('gateway_auth_failures_total', 'Refused tokens and frames, by reason (missing, invalid, expired, forbidden)', ['reason']),
@@ -99,6 +161,22 @@ export function transportMetrics(transport, protocol = 'native') {
   return figures;
 }
 
+/**
+ * The bytes a transport wrote, for gateway_bytes_sent_total: all of it the
+ * native protocol's, or (a protocol with apps) each app's, and the rest unknown.
+ */
+export function reportBytes(counter, transport, bytes) {
+  const labels = { encoding: transport.encoding, app: NATIVE_APP };
+  if (!transport.hasApps) return void counter.inc(labels, bytes);
+  let counted = 0;
+  for (const [label, figures] of apps) {
+    if (label === NATIVE_APP || figures.bytes === 0) continue;
+    counter.inc({ ...labels, app: label }, figures.bytes);
+    counted += figures.bytes;
+  }
+  if (bytes > counted) counter.inc({ ...labels, app: UNKNOWN_APP }, bytes - counted);
+}
+
 class TransportFigures {
   constructor(transport, protocol) {
     this.transport = transport;
@@ -119,3 +197,11 @@ class TransportFigures {
     this.closedBy.set(reason, (this.closedBy.get(reason) ?? 0) + 1);
   }
 }
+
+/**
+ * @typedef {object} AppFigures
+ * @property {number} connections open, of a protocol with apps (the native one's are its transports')
+ * @property {number} published
+ * @property {number} delivered
+ * @property {number} bytes written to its connections, of a protocol with apps
+ */

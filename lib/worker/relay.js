@@ -31,7 +31,7 @@ import { IpcBatch, Op, unknownOp } from '../ipc.js';
 import { ErrorCode, GatewayError, errorFrame, publishAckFrame } from '../protocol.js';
 import { TRANSPORTS } from './transport.js';
 import { kTransport } from '../core/symbols.js';
-import { metrics } from './metrics.js';
+import { countDelivered, countPublished, metrics } from './metrics.js';
 import { coalescer } from './coalesce.js';
 
 const NOT_STORED_MESSAGE =
@@ -49,7 +49,7 @@ export class WorkerRelay {
     this.maxBuffered = maxBuffered;
     this.encoded = new Array(TRANSPORTS.length); // one message's encoding per transport, reused
     this.nextToken = 1;
-    this.replies = new Map(); // token -> {resolve, reject} of an HTTP publish
+    this.replies = new Map(); // token -> {resolve, reject, channel} of an HTTP publish
     this.acking = new Map(); // token -> [ws, id] of a WebSocket publish
     this.subscribing = new Map(); // token -> a join request waiting for a subok
     this.onRouted = undefined; // (request, answer) => void: the sessions' (./sessions.js)
@@ -114,7 +114,7 @@ export class WorkerRelay {
    * the others of its turn). Stored is a promise no worker's death breaks.
    */
   publish(channel, dataJson, ws, id) {
-    metrics.published.inc();
+    countPublished(channel);
     const token = this.nextToken++;
     this.send([Op.PUB, channel, dataJson, token]);
     this.acking.set(token, [ws, id]);
@@ -133,7 +133,7 @@ export class WorkerRelay {
         ? [Op.PUB, channel, dataJson, token]
         : [Op.PUB, channel, dataJson, token, idempotencyKey, version]
     );
-    return new Promise((resolve, reject) => this.replies.set(token, { resolve, reject }));
+    return new Promise((resolve, reject) => this.replies.set(token, { resolve, reject, channel }));
   }
 
   /** @returns {Promise<import('../engines/index.js').HistoryAnswer>} */
@@ -217,7 +217,7 @@ export class WorkerRelay {
     if (reply === undefined) return;
     this.replies.delete(token);
     if (seq === null) return reply.reject(new GatewayError(ErrorCode.UNAVAILABLE, NOT_STORED_MESSAGE));
-    if (skipped == null) metrics.published.inc(); // null: as IPC carries undefined
+    if (skipped == null) countPublished(reply.channel); // null: as IPC carries undefined
     else metrics.skipped.inc({ reason: skipped });
     reply.resolve(skipped == null ? { seq, epoch } : { skipped, seq, epoch });
   }
@@ -245,7 +245,7 @@ export class WorkerRelay {
       const message = (encoded[transport.index] ??= transport.encode(channel, seq, subscribers.epoch, dataJson));
       if (deltas?.has(conn) ? deltas.write(conn, channel, message, maxBuffered) : transport.writeMessage(conn, message, maxBuffered)) delivered++;
     }
-    if (delivered > 0) metrics.delivered.inc(delivered);
+    if (delivered > 0) countDelivered(channel, delivered);
     if (deltas !== undefined) countDeltas(deltas);
   }
 

@@ -10,14 +10,13 @@
 // join exactly (see ./relay.js).
 import { gaugeReads, metrics } from './metrics.js';
 import { ChannelDeltas } from './deltas.js';
+import { kChannels, kCompanions } from '../core/symbols.js';
 
-// A connection's channels: undefined, one name, or a Set of names. Most
-// connections hold one channel, and a Set for one name costs ~150 bytes.
-const kChannels = Symbol('channels');
-// How many of them are companions: channels a protocol holds beside one the
-// client asked for (Pusher's member events beside its presence channel),
-// which do not count toward --max-subscriptions.
-const kCompanions = Symbol('companions');
+// A connection's channels (kChannels): undefined, one name, or a Set of
+// names. Most connections hold one channel, and a Set for one name costs
+// ~150 bytes. How many of them are companions (kCompanions): channels a
+// protocol holds beside one the client asked for (Pusher's member events
+// beside its presence channel), which do not count toward --max-subscriptions.
 
 // Until watch(): no channel is watched (a relay alone, in tests and baselines).
 const UNWATCHED = Object.freeze({ watched: () => false });
@@ -66,6 +65,12 @@ export class Subscriptions {
   count(ws) {
     const mine = ws[kChannels];
     return (mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size) - (ws[kCompanions] ?? 0);
+  }
+
+  /** @returns {string[]} the channels one connection holds, live or pending */
+  channelsOf(ws) {
+    const mine = ws[kChannels];
+    return mine === undefined ? [] : typeof mine === 'string' ? [mine] : [...mine];
   }
 
   has(ws, channel) {

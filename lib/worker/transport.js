@@ -18,14 +18,13 @@
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
 import { CloseCode } from '../protocol.js';
-import { metrics } from './metrics.js';
+import { kAppFigures, metrics, reportBytes } from './metrics.js';
 import { coalescer } from './coalesce.js';
-import { kTransport } from '../core/symbols.js';
+import { kCarries, kTransport } from '../core/symbols.js';
 
 // Bytes a connection's writes may hold within a turn before they go out (a
 // burst of thousands of messages is written in pieces this size).
 const HELD_BYTES = 64 * 1024;
-
 
 /**
  * @typedef {object} Transport
@@ -65,7 +64,7 @@ const bytesSent = [];
 
 metrics.bytesSent.collect = function () {
   this.reset();
-  for (const t of TRANSPORTS) this.inc({ encoding: t.encoding }, bytesSent[t.index]);
+  for (const t of TRANSPORTS) reportBytes(this, t, bytesSent[t.index]);
 };
 
 /**
@@ -105,13 +104,16 @@ export function writeBytes(conn, socket, bytes, maxBuffered) {
 
 /** Adds what a connection is sent to its transport's total (read by gateway_bytes_sent_total). */
 export function countSent(conn, bytes) {
-  bytesSent[conn[kTransport].index] += typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
+  const n = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
+  bytesSent[conn[kTransport].index] += n;
+  const app = conn[kAppFigures]; // a connection of a protocol with apps, once it has one
+  if (app !== undefined) app.bytes += n;
 }
 
-// A socket a connection has taken over (an SSE stream writes its events to
-// the raw socket): the HTTP server must neither answer nor parse on it.
-const kCarries = Symbol('carries');
-
+/**
+ * Marks a socket a connection has taken over (an SSE stream writes its events
+ * to the raw socket): the HTTP server must neither answer nor parse on it.
+ */
 export function carry(socket, conn) {
   socket[kCarries] = conn;
 }

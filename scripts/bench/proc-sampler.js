@@ -51,12 +51,17 @@ export function rssOf(sample) {
   return sum;
 }
 
+/** @returns {number} the user and system CPU a process has used, µs (throws once it is gone) */
+export function cpuUsOf(pid) {
+  // The command name (field 2) may hold spaces; the fields after its ')' are fixed.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_US; // utime, stime
+}
+
 function sampleProcess(pid) {
   try {
-    // The command name (field 2) may hold spaces; the fields after its ')' are fixed.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cpuUs = (Number(fields[11]) + Number(fields[12])) * TICK_US; // utime, stime
+    const cpuUs = cpuUsOf(pid);
     const rss = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return { cpuUs, rssBytes: rss ? Number(rss[1]) * 1024 : 0 };
   } catch {

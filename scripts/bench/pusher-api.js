@@ -1,5 +1,5 @@
 // A signed GET on a Pusher app's HTTP API, as the server libraries sign it, for the benchmarks.
-import { createHmac } from 'node:crypto';
+import { sign } from '../../lib/pusher/signatures.js';
 
 /** @returns {Promise<object>} the answer's JSON */
 export async function signedGet(gw, app, route, params = {}) {
@@ -9,7 +9,7 @@ export async function signedGet(gw, app, route, params = {}) {
     .sort()
     .map((k) => `${k}=${query[k]}`)
     .join('&');
-  const signature = createHmac('sha256', app.secret).update(`GET\n${path}\n${sorted}`).digest('hex');
+  const signature = sign(app.secret, `GET\n${path}\n${sorted}`);
   const res = await fetch(`${gw.http}${path}?${sorted}&auth_signature=${signature}`);
   if (res.status !== 200) throw new Error(`${route} answered ${res.status}: ${await res.text()}`);
   return res.json();

@@ -96,14 +96,20 @@ export class Gateway {
   }
 
   /**
-   * Value of one sample in the Prometheus text (labels as written, e.g.
-   * '{reason="x"}'); without labels, the sum of all the metric's samples.
+   * The sum of the metric's samples whose labels include every one of
+   * `labels` (as written, e.g. '{reason="x"}' or '{transport="ws",app="a"}');
+   * without labels, of all its samples. Undefined when none matches.
    */
   async metric(name, labels = '') {
-    const lines = (await this.metrics()).split('\n');
-    const values = (labels === '' ? lines.filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`)) : lines.filter((l) => l.startsWith(`${name}${labels} `))).map(
-      (l) => Number(l.slice(l.lastIndexOf(' ') + 1))
-    );
+    const wanted = labels === '' ? [] : labels.slice(1, -1).match(/\w+="(?:[^"\\]|\\.)*"/g);
+    const values = (await this.metrics())
+      .split('\n')
+      .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+      .filter((l) => {
+        const own = l.startsWith(`${name}{`) ? l.slice(name.length + 1, l.lastIndexOf('}')).match(/\w+="(?:[^"\\]|\\.)*"/g) : [];
+        return wanted.every((pair) => own.includes(pair));
+      })
+      .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
     return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
   }
 
@@ -127,6 +133,25 @@ export class Gateway {
       } catch {}
     }
     await this.exited;
+  }
+}
+
+/**
+ * A server of the harness's (redis-server, PostgreSQL) on a port free a
+ * moment ago: one taken before the server binds it (another test run's
+ * server, an outgoing connection) is tried again with another, three times.
+ * @param {(port: number) => {start: () => Promise<void>, remove: () => Promise<void>}} make
+ */
+export async function onFreePort(make) {
+  for (let attempt = 1; ; attempt++) {
+    const server = make(await freePort());
+    try {
+      await server.start();
+      return server;
+    } catch (err) {
+      await server.remove();
+      if (attempt === 3) throw err;
+    }
   }
 }
 

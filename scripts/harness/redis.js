@@ -7,26 +7,15 @@ import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort, eventually } from './gateway.js';
+import { eventually, onFreePort } from './gateway.js';
 
 export class RedisServer {
   /**
    * @param {string[]} [extra] more redis-server arguments
    * @returns {Promise<RedisServer>} once it accepts commands
    */
-  static async start(extra = []) {
-    // A port free a moment ago may be taken before redis-server binds it
-    // (another test run's server, an outgoing connection): tried again with another.
-    for (let attempt = 1; ; attempt++) {
-      const server = new RedisServer(await freePort(), extra);
-      try {
-        await server.start();
-        return server;
-      } catch (err) {
-        await server.remove();
-        if (attempt === 3) throw err;
-      }
-    }
+  static start(extra = []) {
+    return onFreePort((port) => new RedisServer(port, extra));
   }
 
   constructor(port, extra = []) {

@@ -158,9 +158,9 @@ export async function signedRequest(gw, method, path, { body, ...options } = {})
   return { status: res.status, body: parsed };
 }
 
-/** A webhook endpoint that keeps each request the SDK's verification accepts, and counts the others. */
-export async function pusherWebhookEndpoint() {
-  const sdk = serverSdk({ port: 1 });
+/** A webhook endpoint that keeps each request the SDK's verification (with the app's key and secret) accepts, and counts the others. */
+export async function pusherWebhookEndpoint(app = APP) {
+  const sdk = serverSdk({ port: 1 }, app);
   const endpoint = { events: [], refused: 0 };
   endpoint.server = http.createServer((req, res) => {
     const chunks = [];

@@ -1,0 +1,85 @@
+// Each app's open Pusher connections in this worker, and what a change of
+// the app does to them: removed, they close with 4001 (as an unknown key
+// would); disabled, with 4003; changed otherwise, they go on under the app's
+// new settings (its secret, its limits) from their next frame. Every app's
+// connections are counted by the primary too (lib/primary/counts.js), which
+// admits an app's connection within its maxConnections across workers and
+// nodes; an app without one is counted without waiting for an answer.
+import { Op } from '../ipc.js';
+import { appFigures, kAppFigures } from '../worker/metrics.js';
+import { errorFrame, PusherCode } from './frames.js';
+
+/** The app a connection belongs to (set once it is established). */
+export const kApp = Symbol('app');
+
+export class AppConnections {
+  /**
+   * @param {import('./apps.js').Apps} apps
+   * @param {import('../worker/relay.js').WorkerRelay} relay
+   */
+  constructor(apps, relay) {
+    this.relay = relay;
+    this.byApp = new Map(); // appId -> Set of its connections here
+    apps.on('change', (app, previous) => this.changed(app, previous));
+    relay.answers(Op.APP_OK);
+  }
+
+  /**
+   * Counts one more connection of the app, cluster-wide.
+   * @returns {true|Promise<boolean>} whether it is within the app's maxConnections; true at once without one
+   */
+  admit(app) {
+    if (app.maxConnections === null) {
+      this.relay.send([Op.APP_ADD, app.appId, null]);
+      return true;
+    }
+    return this.relay.ask([Op.APP_ADD, app.appId]);
+  }
+
+  /** Gives back a count admit() took for a connection that never joined (it closed meanwhile). */
+  release(app) {
+    this.relay.send([Op.APP_DEL, app.appId]);
+  }
+
+  /** An admitted connection joins its app. */
+  add(ws, app) {
+    ws[kApp] = app;
+    ws[kAppFigures] = appFigures(app.appId);
+    ws[kAppFigures].connections++;
+    let set = this.byApp.get(app.appId);
+    if (set === undefined) this.byApp.set(app.appId, (set = new Set()));
+    set.add(ws);
+  }
+
+  /** A connection closed: it leaves its app, here and in the primary's count. */
+  delete(ws) {
+    const app = ws[kApp];
+    if (app === undefined) return;
+    this.release(app);
+    ws[kAppFigures].connections--;
+    const set = this.byApp.get(app.appId);
+    set?.delete(ws);
+    if (set?.size === 0) this.byApp.delete(app.appId);
+  }
+
+  /** @returns {number} the app's connections in this worker */
+  count(appId) {
+    return this.byApp.get(appId)?.size ?? 0;
+  }
+
+  changed(app, previous) {
+    const set = this.byApp.get((app ?? previous).appId);
+    if (set === undefined) return;
+    if (app === undefined) return closeAll(set, PusherCode.APP_NOT_FOUND, 'the app was removed');
+    if (!app.enabled) return closeAll(set, PusherCode.APP_DISABLED, 'the app is disabled');
+    for (const ws of set) ws[kApp] = app;
+  }
+}
+
+function closeAll(set, code, message) {
+  for (const ws of [...set]) {
+    if (ws.readyState !== ws.OPEN) continue;
+    ws.send(errorFrame(code, message));
+    ws.close(code, message);
+  }
+}
