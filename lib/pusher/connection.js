@@ -16,7 +16,6 @@ import { Keepalive } from '../worker/keepalive.js';
 import { socketListeners } from '../worker/ws-handlers.js';
 import { identify, identityOf, kClient } from '../core/identity.js';
 import { transportMetrics, metrics } from '../worker/metrics.js';
-import { closeReason } from '../worker/connections.js';
 import { MAX_USER_LENGTH } from '../protocol.js';
 import { Op } from '../ipc.js';
 import {
@@ -54,7 +53,6 @@ import {
   subscriptionSucceeded
 } from './frames.js';
 
-const PUSHER = transportMetrics('ws', 'pusher');
 const kUser = Symbol('user'); // the id a pusher:signin proved
 const PROTOCOLS = new Set(['5', '6', '7']);
 const PROTOCOL = /[?&]protocol=([^&]*)/;
@@ -80,8 +78,9 @@ export class PusherConnections {
     this.commands = commands;
     this.presence = presence;
     this.activityTimeout = Math.max(1, Math.round(config.pingInterval / 1000));
-    this.count = 0;
+    this.count = 0; // open connections (counted by the session, lib/worker/sessions.js)
     this.opened = 0; // ever accepted: how lib/worker/upgrade.js tells a handshake that completed
+    this.metrics = transportMetrics('ws', 'pusher');
     // socket_ids: `<this process's random number>.<a count>`, unique across workers and nodes.
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
@@ -94,10 +93,7 @@ export class PusherConnections {
   /** A WebSocket on /app/<key> just upgraded: established, or told why not and closed. */
   accept(ws, ip, req) {
     this.listen(ws);
-    this.sessions.opened(ws, ip);
-    this.count++;
-    this.opened++;
-    PUSHER.added();
+    this.sessions.opened(ws, ip, this);
     // The socket_id is the connection's id everywhere (presence entries, the fan-out's exclusion).
     ws[kClient] = `${this.idPrefix}${this.nextId++}`;
     // Read by hand: a URL object per handshake costs more than the rest of the path's parsing.
@@ -342,9 +338,7 @@ export class PusherConnections {
       for (const internal of this.subscriptions.channelsOf(ws)) if (!isOwn(internal)) this.countChanged(ws, internal, clientName(internal));
     }
     this.byApp.delete(ws);
-    this.sessions.closed(ws);
-    this.count--;
-    PUSHER.closed(closeReason(code));
+    this.sessions.closed(ws, this, code);
   }
 }
 

@@ -8,7 +8,7 @@
 // are created once per worker and read the connection from `this`, so a
 // connection costs no closures of its own.
 import { require } from '../require.js';
-import { AuthFailed, CloseCode, ErrorCode, GatewayError, HookFailed } from '../errors.js';
+import { AuthFailed, ErrorCode, GatewayError, HookFailed } from '../errors.js';
 import {
   ackFrame,
   authAckFrame,
@@ -38,25 +38,10 @@ const kAuthRefilled = Symbol('authTokensRefilledAt');
 // first is free, so a connection that never refreshes holds no bucket.
 const AUTH_RATE = 2;
 
-const WS = transportMetrics('ws');
 
 // Who asked for a subscription: the client (answered with an ack) or the server (a `subscribed` frame).
 const CLIENT = false;
 const SERVER = true;
-
-const CLOSE_REASONS = new Map([
-  [1000, 'normal'],
-  [1001, 'going_away'],
-  [1005, 'no_status'],
-  [1006, 'abnormal'],
-  [1008, 'policy'],
-  [1009, 'too_big'],
-  [1011, 'internal_error'],
-  [1013, 'try_again'],
-  [CloseCode.AUTH_TIMEOUT, 'auth_timeout'],
-  [CloseCode.TOKEN_EXPIRED, 'token_expired'],
-  [CloseCode.DISCONNECTED, 'disconnected']
-]);
 
 export class Connections {
   /**
@@ -79,8 +64,9 @@ export class Connections {
     this.sessions = sessions;
     this.commands = commands;
     this.log = log;
-    this.count = 0; // open connections
+    this.count = 0; // open connections (counted by the session)
     this.opened = 0; // ever accepted: how ./upgrade.js tells a handshake that completed
+    this.metrics = transportMetrics('ws');
     // The credential a client presents itself: a token in an `auth` frame.
     this.credentialMs = admission.jwt ? config.authTimeout : 0;
     this.welcomeAuth = admission.jwt ? 'jwt' : admission.hook ? 'hook' : undefined;
@@ -90,10 +76,7 @@ export class Connections {
   /** A WebSocket just upgraded: welcomed at once, or under --auth hook once the connect hook admitted it. */
   accept(ws, ip, req) {
     this.listen(ws);
-    this.sessions.opened(ws, ip, this.credentialMs);
-    this.count++;
-    this.opened++;
-    WS.added();
+    this.sessions.opened(ws, ip, this, this.credentialMs);
     const id = (ws[kClient] = this.admission.clientId());
     if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.welcomeAuth));
     // No auth timeout: the hook's own timeout (and the bounded queue before it) ends the wait.
@@ -301,18 +284,11 @@ export class Connections {
   }
 
   closed(ws, code) {
-    this.sessions.closed(ws);
-    this.count--;
-    WS.closed(closeReason(code));
+    this.sessions.closed(ws, this, code);
   }
 }
 
 /** The answer to a subscription: an ack to the client's subscribe, a `subscribed` frame for the server's. */
 function joinedFrame(server, id, channel, seq, epoch, recovered, latest) {
   return server ? subscribedFrame(channel, seq, epoch, recovered, latest) : subscribeAckFrame(id, seq, epoch, recovered, latest);
-}
-
-/** The reason label of gateway_connections_closed_total for a close code. */
-export function closeReason(code) {
-  return CLOSE_REASONS.get(code) ?? 'other';
 }

@@ -191,7 +191,7 @@ class TransportFigures {
     this.opened++;
   }
 
-  /** @param {string} reason the close reason label (see closeReason in ./connections.js) */
+  /** @param {string} reason the close reason label (see closeReason in ./sessions.js) */
   closed(reason) {
     this.open--;
     this.closedBy.set(reason, (this.closedBy.get(reason) ?? 0) + 1);

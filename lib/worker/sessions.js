@@ -23,6 +23,21 @@ import { Recovery } from '../protocol.js';
 // The joins of a connection not live yet, by channel: only while one waits.
 const kJoining = Symbol('joining');
 
+// The reason label of gateway_connections_closed_total, by close code.
+const CLOSE_REASONS = new Map([
+  [1000, 'normal'],
+  [1001, 'going_away'],
+  [1005, 'no_status'],
+  [1006, 'abnormal'],
+  [1008, 'policy'],
+  [1009, 'too_big'],
+  [1011, 'internal_error'],
+  [1013, 'try_again'],
+  [CloseCode.AUTH_TIMEOUT, 'auth_timeout'],
+  [CloseCode.TOKEN_EXPIRED, 'token_expired'],
+  [CloseCode.DISCONNECTED, 'disconnected']
+]);
+
 export class Sessions {
   /**
    * @param {object} options
@@ -50,11 +65,16 @@ export class Sessions {
   }
 
   /**
-   * A connection let in by the admission gate is open; under --auth none it
-   * is anonymous from now on, otherwise it waits for an identity, and a
-   * credential it must present itself (`credentialMs` > 0) has that long.
+   * A connection let in by the admission gate is open, counted by its way
+   * in; under --auth none it is anonymous from now on, otherwise it waits
+   * for an identity, and a credential it must present itself
+   * (`credentialMs` > 0) has that long.
+   * @param {WayIn} way
    */
-  opened(conn, ip, credentialMs = 0) {
+  opened(conn, ip, way, credentialMs = 0) {
+    way.count++;
+    way.opened++;
+    way.metrics.added();
     this.admission.admitted(conn, ip);
     this.keepalive.add(conn);
     if (!this.admission.identified) identify(conn, ANONYMOUS);
@@ -176,8 +196,13 @@ export class Sessions {
     if (joining.size === 0) conn[kJoining] = undefined;
   }
 
-  /** The connection closed: out of the wheels, the user index, its channels and the counts. */
-  closed(conn) {
+  /**
+   * The connection closed with `code`: out of the wheels, the user index, its channels and the counts.
+   * @param {WayIn} way
+   */
+  closed(conn, way, code) {
+    way.count--;
+    way.metrics.closed(closeReason(code));
     const joining = conn[kJoining];
     if (joining !== undefined) for (const request of joining.values()) this.cancel(request);
     this.keepalive.remove(conn);
@@ -197,6 +222,12 @@ export class Sessions {
 }
 
 /**
+ * A way in, as the session counts its connections.
+ * @typedef {object} WayIn
+ * @property {number} count its open connections
+ * @property {number} opened its connections ever opened (how lib/worker/upgrade.js tells a handshake that completed)
+ * @property {{added: () => void, closed: (reason: string) => void}} metrics its transport's (./metrics.js transportMetrics)
+ *
  * @typedef {object} JoinRequest
  * @property {{joined: (request: JoinRequest, answer: JoinAnswer) => void, joinRefused: (request: JoinRequest, err: Error) => void}} owner the way in
  * @property {object} conn the connection
@@ -216,3 +247,8 @@ export class Sessions {
  * @property {string[]} [replay] the messages missed (or a `latest` namespace's latest)
  * @property {boolean} [recovered]
  */
+
+/** The reason label of gateway_connections_closed_total for a close code. */
+export function closeReason(code) {
+  return CLOSE_REASONS.get(code) ?? 'other';
+}

@@ -14,10 +14,8 @@ import { clientIp } from './client-ip.js';
 import { reply } from './http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
 import { carriedBy, carry } from './transport.js';
-import { closeReason } from './connections.js';
 import { metrics, transportMetrics } from './metrics.js';
 
-const SSE = transportMetrics('sse');
 const RETRY_MS = 2000; // the browser's reconnect delay, sent as `retry:`
 const RETRY_AFTER_S = 5; // a 503 asks for a random wait of up to this many seconds
 
@@ -38,7 +36,9 @@ export class SseStreams {
     this.admission = admission;
     this.sessions = sessions;
     this.commands = commands;
-    this.count = 0; // open streams
+    this.count = 0; // open streams (counted by the session)
+    this.opened = 0;
+    this.metrics = transportMetrics('sse');
     const self = this;
     this.onClose = function onClose() {
       self.closed(carriedBy(this));
@@ -137,9 +137,7 @@ export class SseStreams {
     );
     carry(socket, stream);
     socket.on('close', this.onClose);
-    this.sessions.opened(stream, ip);
-    this.count++;
-    SSE.added();
+    this.sessions.opened(stream, ip, this);
     for (let i = 0; i < stream.channels.length; i++) this.subscribe(stream, i, since[i]);
   }
 
@@ -179,9 +177,7 @@ export class SseStreams {
 
   closed(stream) {
     stream.closed();
-    this.sessions.closed(stream);
-    this.count--;
-    SSE.closed(closeReason(stream.closeCode));
+    this.sessions.closed(stream, this, stream.closeCode);
   }
 }
 
