@@ -52,9 +52,11 @@ describe('README: the first hour', function () {
     const here = (text) => text.replaceAll('localhost:8080', `localhost:${gw.port}`);
 
     before(async () => {
-      const start = snippet('start');
-      expect(start).to.match(/^npm start -- /);
-      gw = await startGateway(start.slice('npm start -- '.length).split(' '));
+      // `NAME=value … npm start -- flags`: the secrets in the environment, the rest as flags.
+      const [, assignments, flags] = /^((?:GATEWAY_\w+=\S+ )*)npm start -- (.+)$/.exec(snippet('start'));
+      const env = Object.fromEntries(assignments.trim().split(' ').filter(Boolean).map((pair) => pair.split('=')));
+      expect(Object.keys(env)).to.include('GATEWAY_PUSHER_SECRET');
+      gw = await startGateway(flags.split(' '), { env });
       // a folder in the checkout, as the README says, so `pusher-js` resolves from node_modules
       dir = await mkdtemp(path.join(ROOT, 'test', 'artifacts', 'first-message-'));
     });
