@@ -140,6 +140,9 @@ describe('redis engine under a network partition (network namespaces)', function
     await eventually(() => memberEvents('ann').length === 1 && memberEvents('bob').length === 1, { what: 'both members added' });
     await eventually(() => Object.hasOwn(lists[0].read, annId) || named(ann, channel, 'joins', annId), { what: "ann's own entry" });
 
+    // Node 1's log says when every one of its Redis connections answers again, its subscriber's included.
+    const upLines = () => n1.logs.filter((l) => l.msg.startsWith('redis engine: Redis answers again')).length;
+    const upBefore = upLines();
     // The surviving node's sweep takes ann out once her entry lapses, and the grace ends.
     await cutPastTtl(async () => {
       await eventually(() => named(bob, channel, 'leaves', annId), { timeout: TTL_S * 1000 + 5000, what: "ann's leave on bob's node" });
@@ -150,7 +153,9 @@ describe('redis engine under a network partition (network namespaces)', function
       timeout: 10000,
       what: "ann's join again on bob's node"
     });
-    // A marker after the member events: a third member's arrival on node 1, taken after them.
+    // A marker after the member events: a third member's arrival on node 1, taken after them, once
+    // node 1's subscriber is back (a diff published while it reconnects does not reach node 1).
+    await eventually(() => upLines() > upBefore, { what: "node 1's Redis connections all answering again" });
     const cid = track(await member(n1.url, 'cid'));
     await cid.subscribe(channel);
     await eventually(() => memberEvents('cid').includes('member_added'), { what: "the marker's member_added" });
