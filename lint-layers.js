@@ -1,13 +1,18 @@
 // The layering rule: each layer imports only the layers below it.
 //
-//   core      lib/core/ (commands, server operations, identity, permissions,
-//             rates, symbols), errors, protocol, namespaces, codecs, the IPC ops
-//   engines   lib/engines/ (memory, Redis)
-//   ways in   lib/pusher/, lib/admin/, lib/webhooks/ (and the native ones in lib/worker/)
-//   wiring    lib/worker/ and lib/primary/ (index.js, relay.js, ...), lib/protocols.js
+//   core        lib/core/ (commands, server operations, identity, permissions,
+//               rates, symbols), errors, protocol, namespaces, codecs, the IPC ops
+//   engines     lib/engines/ (memory, Redis)
+//   connection  lib/session/ (a connection's life, the same for every way in:
+//               admission, sessions, subscriptions, presence, keepalive, metrics)
+//               and lib/transport/ (writing frames to a WebSocket or an SSE stream)
+//   ways in     lib/native/ (the gateway's own protocol: WebSocket, SSE, HTTP),
+//               lib/pusher/, lib/admin/, lib/webhooks/: none imports another
+//               but the webhooks' delivery, which Pusher's webhooks use
+//   wiring      lib/worker/ and lib/primary/, lib/protocols.js
 //
 // What a lower layer needs from a higher one (metrics, another protocol's
-// namespaces) is handed to it by the wiring. Written as ESLint's own
+// namespaces, the relay) is handed to it by the wiring. Written as ESLint's own
 // no-restricted-imports, one entry per layer; a pattern matches the import's
 // path as written, so `../worker/x.js` and `../../worker/x.js` alike.
 
@@ -17,10 +22,13 @@ const folder = (name, why) => ({ regex: `^(\\.\\.?/)+${name}/`, message: why });
 const module = (name, why) => ({ regex: `^(\\.\\.?/)+${name.replace('.', '\\.')}$`, message: why });
 
 const ABOVE_CORE = 'the core is the lowest layer: hand it what it needs (a counter, a registry) instead of importing it';
-const ABOVE_ENGINES = 'an engine sees only the core: no way in, worker or primary module';
+const ABOVE_ENGINES = 'an engine sees only the core: no connection, way in, worker or primary module';
+const ABOVE_CONNECTION = 'a connection\'s life is the same for every way in: hand it what a way in or the wiring owns';
 const WIRING = 'a way in is attached by the wiring, never the other way round';
+const SIDEWAYS = 'one way in does not load another: what they share lives in a lower layer';
 
-const WAYS_IN = ['pusher', 'admin', 'webhooks'];
+const WAYS_IN = ['native', 'pusher', 'admin', 'webhooks'];
+const CONNECTION = ['session', 'transport'];
 const WIRING_FOLDERS = ['worker', 'primary'];
 
 /** @returns {object} a flat-config entry that refuses these patterns in these files */
@@ -28,18 +36,24 @@ function layer(files, patterns) {
   return { files, rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
 
+/** A way in may load the webhooks' delivery (Pusher's webhooks use it), and no other way in. */
+const otherWaysIn = (name) => WAYS_IN.filter((other) => other !== name && other !== 'webhooks').map((other) => folder(other, SIDEWAYS));
+
 export const layerRules = [
   layer(
     ['lib/core/**/*.js', 'lib/errors.js', 'lib/protocol.js', 'lib/namespaces.js', 'lib/codecs/**/*.js', 'lib/ipc.js'],
     [
-      ...[...WIRING_FOLDERS, ...WAYS_IN, 'engines', 'backend'].map((name) => folder(name, ABOVE_CORE)),
+      ...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION, 'engines', 'backend'].map((name) => folder(name, ABOVE_CORE)),
       ...['protocols.js', 'config.js', 'config-file.js'].map((name) => module(name, ABOVE_CORE))
     ]
   ),
-  layer(['lib/engines/**/*.js'], [...[...WIRING_FOLDERS, ...WAYS_IN].map((name) => folder(name, ABOVE_ENGINES)), module('protocols.js', ABOVE_ENGINES)]),
+  layer(['lib/engines/**/*.js'], [...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION].map((name) => folder(name, ABOVE_ENGINES)), module('protocols.js', ABOVE_ENGINES)]),
   layer(
-    WAYS_IN.map((name) => `lib/${name}/**/*.js`),
-    [folder('primary', WIRING), module('protocols.js', WIRING), module('worker/index.js', WIRING), module('worker/main.js', WIRING)]
+    CONNECTION.map((name) => `lib/${name}/**/*.js`),
+    [...[...WIRING_FOLDERS, ...WAYS_IN].map((name) => folder(name, ABOVE_CONNECTION)), module('protocols.js', ABOVE_CONNECTION)]
+  ),
+  ...WAYS_IN.map((name) =>
+    layer([`lib/${name}/**/*.js`], [...WIRING_FOLDERS.map((wiring) => folder(wiring, WIRING)), module('protocols.js', WIRING), ...otherWaysIn(name)])
   ),
   layer(['lib/worker/**/*.js'], [folder('primary', 'a worker does not load the primary\'s modules')])
 ];

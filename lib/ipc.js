@@ -4,8 +4,8 @@
 // IPC channel, not in the relay).
 //
 // An operation is a small array whose first item is one of `Op`; their
-// arguments are listed in lib/worker/relay.js, lib/worker/users.js,
-// lib/worker/calls.js and lib/worker/presence.js.
+// arguments are listed in lib/worker/relay.js, lib/session/users.js,
+// lib/session/calls.js and lib/session/presence.js.
 
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
@@ -54,7 +54,7 @@ export const Op = Object.freeze({
   HISTORY: 'hist', // the server API's history read
   CALL: 'call', // a Call on the whole cluster (lib/primary/calls.js)
   RAN: 'ran', // this worker's part of a Call
-  PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/worker/presence.js)
+  PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/session/presence.js)
   PRESENCE_LEAVE: 'pleave',
   PRESENCE_ADMIT: 'padmit', // a join under a cap of members, decided where the entries live
   PRESENCE: 'pres', // a presence or presence_stats read
@@ -63,7 +63,7 @@ export const Op = Object.freeze({
   APP_DEL: 'adel',
   APP_EVENTS: 'aev', // may a Pusher app's HTTP API call publish these many events? (lib/primary/app-rates.js)
   SUBSCRIPTIONS_CHANGED: 'subch', // a Pusher channel's subscribers here changed (lib/pusher/subscription-count.js)
-  ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/worker/admin.js)
+  ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/native/admin-calls.js)
   // primary -> worker
   MSG: 'msg',
   SEQ: 'seq',

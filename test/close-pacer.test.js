@@ -1,10 +1,10 @@
 // A burst of client closes is answered over several turns of the event loop
-// (lib/worker/close-pacer.js), and every close still completes normally.
+// (lib/transport/close-pacer.js), and every close still completes normally.
 import { once } from 'node:events';
 import http from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import { expect } from 'chai';
-import { ClosePacer } from '../lib/worker/close-pacer.js';
+import { ClosePacer } from '../lib/transport/close-pacer.js';
 import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { sleep } from './helpers/wait.js';

@@ -1,5 +1,5 @@
 // Coalesced writes: what a connection is sent within one turn of the worker's
-// loop goes out in one write (lib/worker/coalesce.js), and --write-delay
+// loop goes out in one write (lib/transport/coalesce.js), and --write-delay
 // holds frames longer to batch more. A real gateway, real sockets: the
 // subscriber's socket reads are counted as they arrive.
 import { expect } from 'chai';

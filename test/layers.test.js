@@ -23,7 +23,12 @@ describe('lint and layers', function () {
       ['lib/core/planted.js', "import { relay } from '../worker/relay.js';"],
       ['lib/core/planted.js', "import { members } from '../pusher/members.js';"],
       ['lib/namespaces.js', "import { attachProtocols } from './protocols.js';"],
-      ['lib/engines/redis/planted.js', "import { metrics } from '../../worker/metrics.js';"],
+      ['lib/engines/redis/planted.js', "import { metrics } from '../../session/metrics.js';"],
+      ['lib/session/planted.js', "import { WorkerRelay } from '../worker/relay.js';"],
+      ['lib/transport/planted.js', "import { Connections } from '../native/connections.js';"],
+      ['lib/native/planted.js', "import { appTable } from '../pusher/apps.js';"],
+      ['lib/pusher/planted.js', "import { Connections } from '../native/connections.js';"],
+      ['lib/native/planted.js', "import { protocolWaysIn } from '../worker/ways-in.js';"],
       ['lib/engines/planted.js', "import { startPusherWebhooks } from '../pusher/webhooks.js';"],
       ['lib/pusher/planted.js', "import { PrimaryRelay } from '../primary/relay.js';"],
       ['lib/worker/planted.js', "import { PrimaryRelay } from '../primary/relay.js';"]
@@ -38,6 +43,8 @@ describe('lint and layers', function () {
   it('takes an import from the same or a lower layer', async () => {
     expect(await broken('lib/worker/planted.js', "import { Commands } from '../core/commands.js';\nexport { Commands };\n")).to.deep.equal([]);
     expect(await broken('lib/engines/planted.js', "import { Namespaces } from '../namespaces.js';\nexport { Namespaces };\n")).to.deep.equal([]);
+    expect(await broken('lib/pusher/planted.js', "import { Sessions } from '../session/sessions.js';\nexport { Sessions };\n")).to.deep.equal([]);
+    expect(await broken('lib/pusher/planted.js', "import { WebhookQueue } from '../webhooks/queue.js';\nexport { WebhookQueue };\n")).to.deep.equal([]);
   });
 
   it('refuses an unused import and an undefined name', async () => {

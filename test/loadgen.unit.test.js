@@ -9,7 +9,7 @@ import { buildReport, formatSummary, progressLine } from '../lib/loadgen/report.
 import { Histogram } from '../lib/loadgen/histogram.js';
 import { readMessage, padding, dataJson, nowUs } from '../lib/loadgen/frames.js';
 import { readMsgpack } from '../lib/loadgen/msgpack-frames.js';
-import { msgpackTransport } from '../lib/worker/msgpack-transport.js';
+import { msgpackTransport } from '../lib/transport/msgpack-transport.js';
 import { encode } from '@msgpack/msgpack';
 import { messageFrame } from '../lib/protocol.js';
 import { combine } from '../lib/loadgen/totals.js';

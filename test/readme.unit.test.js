@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { optionsTable, TABLES } from '../scripts/options-table.js';
 import { ErrorCode, GatewayError } from '../lib/protocol.js';
-import { metrics as workerMetrics } from '../lib/worker/metrics.js';
+import { metrics as workerMetrics } from '../lib/session/metrics.js';
 import { createPrimaryMetrics } from '../lib/primary/metrics.js';
 import { METHODS } from '../lib/core/server.js';
 import { require } from '../lib/require.js';
@@ -127,7 +127,7 @@ function registeredMetrics() {
   const primary = createPrimaryMetrics({ liveWorkers: () => 0, engine: { figures: () => ({}), available: true } }).registry;
   const shown = (metric) => (metric.labelNames.length === 0 ? metric.name : `${metric.name}{${metric.labelNames.join(',')}}`);
   const workers = Object.values(workerMetrics).map((m) => `${shown(m)} workers`);
-  expect(client.register.getMetricsAsArray().filter((m) => m.name.startsWith('gateway_')).length, 'every worker metric is in lib/worker/metrics.js').to.equal(
+  expect(client.register.getMetricsAsArray().filter((m) => m.name.startsWith('gateway_')).length, 'every worker metric is in lib/session/metrics.js').to.equal(
     workers.length
   );
   // prom-client's defaults, which the primary prefixes gateway_primary_, are one row of their own.

@@ -17,7 +17,7 @@
 // browser act for the admin), and every route past the login a live session.
 import { readFileSync } from 'node:fs';
 import { ErrorCode, checkDepth, parseObject } from '../protocol.js';
-import { readBody, reply } from '../worker/http-io.js';
+import { readBody, reply } from '../transport/http-io.js';
 import { Sessions, sessionCookie, setCookie } from './session.js';
 import { Logins, LoginResult } from './logins.js';
 

@@ -1,5 +1,5 @@
 // The one HTTP client for everything the gateway sends to the application's
-// backend (the hooks: ../worker/hooks.js; the webhooks: ../webhooks/send.js): undici's Agent, so
+// backend (the hooks: ../session/hooks.js; the webhooks: ../webhooks/send.js): undici's Agent, so
 // the connections to the backend are pooled and kept alive across requests,
 // and at most `connections` of them are opened per origin however many
 // requests wait (a reconnect storm must not open a socket per client).

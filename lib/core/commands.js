@@ -41,12 +41,12 @@ export class Commands {
    * @param {number} options.rate tokens per second of step 6: --max-publish-rate, or another protocol's rate
    * @param {number} options.maxSubscriptions per connection (--max-subscriptions)
    * @param {{authFailures: {inc: (labels: object) => void}, apiRequests: {inc: (labels: object) => void}}} options.metrics
-   *   the counters the core keeps (lib/worker/metrics.js's, handed in by the wiring)
+   *   the counters the core keeps (lib/session/metrics.js's, handed in by the wiring)
    * @param {import('../namespaces.js').Namespaces} options.namespaces the process's one
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
-   * @param {import('../worker/subscriptions.js').Subscriptions} options.subscriptions
-   * @param {import('../worker/presence.js').WorkerPresence} options.presence
-   * @param {import('../worker/hooks.js').Hooks} [options.hooks] with a subscribe or publish hook
+   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../session/presence.js').WorkerPresence} options.presence
+   * @param {import('../session/hooks.js').Hooks} [options.hooks] with a subscribe or publish hook
    * @param {(channel: string, id?: string|number) => void} [options.checkName] the
    *   channel name rule of the ways in this core serves (step 2): the native
    *   one, or another protocol's for its channels
@@ -167,7 +167,7 @@ export class Commands {
   /**
    * A presence or presence_stats read: of a channel the connection is
    * subscribed to (its grant and the subscribe hook have said yes already).
-   * @returns {Promise<object>} the engine's answer (../worker/presence.js)
+   * @returns {Promise<object>} the engine's answer (../session/presence.js)
    */
   presence(conn, channel, stats, id) {
     const ns = this.namespace(channel, id);

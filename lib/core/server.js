@@ -1,6 +1,6 @@
 // The server's operations: the server API's methods (POST /api/<method>:
-// ../worker/api.js), which POST /publish and POST /disconnect run too
-// (../worker/http.js). Each method lists the keys its params may hold; a
+// ../native/api.js), which POST /publish and POST /disconnect run too
+// (../native/http.js). Each method lists the keys its params may hold; a
 // call with any other key, or a bad value, is refused whole before anything
 // is published. The server is trusted: it skips the identity, grant, rate
 // and hook checks of a client's command (./commands.js), never the name and
@@ -186,8 +186,8 @@ function checkCommand(command, i) {
  * @typedef {object} ServerContext
  * @property {import('./commands.js').Commands} commands the checks the server keeps
  * @property {import('../worker/relay.js').WorkerRelay} relay
- * @property {import('../worker/users.js').WorkerUsers} [users] under --auth jwt or hook
- * @property {import('../worker/presence.js').WorkerPresence} presence
+ * @property {import('../session/users.js').WorkerUsers} [users] under --auth jwt or hook
+ * @property {import('../session/presence.js').WorkerPresence} presence
  */
 
 /** A valid channel name in a known namespace (the core's check). */

@@ -116,7 +116,7 @@
 /**
  * Presence, beside the engine as centrifuge's PresenceManager is beside its
  * Broker, for the channels of `presence` or `joinLeave` namespaces: the
- * workers say who entered and left (lib/worker/presence.js, through
+ * workers say who entered and left (lib/session/presence.js, through
  * lib/primary/presence.js), the presence keeps the entries (memory:
  * ./presence-memory.js; redis: ./redis/presence.js) and sends the channel's
  * routes [Op.PRESENCE_DIFF, channel, frame] in `joinLeave` namespaces, at

@@ -7,7 +7,7 @@
 // A client's entry travels and is stored as `fields`: its JSON members after
 // the client id, with a leading comma (`,"user":"42","info":{…}`, or '' under
 // --auth none with no info), built once per connection by the worker
-// (lib/worker/presence.js). Both a presence answer's entry and a diff's entry
+// (lib/session/presence.js). Both a presence answer's entry and a diff's entry
 // are that text with braces around it: nothing is parsed again.
 import { Op } from '../ipc.js';
 import { ErrorCode, presenceDiffFrame } from '../protocol.js';

@@ -2,7 +2,7 @@
 // message, read in place (its seq, and the send time at the head of the
 // load generator's data) without decoding the rest, as readMessage does for
 // JSON. The gateway writes a message's fields in one order (type, channel,
-// seq, then delta or data: lib/worker/msgpack-transport.js); anything else
+// seq, then delta or data: lib/transport/msgpack-transport.js); anything else
 // is decoded whole, as a control frame.
 import { decode } from '@msgpack/msgpack';
 

@@ -1,4 +1,4 @@
-// The load generator's side of GET /sse (lib/worker/sse.js): the request, the
+// The load generator's side of GET /sse (lib/native/sse.js): the request, the
 // response head, and the events, read without a parser library so one
 // process holds as many streams as it holds WebSockets.
 const HEADER_END = Buffer.from('\r\n\r\n');

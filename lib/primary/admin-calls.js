@@ -1,7 +1,7 @@
 // The admin page's calls into the server API (lib/admin/): the primary serves
 // the page but runs no method itself; each call goes to one live worker,
 // taken in turn, which answers what the server API's core answers
-// (lib/worker/admin.js). A worker that dies before answering, or takes longer
+// (lib/native/admin-calls.js). A worker that dies before answering, or takes longer
 // than ANSWER_MS, is answered for as unavailable: the page never hangs.
 //
 // To a worker: ['admin', request, method, params]  From it: ['admind', request, answer]

@@ -5,7 +5,7 @@
 // many connections arrived) and holds the connection until the answer; it
 // releases the count when the connection closes, and a dead worker's counts
 // go with it. (Under --balance ip one IP always reaches one worker, which
-// counts by itself: lib/worker/ip-counts.js.)
+// counts by itself: lib/session/ip-counts.js.)
 import { Op } from '../ipc.js';
 
 /**

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import { require } from '../require.js';
 import { Message } from '../ipc.js';
-import { normalizeIp } from '../worker/client-ip.js';
+import { normalizeIp } from '../session/client-ip.js';
 import { detachHandle, freeHandleQueue, holdHandleQueue, onHandleAck, takeConnections } from '../internals.js';
 import { Ticker } from '../ticker.js';
 import { InternalCode } from '../errors.js';

@@ -1,7 +1,7 @@
 // The primary's part of presence: the workers' joins, leaves and reads go to
 // the engine (lib/engines/index.js, "Presence"); a dead worker's clients leave
 // through the engine's detach. The operations are listed in
-// lib/worker/presence.js.
+// lib/session/presence.js.
 import { Op } from '../ipc.js';
 
 /**

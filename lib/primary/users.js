@@ -1,5 +1,5 @@
 // The primary's part of user bookkeeping under --auth jwt or hook (the workers' part
-// and the operations are in lib/worker/users.js): --max-conns-per-user is
+// and the operations are in lib/session/users.js): --max-conns-per-user is
 // exact across workers and nodes, counted as ./counts.js counts.
 // What reaches a user's connections everywhere (POST /disconnect, the server
 // API's subscribe and unsubscribe) is a cluster call: ./calls.js.

@@ -6,7 +6,7 @@
 // admits an app's connection within its maxConnections across workers and
 // nodes; an app without one is counted without waiting for an answer.
 import { Op } from '../ipc.js';
-import { appFigures, kAppFigures } from '../worker/metrics.js';
+import { appFigures, kAppFigures } from '../session/metrics.js';
 import { errorFrame, PusherCode } from './frames.js';
 
 /** The app a connection belongs to (set once it is established). */

@@ -1,7 +1,7 @@
 // The Pusher WebSocket way in (/app/<key>): Pusher's frames decoded into the
 // command core (lib/core/commands.js) and its answers encoded back as
 // Pusher's. A connection is counted, kept alive and drained like a native
-// one (lib/worker/sessions.js); what is Pusher's own is its socket_id, its
+// one (lib/session/sessions.js); what is Pusher's own is its socket_id, its
 // app, and the signatures that grant its private and presence channels.
 //
 // A connection's identity (lib/core/identity.js) starts as its app's:
@@ -12,10 +12,10 @@
 // worker and read the connection from `this`.
 import { randomInt } from 'node:crypto';
 import { ErrorCode, GatewayError } from '../errors.js';
-import { Keepalive } from '../worker/keepalive.js';
-import { socketListeners } from '../worker/ws-handlers.js';
+import { Keepalive } from '../session/keepalive.js';
+import { socketListeners } from '../transport/ws-handlers.js';
 import { identify, identityOf, kClient } from '../core/identity.js';
-import { transportMetrics, metrics } from '../worker/metrics.js';
+import { transportMetrics, metrics } from '../session/metrics.js';
 import { MAX_USER_LENGTH } from '../protocol.js';
 import { Op } from '../ipc.js';
 import {
@@ -64,10 +64,10 @@ export class PusherConnections {
    * @param {object} options.config resolved gateway configuration
    * @param {import('./apps.js').Apps} options.apps
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
-   * @param {import('../worker/subscriptions.js').Subscriptions} options.subscriptions
-   * @param {import('../worker/sessions.js').Sessions} options.sessions
+   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../session/sessions.js').Sessions} options.sessions
    * @param {import('../core/commands.js').Commands} options.commands Pusher's core: its names, Pusher's client event rate
-   * @param {import('../worker/presence.js').WorkerPresence} options.presence
+   * @param {import('../session/presence.js').WorkerPresence} options.presence
    * @param {import('pino').Logger} options.log
    */
   constructor({ config, apps, relay, subscriptions, sessions, commands, presence, log }) {
@@ -78,7 +78,7 @@ export class PusherConnections {
     this.commands = commands;
     this.presence = presence;
     this.activityTimeout = Math.max(1, Math.round(config.pingInterval / 1000));
-    this.count = 0; // open connections (counted by the session, lib/worker/sessions.js)
+    this.count = 0; // open connections (counted by the session, lib/session/sessions.js)
     this.opened = 0; // ever accepted: how lib/worker/upgrade.js tells a handshake that completed
     this.metrics = transportMetrics('ws', 'pusher');
     // socket_ids: `<this process's random number>.<a count>`, unique across workers and nodes.
@@ -205,7 +205,7 @@ export class PusherConnections {
     this.sessions.join(request);
   }
 
-  /** Where a join ended (lib/worker/sessions.js): a live channel the client named is answered. */
+  /** Where a join ended (lib/session/sessions.js): a live channel the client named is answered. */
   joined({ conn: ws, channel: internal, name }, { live, replay }) {
     if (live && name !== undefined) this.succeeded(ws, internal, name, replay);
   }

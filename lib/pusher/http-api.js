@@ -7,8 +7,8 @@
 // Pusher's: 200 with a JSON object, or the status and a plain-text reason.
 import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
-import { decodeSegment, readBody, reply } from '../worker/http-io.js';
-import { metrics } from '../worker/metrics.js';
+import { decodeSegment, readBody, reply } from '../transport/http-io.js';
+import { metrics } from '../session/metrics.js';
 import { Call, MAX_CHANNELS, Op } from '../ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
 import { eventData, TERMINATE } from './frames.js';

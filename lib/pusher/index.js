@@ -14,7 +14,7 @@ import { PusherHttpApi } from './http-api.js';
 import { pusherAdmin } from './admin.js';
 import { deliverSubscriptionCount } from './subscription-count.js';
 import { refuseUpgrade } from './refusals.js';
-import { metrics } from '../worker/metrics.js';
+import { metrics } from '../session/metrics.js';
 import { PusherSocket } from './transport.js';
 
 const { WebSocketServer } = require('ws');
@@ -22,7 +22,7 @@ const { WebSocketServer } = require('ws');
 /**
  * @param {object} worker the worker's parts: config, relay, subscriptions, namespaces, presence, sessions, log
  * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/worker/ways-in.js) and the admin page's
- *   calls on the apps (lib/worker/admin.js), or none without an app
+ *   calls on the apps (lib/native/admin-calls.js), or none without an app
  */
 export function pusherWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log }) {
   if (!servesPusher(config)) return undefined;
@@ -58,6 +58,7 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
   const api = new PusherHttpApi({ config, apps, context });
   return {
     admin: pusherAdmin({ apps, context }),
+    degraded: () => apps.degraded,
     upgrade: {
       matches: (path) => path.startsWith('/app/'),
       serverFor: () => wss,

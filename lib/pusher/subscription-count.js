@@ -64,7 +64,7 @@ export function followSubscriptionCounts({ relay, engine, calls, webhooks }) {
 
 /**
  * In a worker: writes a count the primary sent to this worker's subscribers of the channel.
- * @param {import('../worker/subscriptions.js').Subscriptions} subscriptions
+ * @param {import('../session/subscriptions.js').Subscriptions} subscriptions
  */
 export function deliverSubscriptionCount(subscriptions, [, channel, count]) {
   const subscribers = subscriptions.subscribers(channel);

@@ -1,12 +1,12 @@
-// The Pusher WebSocket as a transport (lib/worker/transport.js): a
+// The Pusher WebSocket as a transport (lib/transport/transport.js): a
 // WebSocket like the native one in everything but the bytes of a message
 // and the close codes. A message is encoded once per worker as Pusher's
 // event frame; a message that names a socket_id to leave out (a client
 // event's sender) skips that one connection (its kClient), so nothing is echoed.
 import { CloseCode } from '../errors.js';
-import { defineTransport } from '../worker/transport.js';
+import { defineTransport } from '../transport/transport.js';
 import { kClient } from '../core/identity.js';
-import { encodeText, GatewaySocket, wsTransport } from '../worker/ws-transport.js';
+import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
 import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
 import { clientName } from './channels.js';
 
@@ -41,7 +41,7 @@ defineTransport(PusherSocket, {
   close: (ws, code, reason) => ws.close(CLOSE_CODES.get(code) ?? code, reason),
   // Publishes are answered with Pusher's frames, never the native ack.
   acksPublishes: false,
-  // Its connections belong to apps: what they are sent is counted by app (lib/worker/metrics.js).
+  // Its connections belong to apps: what they are sent is counted by app (lib/session/metrics.js).
   hasApps: true
 });
 

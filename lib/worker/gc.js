@@ -7,7 +7,7 @@
 // until it wakes.
 import { performance } from 'node:perf_hooks';
 import { Ticker } from '../ticker.js';
-import { metrics } from './metrics.js';
+import { metrics } from '../session/metrics.js';
 
 export class PeriodicGc {
   /**

@@ -10,36 +10,36 @@ import { require } from '../require.js';
 import { createLogger } from '../logger.js';
 import { Message, Op } from '../ipc.js';
 import { ErrorCode, GatewayError } from '../errors.js';
-import { Subscriptions } from './subscriptions.js';
+import { Subscriptions } from '../session/subscriptions.js';
 import { WorkerRelay } from './relay.js';
-import { WorkerPresence } from './presence.js';
+import { WorkerPresence } from '../session/presence.js';
 import { Namespaces } from '../namespaces.js';
 import { protocolNamespaces } from '../protocols.js';
-import { Connections } from './connections.js';
-import { SseStreams } from './sse.js';
-import { Admission } from './admission.js';
-import { Sessions } from './sessions.js';
+import { Connections } from '../native/connections.js';
+import { SseStreams } from '../native/sse.js';
+import { Admission } from '../session/admission.js';
+import { Sessions } from '../session/sessions.js';
 import { Commands } from '../core/commands.js';
-import { GatewaySocket } from './ws-transport.js';
-import { MsgpackSocket } from './msgpack-transport.js';
+import { GatewaySocket } from '../transport/ws-transport.js';
+import { MsgpackSocket } from '../transport/msgpack-transport.js';
 import { negotiate, protocolOf } from '../codecs/index.js';
-import { carriedBy } from './transport.js';
-import { coalescer } from './coalesce.js';
-import { closeAll } from './drain.js';
-import { Keepalive } from './keepalive.js';
-import { ClosePacer } from './close-pacer.js';
+import { carriedBy } from '../transport/transport.js';
+import { coalescer } from '../transport/coalesce.js';
+import { closeAll } from '../session/drain.js';
+import { Keepalive } from '../session/keepalive.js';
+import { ClosePacer } from '../transport/close-pacer.js';
 import { PeriodicGc } from './gc.js';
-import { createRequestHandler } from './http.js';
-import { ServerApi } from './api.js';
-import { attachCalls } from './calls.js';
-import { attachAdmin } from './admin.js';
+import { createRequestHandler } from '../native/http.js';
+import { ServerApi } from '../native/api.js';
+import { attachCalls } from '../session/calls.js';
+import { attachAdmin } from '../native/admin-calls.js';
 import { createUpgradeHandler, refuseUpgrade } from './upgrade.js';
 import { protocolWaysIn } from './ways-in.js';
-import { kClientIp } from './client-ip.js';
+import { kClientIp } from '../session/client-ip.js';
 import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
-import { metrics } from './metrics.js';
-import { lastInput } from './last-input.js';
+import { metrics } from '../session/metrics.js';
+import { lastInput } from '../transport/last-input.js';
 
 const { WebSocketServer } = require('ws');
 
@@ -74,7 +74,7 @@ export function startWorker(config, worker) {
   const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
   const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
   // One ws server per encoding: its WebSocket class carries the encoding's
-  // transport (./transport.js); the upgrade picks the server (./upgrade.js).
+  // transport (../transport/transport.js); the upgrade picks the server (./upgrade.js).
   const wsServer = (encoding, WebSocket) =>
     new WebSocketServer({
       noServer: true,
@@ -96,7 +96,8 @@ export function startWorker(config, worker) {
   const protocols = protocolWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log });
   attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
   const routes = protocols.map((protocol) => protocol.route);
-  const handleRequest = createRequestHandler({ config, relay, streams, api, draining, routes });
+  const degraded = () => protocols.some((protocol) => protocol.degraded?.() === true);
+  const handleRequest = createRequestHandler({ config, relay, streams, api, draining, degraded, routes });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =

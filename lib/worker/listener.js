@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { once } from 'node:events';
 import { readProxyHeader } from '../proxy-protocol.js';
-import { normalizeIp } from './client-ip.js';
+import { normalizeIp } from '../session/client-ip.js';
 import { InternalCode } from '../errors.js';
 
 /**

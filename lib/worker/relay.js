@@ -26,13 +26,13 @@
 //                             ['epoch', channel, epoch]  the channel's sequence started over
 //                               (Redis lost it): the next 'msg' counts from 1
 // Other operations go to the module that registered them with handle()
-// (./users.js, ./calls.js).
+// (../session/users.js, ../session/calls.js).
 import { IpcBatch, Op, unknownOp } from '../ipc.js';
 import { ErrorCode, GatewayError, errorFrame, publishAckFrame } from '../protocol.js';
-import { TRANSPORTS } from './transport.js';
+import { TRANSPORTS } from '../transport/transport.js';
 import { kTransport } from '../core/symbols.js';
-import { countDelivered, countPublished, metrics } from './metrics.js';
-import { coalescer } from './coalesce.js';
+import { countDelivered, countPublished, metrics } from '../session/metrics.js';
+import { coalescer } from '../transport/coalesce.js';
 
 const NOT_STORED_MESSAGE =
   'not stored: Redis failed it, or its replicas did not confirm in time; it may have been published, so retry with the same idempotencyKey';
@@ -40,7 +40,7 @@ const NOT_STORED_MESSAGE =
 export class WorkerRelay {
   /**
    * @param {object} options
-   * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {number} options.maxBuffered
    */
   constructor({ subscriptions, maxBuffered }) {
@@ -52,7 +52,7 @@ export class WorkerRelay {
     this.replies = new Map(); // token -> {resolve, reject, channel} of an HTTP publish
     this.acking = new Map(); // token -> [ws, id] of a WebSocket publish
     this.subscribing = new Map(); // token -> a join request waiting for a subok
-    this.onRouted = undefined; // (request, answer) => void: the sessions' (./sessions.js)
+    this.onRouted = undefined; // (request, answer) => void: the sessions' (../session/sessions.js)
     this.asked = new Map(); // token -> resolve of an ask()
     this.primaryBusy = false;
     this.engineUp = true;
@@ -145,7 +145,7 @@ export class WorkerRelay {
    * Asks the primary to route `channel` here and to say where it stands
    * (with `since`: what was missed); onRouted(request, answer) gets the
    * reply, in order with the channel's messages.
-   * @param {{channel: string, since?: {seq: number, epoch: string}}} request ../worker/sessions.js's JoinRequest
+   * @param {{channel: string, since?: {seq: number, epoch: string}}} request ../session/sessions.js's JoinRequest
    */
   subscribe(request) {
     const token = this.nextToken++;
@@ -167,7 +167,7 @@ export class WorkerRelay {
   receive(ops) {
     // Several messages in one batch may reach a connection several times:
     // their writes wait for the end of the turn, one write for all; a lone
-    // message goes straight out, as cheap as before (./coalesce.js).
+    // message goes straight out, as cheap as before (../transport/coalesce.js).
     coalescer.batching = severalMessages(ops);
     try {
       this.dispatch(ops);

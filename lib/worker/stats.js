@@ -8,7 +8,7 @@ import { getHeapStatistics } from 'node:v8';
 import { STATS_INTERVAL_MS } from '../ipc.js';
 import { RESOLUTION_MS } from '../loop-delay.js';
 import { Ticker } from '../ticker.js';
-import { metrics, loopDelay } from './metrics.js';
+import { metrics, loopDelay } from '../session/metrics.js';
 
 /**
  * @param {object} options

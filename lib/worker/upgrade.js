@@ -2,12 +2,12 @@
 // native one on --path, another protocol's on its own paths: ./ways-in.js),
 // the protocol's ws server for the request (the native protocol's by its
 // encoding: Sec-WebSocket-Protocol, ../codecs/index.js), then the admission
-// gate (./admission.js), then ws's handshake. Where the primary counts IPs,
+// gate (../session/admission.js), then ws's handshake. Where the primary counts IPs,
 // the upgrade waits for its answer first.
 import { STATUS_CODES } from 'node:http';
 import { ErrorCode, GatewayError } from '../errors.js';
-import { clientIp } from './client-ip.js';
-import { handling } from './last-input.js';
+import { clientIp } from '../session/client-ip.js';
+import { handling } from '../transport/last-input.js';
 
 /**
  * A way in by WebSocket: the paths it serves, the ws server (noServer mode)
@@ -25,8 +25,8 @@ import { handling } from './last-input.js';
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
  * @param {UpgradeWay[]} options.ways the native way first
- * @param {import('./admission.js').Admission} options.admission
- * @param {import('./close-pacer.js').ClosePacer} options.closes
+ * @param {import('../session/admission.js').Admission} options.admission
+ * @param {import('../transport/close-pacer.js').ClosePacer} options.closes
  * @param {(reason: string) => void} options.rejected counts a refused upgrade
  * @returns {(req, socket, head) => void} the server's 'upgrade' listener
  */

@@ -18,7 +18,7 @@
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
 import { CloseCode } from '../protocol.js';
-import { kAppFigures, metrics, reportBytes } from './metrics.js';
+import { kAppFigures, metrics, reportBytes } from '../session/metrics.js';
 import { coalescer } from './coalesce.js';
 import { kCarries, kTransport } from '../core/symbols.js';
 
@@ -40,7 +40,7 @@ const HELD_BYTES = 64 * 1024;
  * @property {(channel: string, seq: number, epoch: string, dataJson: string) => any} encode
  *   one message, for every connection of this transport on the worker
  * @property {(channel: string, seq: number, delta: Uint8Array) => any} [encodeDelta] one
- *   message as a delta against the one before (./deltas.js), where deltas are offered
+ *   message as a delta against the one before (../session/deltas.js), where deltas are offered
  * @property {(conn: object, encoded: any, maxBuffered: number) => boolean} writeMessage
  * @property {(kind: 'presence_diff', frame: string) => Buffer} encodeEvent a
  *   frame that is not a message (no seq, no cursor: a presence_diff from

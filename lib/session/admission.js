@@ -1,5 +1,5 @@
 // The one gate every way in passes, whatever the transport: the WebSocket
-// upgrade (./upgrade.js) and GET /sse (./sse.js) call it alike, so a limit
+// upgrade (../worker/upgrade.js) and GET /sse (../native/sse.js) call it alike, so a limit
 // means the same thing on both. In order:
 //   1. check(req), before anything is answered: draining, capacity (every
 //      transport counted together against --max-connections), the Origin
@@ -43,7 +43,7 @@ export class Admission {
   /**
    * @param {object} options
    * @param {object} options.config resolved gateway configuration
-   * @param {import('./relay.js').WorkerRelay} options.relay the primary counts users
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay the primary counts users
    * @param {() => boolean} options.draining
    * @param {number} options.worker this worker's number, in the connection ids
    * @param {import('pino').Logger} options.log

@@ -1,7 +1,7 @@
 // Coalesced writes: what a connection is sent within one turn of the
 // worker's event loop goes out in one write, one system call for all of its
 // frames, wherever several may come: a batch of messages from the primary on
-// many of its channels (./relay.js sets `batching` while it fans one out),
+// many of its channels (../worker/relay.js sets `batching` while it fans one out),
 // the answers and acks of a burst of its own commands (ws's sends), or, under
 // --write-delay, anything. The first such write of a turn corks the socket;
 // the end of the turn (setImmediate), or --write-delay ms later, uncorks

@@ -6,8 +6,8 @@
 import { ErrorCode, GatewayError } from '../errors.js';
 import { METHODS, runMethod } from '../core/server.js';
 import { parseObject } from '../protocol.js';
-import { keyCheck, readBody, reply, replyError } from './http-io.js';
-import { metrics, NATIVE_APP } from './metrics.js';
+import { keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
+import { metrics, NATIVE_APP } from '../session/metrics.js';
 
 const OK = 'ok';
 

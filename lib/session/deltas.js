@@ -16,7 +16,7 @@
 //   with JSON.stringify, and that round-trips).
 import { createDelta } from 'fossil-delta';
 import { isBinary } from '../codecs/data.js';
-import { TRANSPORTS } from './transport.js';
+import { TRANSPORTS } from '../transport/transport.js';
 import { kTransport } from '../core/symbols.js';
 
 const NONE = -1; // a subscriber's last seq before it was sent any message (seqs count from 1)

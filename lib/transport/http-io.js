@@ -1,5 +1,5 @@
-// What the keyed HTTP routes (POST /publish, /disconnect: ./http.js; POST
-// /api/<method>: ./api.js) and GET /sse share: reading a bounded body,
+// What the keyed HTTP routes (POST /publish, /disconnect: ../native/http.js; POST
+// /api/<method>: ../native/api.js) and GET /sse share: reading a bounded body,
 // answering JSON, answering an error of the family (../errors.js) with the
 // status it knows, and checking the API key.
 import { createHash, timingSafeEqual } from 'node:crypto';

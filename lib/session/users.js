@@ -13,7 +13,7 @@ import { kTransport } from '../core/symbols.js';
 export class WorkerUsers {
   /**
    * @param {object} options
-   * @param {import('./relay.js').WorkerRelay} options.relay
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {number} options.cap --max-conns-per-user (0 = none)
    * @param {(count: number) => void} options.disconnected counts connections closed by the API
    */

@@ -1,7 +1,7 @@
 // Plain HTTP on the public port: health, the keyed POST routes (publish,
 // disconnect; the server API, POST /api/<method>, is ./api.js), the browser
 // client, and the entry of GET /sse (./sse.js). Upgrades are handled in
-// ./upgrade.js. POST /publish and /disconnect run the server API's own
+// ../worker/upgrade.js. POST /publish and /disconnect run the server API's own
 // methods (../core/server.js) and keep their answers' shapes: 202 {seq} and
 // 200 {disconnected}; a failure is {error: <code>, message}.
 import { readFileSync } from 'node:fs';
@@ -9,11 +9,10 @@ import { isAbsolute } from 'node:path';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { parseObject } from '../protocol.js';
 import { runMethod } from '../core/server.js';
-import { carriedBy } from './transport.js';
-import { keyCheck, readBody, reply, replyError } from './http-io.js';
+import { carriedBy } from '../transport/transport.js';
+import { keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
 import { vendorFile } from './vendor.js';
-import { handling } from './last-input.js';
-import { appTable } from '../pusher/apps.js';
+import { handling } from '../transport/last-input.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
@@ -26,14 +25,15 @@ const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
 /**
  * @param {object} options
  * @param {object} options.config resolved gateway configuration
- * @param {import('./relay.js').WorkerRelay} options.relay
+ * @param {import('../worker/relay.js').WorkerRelay} options.relay
  * @param {import('./sse.js').SseStreams} options.streams GET /sse
  * @param {import('./api.js').ServerApi} options.api POST /api/<method>
  * @param {() => boolean} options.draining
- * @param {{matches: (path: string) => boolean, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (./ways-in.js)
+ * @param {() => boolean} options.degraded whether a source the other protocols depend on is out of reach (their apps)
+ * @param {{matches: (path: string) => boolean, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (../worker/ways-in.js)
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, streams, api, draining, routes = [] }) {
+export function createRequestHandler({ config, relay, streams, api, draining, degraded, routes = [] }) {
   const checkKey = keyCheck(config.apiKey);
   const files = new Map();
 
@@ -53,7 +53,7 @@ export function createRequestHandler({ config, relay, streams, api, draining, ro
       // 200 all the same: every node loses Redis at once, and a load balancer
       // that took them all out would drop every held connection.
       // The apps table out of reach likewise: the apps loaded are served meanwhile.
-      return reply(res, 200, { status: relay.unavailable || appTable.degraded ? 'degraded' : 'ok' });
+      return reply(res, 200, { status: relay.unavailable || degraded() ? 'degraded' : 'ok' });
     }
     if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
     // The client's own modules, imported by /client.js as ./client/<name>.js.

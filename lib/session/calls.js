@@ -12,9 +12,9 @@ import { kTransport } from '../core/symbols.js';
 
 /**
  * @param {object} options
- * @param {import('./relay.js').WorkerRelay} options.relay
+ * @param {import('../worker/relay.js').WorkerRelay} options.relay
  * @param {import('./users.js').WorkerUsers} [options.users] under --auth jwt or hook
- * @param {import('./connections.js').Connections} options.connections
+ * @param {import('../native/connections.js').Connections} options.connections
  * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
  */
 export function attachCalls({ relay, users, connections, subscriptions }) {

@@ -21,13 +21,13 @@ import {
   unsubscribedFrame,
   welcomeFrame
 } from '../protocol.js';
-import { Keepalive } from './keepalive.js';
-import { socketListeners } from './ws-handlers.js';
+import { Keepalive } from '../session/keepalive.js';
+import { socketListeners } from '../transport/ws-handlers.js';
 import { kTransport } from '../core/symbols.js';
 import { hasCredential, identifying, identityOf, kClient } from '../core/identity.js';
 import { allows } from '../core/permissions.js';
 import { takeToken } from '../core/token-bucket.js';
-import { metrics, transportMetrics } from './metrics.js';
+import { metrics, transportMetrics } from '../session/metrics.js';
 
 const { WebSocket } = require('ws');
 
@@ -48,10 +48,10 @@ export class Connections {
    * @param {object} options
    * @param {object} options.config resolved gateway configuration
    * @param {number} options.worker this worker's number (1..N)
-   * @param {import('./relay.js').WorkerRelay} options.relay
-   * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
-   * @param {import('./admission.js').Admission} options.admission the door and the credentials
-   * @param {import('./sessions.js').Sessions} options.sessions open to close, every transport
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
+   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../session/admission.js').Admission} options.admission the door and the credentials
+   * @param {import('../session/sessions.js').Sessions} options.sessions open to close, every transport
    * @param {import('../core/commands.js').Commands} options.commands the rules
    * @param {import('pino').Logger} options.log
    */
@@ -65,7 +65,7 @@ export class Connections {
     this.commands = commands;
     this.log = log;
     this.count = 0; // open connections (counted by the session)
-    this.opened = 0; // ever accepted: how ./upgrade.js tells a handshake that completed
+    this.opened = 0; // ever accepted: how ../worker/upgrade.js tells a handshake that completed
     this.metrics = transportMetrics('ws');
     // The credential a client presents itself: a token in an `auth` frame.
     this.credentialMs = admission.jwt ? config.authTimeout : 0;
@@ -148,7 +148,7 @@ export class Connections {
   /**
    * A client's subscribe: the core's checks (and hook), then the session's
    * join; a channel already held is answered where it stands.
-   * @param {string} [delta] the delta algorithm asked for: later messages may come as deltas (./deltas.js)
+   * @param {string} [delta] the delta algorithm asked for: later messages may come as deltas (../session/deltas.js)
    */
   subscribe(ws, channel, id, since, delta) {
     if (this.subscriptions.has(ws, channel)) {
@@ -187,7 +187,7 @@ export class Connections {
   }
 
   /**
-   * Where a join ended (../worker/sessions.js): live, with the missed
+   * Where a join ended (../session/sessions.js): live, with the missed
    * messages or the latest one replayed; or not (left meanwhile), and a
    * client that asked is told where the channel stands.
    */

@@ -13,11 +13,11 @@
 import { Op } from '../ipc.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
-import { handling } from './last-input.js';
+import { handling } from '../transport/last-input.js';
 import { shown } from '../protocol.js';
 
 /**
- * @param {import('./relay.js').WorkerRelay} relay
+ * @param {import('../worker/relay.js').WorkerRelay} relay
  * @param {import('../core/server.js').ServerContext} context the server API's
  * @param {(method: string, params: object) => Promise<object>} [apps] another protocol's calls on its apps
  *   (lib/pusher/admin.js): a call naming an `app`, and `apps`

@@ -44,7 +44,7 @@ export class Sessions {
    * @param {import('./admission.js').Admission} options.admission
    * @param {import('./keepalive.js').Keepalive} options.keepalive
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
-   * @param {import('./relay.js').WorkerRelay} options.relay
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('./presence.js').WorkerPresence} options.presence
    */
   constructor({ admission, keepalive, subscriptions, relay, presence }) {
@@ -148,7 +148,7 @@ export class Sessions {
     request.owner.joined(request, { live: true, seq, epoch, recovered: since === undefined ? undefined : true });
   }
 
-  /** The primary's answer to a join this worker could not answer itself (./relay.js). */
+  /** The primary's answer to a join this worker could not answer itself (../worker/relay.js). */
   routed(request, answer) {
     const { conn, channel, local } = request;
     if (conn[kJoining]?.get(channel) !== request) return; // cancelled meanwhile: its owner was told then

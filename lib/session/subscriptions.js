@@ -7,7 +7,7 @@
 // channel's messages only once it is live: after the primary answered its
 // subscribe (or at once, when this worker already receives the channel).
 // Until then it is pending, so a recovery's replay and the live messages
-// join exactly (see ./relay.js).
+// join exactly (see ../worker/relay.js).
 import { gaugeReads, metrics } from './metrics.js';
 import { ChannelDeltas } from './deltas.js';
 import { kChannels, kCompanions } from '../core/symbols.js';

@@ -14,7 +14,7 @@
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../ipc.js';
 import { GatewayError } from '../errors.js';
-import { TRANSPORTS } from './transport.js';
+import { TRANSPORTS } from '../transport/transport.js';
 import { kTransport } from '../core/symbols.js';
 import { identityOf, kClient } from '../core/identity.js';
 import { metrics } from './metrics.js';
@@ -28,7 +28,7 @@ const TURN_BYTES = 2 ** 20;
 export class WorkerPresence {
   /**
    * @param {object} options
-   * @param {import('./relay.js').WorkerRelay} options.relay
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../namespaces.js').Namespaces} options.namespaces
    * @param {number} options.maxBuffered

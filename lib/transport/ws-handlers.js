@@ -2,7 +2,7 @@
 // once per way in, reading the connection from `this`, so a connection
 // costs no closures of its own. A frame or a pong is a sign of life for the
 // keepalive wheel; the owner handles frames and the close.
-import { Keepalive } from './keepalive.js';
+import { Keepalive } from '../session/keepalive.js';
 import { kTransport } from '../core/symbols.js';
 import { handling } from './last-input.js';
 

@@ -4,17 +4,17 @@
 // (../core/commands.js), as a WebSocket's subscribe would, and the first
 // refusal answers the request with its status (a clear 4xx/503). Then its
 // channels are joined through the same path as a WebSocket's subscribe with
-// `since` (./relay.js), the cursor of Last-Event-ID giving each channel's
+// `since` (../worker/relay.js), the cursor of Last-Event-ID giving each channel's
 // `since`. From then on the stream is a subscriber like any other
-// (./sse-stream.js).
+// (../transport/sse-stream.js).
 import { ErrorCode, GatewayError, HookFailed } from '../errors.js';
 import { parseCursor } from '../protocol.js';
 import { ANONYMOUS, identify, kClient } from '../core/identity.js';
-import { clientIp } from './client-ip.js';
-import { reply } from './http-io.js';
-import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from './sse-stream.js';
-import { carriedBy, carry } from './transport.js';
-import { metrics, transportMetrics } from './metrics.js';
+import { clientIp } from '../session/client-ip.js';
+import { reply } from '../transport/http-io.js';
+import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from '../transport/sse-stream.js';
+import { carriedBy, carry } from '../transport/transport.js';
+import { metrics, transportMetrics } from '../session/metrics.js';
 
 const RETRY_MS = 2000; // the browser's reconnect delay, sent as `retry:`
 const RETRY_AFTER_S = 5; // a 503 asks for a random wait of up to this many seconds
@@ -23,10 +23,10 @@ export class SseStreams {
   /**
    * @param {object} options
    * @param {object} options.config resolved gateway configuration
-   * @param {import('./relay.js').WorkerRelay} options.relay
-   * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
-   * @param {import('./admission.js').Admission} options.admission shared with the WebSockets
-   * @param {import('./sessions.js').Sessions} options.sessions open to close, every transport
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
+   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../session/admission.js').Admission} options.admission shared with the WebSockets
+   * @param {import('../session/sessions.js').Sessions} options.sessions open to close, every transport
    * @param {import('../core/commands.js').Commands} options.commands the rules
    */
   constructor({ config, relay, subscriptions, admission, sessions, commands }) {
