@@ -41,7 +41,7 @@ const otherWaysIn = (name) => WAYS_IN.filter((other) => other !== name && other 
 
 export const layerRules = [
   layer(
-    ['lib/core/**/*.js', 'lib/errors.js', 'lib/protocol.js', 'lib/namespaces.js', 'lib/codecs/**/*.js', 'lib/ipc.js'],
+    ['lib/core/**/*.js', 'lib/errors.js', 'lib/protocol.js', 'lib/namespaces.js', 'lib/codecs/**/*.js', 'lib/ipc.js', 'lib/ipc-link.js'],
     [
       ...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION, 'engines', 'backend'].map((name) => folder(name, ABOVE_CORE)),
       ...['protocols.js', 'config.js', 'config-file.js'].map((name) => module(name, ABOVE_CORE))

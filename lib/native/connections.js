@@ -16,6 +16,7 @@ import {
   pongFrame,
   presenceFrame,
   presenceStatsFrame,
+  publishAckFrame,
   subscribeAckFrame,
   subscribedFrame,
   unsubscribedFrame,
@@ -141,7 +142,10 @@ export class Connections {
         );
       }
       case 'publish':
-        return this.commands.publish(ws, channel, frame.data, id)?.catch((err) => this.fail(ws, err));
+        return this.commands.publish(ws, channel, frame.data, id).then(
+          (result) => ws.readyState === WebSocket.OPEN && result !== undefined && ws.send(publishAckFrame(id, result.seq, result.epoch)),
+          (err) => this.fail(ws, err)
+        );
     }
   }
 

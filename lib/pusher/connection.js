@@ -242,8 +242,7 @@ export class PusherConnections {
       ws.send(cacheMiss(name));
       return this.webhook(ws, internal, { name: 'cache_miss', channel: name });
     }
-    const { text, exclude } = eventFrame(name, replay[replay.length - 1]);
-    if (exclude !== ws[kClient]) ws.send(text);
+    ws.send(eventFrame(name, replay[replay.length - 1]));
   }
 
   /**
@@ -292,13 +291,19 @@ export class PusherConnections {
       const internal = internalName(ws[kApp].appId, name);
       if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
       const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
-      this.commands.publish(ws, internal, eventData(event, data, ws[kClient], userId), undefined);
+      // Not answered (Pusher acknowledges no client event); a refusal after the checks is told as one before them.
+      this.commands.publish(ws, internal, eventData(event, data, userId), undefined, ws[kClient]).catch((err) => this.clientEventRefused(ws, err));
       this.webhook(ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: ws[kClient], user_id: userId });
     } catch (err) {
-      if (!(err instanceof GatewayError)) throw err;
-      metrics.errors.inc({ code: err.code });
-      ws.send(errorFrame(PusherCode.CLIENT_EVENT_REJECTED, err.message));
+      this.clientEventRefused(ws, err);
     }
+  }
+
+  /** A client event refused: pusher:error 4301, as Pusher answers. */
+  clientEventRefused(ws, err) {
+    if (!(err instanceof GatewayError)) throw err;
+    metrics.errors.inc({ code: err.code });
+    if (ws.readyState === ws.OPEN) ws.send(errorFrame(PusherCode.CLIENT_EVENT_REJECTED, err.message));
   }
 
   /** The channel's subscribers changed: the primary tells its count, if its app follows counts (./subscription-count.js). */

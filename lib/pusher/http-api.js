@@ -9,9 +9,9 @@ import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
 import { decodeSegment, readBody, reply } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
-import { Call, MAX_CHANNELS, Op } from '../ipc.js';
+import { Call, MAX_CHANNELS } from '../ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
-import { eventData, TERMINATE } from './frames.js';
+import { eventData, PusherCode } from './frames.js';
 import { md5, sameText, signatureMatches } from './signatures.js';
 import { maxEventBytes, takeBackendEvents } from './app-limits.js';
 
@@ -29,7 +29,6 @@ export class PusherHttpApi {
    */
   constructor({ config, apps, context }) {
     this.apps = apps;
-    context.relay.answers(Op.APP_EVENTS_OK);
     this.context = context;
     this.maxPayload = config.maxPayload;
   }
@@ -181,12 +180,13 @@ async function users(context, app, { params: [name] }) {
 
 /** POST /apps/<id>/users/<user_id>/terminate_connections -> {}: every connection signed in as the user, on every worker and node */
 async function terminate(context, app, { params: [user] }) {
-  await runMethod('publish', { channel: eventChannel(app.appId, `#server-to-user-${user}`), data: JSON.parse(TERMINATE) }, context);
+  const channel = eventChannel(app.appId, `#server-to-user-${user}`);
+  await context.relay.call(Call.CLOSE_SUBSCRIBERS, { channel, code: PusherCode.UNAUTHORIZED, reason: 'connection terminated by the server' });
   return {};
 }
 
 function publish(context, internal, { name: event, data, socketId }) {
-  return runMethod('publish', { channel: internal, data: eventData(event, data, socketId) }, context);
+  return runMethod('publish', { channel: internal, data: eventData(event, data) }, context, { exclude: socketId });
 }
 
 /** What the channel and events routes tell of a channel (its `info` checked first: checkInfoFor). */
