@@ -24,7 +24,7 @@
 //   place among the route's messages by being given at once.
 import { History } from './history.js';
 import { Op } from '../ipc.js';
-import { Skipped } from '../protocol.js';
+import { Skipped } from '../protocol/outcomes.js';
 import { Namespaces } from '../namespaces.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';

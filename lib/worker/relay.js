@@ -28,7 +28,8 @@
 // Other operations go to the module that registered them with handle()
 // (../session/users.js, ../session/calls.js).
 import { IpcBatch, Op, unknownOp } from '../ipc.js';
-import { ErrorCode, GatewayError, errorFrame, publishAckFrame } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
+import { errorFrame, publishAckFrame } from '../protocol/frames.js';
 import { TRANSPORTS } from '../transport/transport.js';
 import { kTransport } from '../core/symbols.js';
 import { countDelivered, countPublished, metrics } from '../session/metrics.js';
