@@ -25,7 +25,8 @@
 //
 // Checks throw the GatewayError that answers them (../errors.js); an
 // operation that waits for a hook returns a promise that rejects with it.
-import { ErrorCode, GatewayError, checkChannel } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
+import { checkChannel } from '../protocol/validate.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from './permissions.js';
 import { identityOf, kClient } from './identity.js';

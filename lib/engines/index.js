@@ -26,14 +26,14 @@
  * @typedef {{push: (op: any[]) => void}} Route
  * @typedef {{seq: number, epoch: string}} Position
  * @typedef {{epoch: string, seq: number, result?: string, replay?: string[]}} SubscribeReply
- *   where the channel stands; with `since`, a Recovery result (lib/protocol.js)
+ *   where the channel stands; with `since`, a Recovery result (lib/protocol/outcomes.js)
  *   and, when recovered, the data missed
  */
 
 /**
  * @typedef {{since?: Position, limit?: number, reverse?: boolean}} HistoryQuery
  * @typedef {{epoch: string, seq: number, messages: Array<{seq: number, data: string}>} | {error: string, message: string}} HistoryAnswer
- *   `data` serialised; an error with an ErrorCode (lib/protocol.js): ./history-read.js says which
+ *   `data` serialised; an error with an ErrorCode (lib/errors.js): ./history-read.js says which
  *
  * @typedef {object} Instruments
  * @property {(seconds: number, count: number) => void} published `count`
@@ -153,7 +153,7 @@
  *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
  * @property {(channel: string, answer: (answer: {clients: number, users: number, digest: number} | {error: string, message: string}) => void) => void} stats
  *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users);
- *   `digest`: the XOR of the clients' hashes (presenceDigest in lib/protocol.js)
+ *   `digest`: the XOR of the clients' hashes (lib/protocol/presence-hash.js)
  * @property {(listener: MemberListener) => void} onMember
  * @property {() => Promise<void>} settled resolves once what was asked of the
  *   store so far is done (redis: its script calls answered), so a node that

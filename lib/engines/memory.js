@@ -23,7 +23,7 @@
 // - Ordering: all of it is synchronous, so a subscribe's answer is at its
 //   place among the route's messages by being given at once.
 import { History } from './history.js';
-import { Skipped } from '../protocol.js';
+import { Skipped } from '../protocol/outcomes.js';
 import { Namespaces } from '../namespaces.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';

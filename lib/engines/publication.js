@@ -17,7 +17,7 @@ import { Op } from '../ipc.js';
  * @typedef {object} PublishResult
  * @property {number} seq the publish's place in its channel's sequence; for a skipped one, the first publish's (duplicate) or where the channel stands (stale)
  * @property {string} epoch the sequence `seq` belongs to
- * @property {string | undefined} skipped 'duplicate' or 'stale' (Skipped in ../protocol.js): nothing was published
+ * @property {string | undefined} skipped 'duplicate' or 'stale' (Skipped in ../protocol/outcomes.js): nothing was published
  *
  * Who waits for a publish's result: answered once, with the result once the
  * engine has stored the message (an acknowledgement means stored), or with

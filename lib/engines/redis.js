@@ -56,7 +56,7 @@ import { addRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { Namespaces } from '../namespaces.js';
-import { ErrorCode, GatewayError } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RemoteRates } from './redis/rates.js';

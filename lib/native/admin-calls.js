@@ -14,7 +14,7 @@ import { Op } from '../ipc.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
 import { handling } from '../transport/last-input.js';
-import { shown } from '../protocol.js';
+import { shown } from '../protocol/shown.js';
 
 /**
  * @param {import('../worker/relay.js').WorkerRelay} relay

@@ -21,7 +21,7 @@ import {
   subscribedFrame,
   unsubscribedFrame,
   welcomeFrame
-} from '../protocol.js';
+} from '../protocol/frames.js';
 import { Keepalive } from '../session/keepalive.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { kTransport } from '../core/symbols.js';

@@ -5,7 +5,7 @@
 // than ANSWER_MS, is answered for as unavailable: the page never hangs.
 //
 // To a worker: [Op.ADMIN, token, method, params] -> the answer
-import { ErrorCode } from '../protocol.js';
+import { ErrorCode } from '../errors.js';
 import { Op } from '../ipc.js';
 
 const ANSWER_MS = 10000;

@@ -16,7 +16,7 @@ import { Keepalive } from '../session/keepalive.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { identify, identityOf, kClient } from '../core/identity.js';
 import { transportMetrics, metrics } from '../session/metrics.js';
-import { MAX_USER_LENGTH } from '../protocol.js';
+import { MAX_USER_LENGTH } from '../protocol/limits.js';
 import { Op } from '../ipc.js';
 import {
   checkName,

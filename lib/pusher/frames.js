@@ -4,7 +4,8 @@
 // object (pusher:error, pusher:subscription_error, pusher:pong) or, where
 // pusher-js parses a string, a string.
 import { ErrorCode, GatewayError } from '../errors.js';
-import { checkDepth, parseObject } from '../protocol.js';
+import { parseObject } from '../protocol/json-object.js';
+import { checkDepth } from '../protocol/validate.js';
 
 /** Pusher's error codes (pusher:error and close codes) the gateway uses. */
 export const PusherCode = Object.freeze({

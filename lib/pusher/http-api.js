@@ -6,6 +6,7 @@
 // Pusher's command core: its names, the app's channels only. Answers are
 // Pusher's: 200 with a JSON object, or the status and a plain-text reason.
 import { ErrorCode, GatewayError } from '../errors.js';
+import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
 import { decodeSegment, readBody, reply } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
@@ -56,7 +57,7 @@ export class PusherHttpApi {
       .then((body) => {
         const query = new URL(req.url, 'http://gateway').searchParams;
         authenticate(app, req.method, path, query, body);
-        return route.run(this.context, app, { query, body: body === '' ? undefined : parseBody(body), params: route.params });
+        return route.run(this.context, app, { query, body: body === '' ? undefined : parseObject(body, 'body'), params: route.params });
       })
       .then((answer) => {
         count('ok');
@@ -277,14 +278,6 @@ function checkEvent(app, body, at = '') {
 export function checkEventName(name, what = 'name') {
   if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${what} must be a string of 1 to ${MAX_EVENT_NAME} characters`);
   if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${what}: pusher: and pusher_internal: events are Pusher's own`);
-}
-
-function parseBody(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw badRequest('the body is not JSON');
-  }
 }
 
 function badRequest(message) {

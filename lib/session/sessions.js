@@ -18,7 +18,7 @@ import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';
 import { kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
-import { Recovery } from '../protocol.js';
+import { Recovery } from '../protocol/outcomes.js';
 
 // The joins of a connection not live yet, by channel: only while one waits.
 const kJoining = Symbol('joining');
