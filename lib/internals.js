@@ -75,6 +75,57 @@ export function holdHandleQueue(childProcess) {
   childProcess._handleQueue ??= [];
 }
 
+const ACK_LINE = '{"cmd":"NODE_HANDLE_ACK"}\n';
+const ACKS_AT_ONCE = 8; // a quarter of the primary's window (lib/primary/master.js): it never waits on them
+const ACK_WAIT_MS = 2; // a lone connection's acknowledgement waits this long for company
+
+/**
+ * In a worker the primary hands connections to: Node acknowledges each
+ * handle it receives with a write of its own to the IPC channel, a system
+ * call and a wake-up of the primary per connection, about a tenth of a
+ * handshake's CPU (a storm's connections arrive one a turn, so a turn has
+ * one to send). These acknowledgements leave together, ACKS_AT_ONCE or what
+ * came within ACK_WAIT_MS, as the lines of one write, which the primary's
+ * reader takes as the separate messages they are (its hand-over line keeps
+ * more handles in flight than that, and expects acknowledgements in bursts).
+ * Everything else the worker sends goes through Node as before.
+ */
+export function coalesceHandleAcks() {
+  const key = Object.getOwnPropertySymbols(process).find((symbol) => symbol.description === 'kChannelHandle');
+  const channel = key === undefined ? undefined : process[key];
+  let WriteWrap;
+  try {
+    ({ WriteWrap } = process.binding('stream_wrap'));
+  } catch {
+    // checked below
+  }
+  if (typeof channel?.writeUtf8String !== 'function' || typeof WriteWrap !== 'function' || typeof process._send !== 'function') {
+    throw new InternalsChanged("a worker's IPC channel (process[kChannelHandle].writeUtf8String, stream_wrap's WriteWrap, process._send) is not where it was");
+  }
+  const send = process._send;
+  let due = 0;
+  let timer;
+  const flush = () => {
+    clearTimeout(timer);
+    const count = due;
+    due = 0;
+    if (!process.connected) return; // gone with the primary: nothing to acknowledge to
+    const req = new WriteWrap();
+    req.oncomplete = ignore;
+    channel.writeUtf8String(req, ACK_LINE.repeat(count), null); // an error is the channel's end, which Node reports itself
+  };
+  process._send = function sendAcksTogether(message, handle, options, callback) {
+    if (handle == null && message?.cmd === 'NODE_HANDLE_ACK') {
+      if (++due === ACKS_AT_ONCE) flush();
+      else if (due === 1) timer = setTimeout(flush, ACK_WAIT_MS);
+      return true;
+    }
+    return send.call(this, message, handle, options, callback);
+  };
+}
+
+function ignore() {}
+
 /**
  * Takes the TCP handle out of a paused socket, leaving the socket inert. Its
  * reads from the kernel stop: what arrives next stays there for the process

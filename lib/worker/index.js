@@ -40,7 +40,7 @@ import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from '../session/metrics.js';
 import { lastInput } from '../transport/last-input.js';
-import { endReceiversOnce } from '../internals.js';
+import { coalesceHandleAcks, endReceiversOnce } from '../internals.js';
 
 const { WebSocketServer } = require('ws');
 endReceiversOnce();
@@ -193,7 +193,10 @@ export function startWorker(config, worker) {
     process.send({ type: Message.READY });
     log.debug('worker started');
   };
-  if (config.balance !== 'reuseport') ready();
+  if (config.balance !== 'reuseport') {
+    coalesceHandleAcks();
+    ready();
+  }
   else {
     listenOwnPort(config, accept, (reason) => relay.send([Op.REFUSED, reason])).then(
       (own) => {
