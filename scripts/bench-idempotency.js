@@ -108,7 +108,7 @@ async function measure(root) {
   ({ MemoryEngine } = await import(`${url}lib/engines/memory.js`));
   ({ resolveConfig } = await import(`${url}lib/config.js`));
   ({ MAX_IDEMPOTENCY_KEYS } = await import(`${url}lib/engines/idempotency.js`));
-  // One shape for both interfaces: publish(publication, done, a, b), or the positional one of older trees.
+  // One shape for both interfaces: publish(publication, reply), or the positional one of older trees.
   positional = MemoryEngine.prototype.publish.length > 4;
   return {
     tree: path.resolve(root) === here ? 'this tree' : `against ${root} (${commitOf(root)})`,

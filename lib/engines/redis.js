@@ -9,17 +9,10 @@
 // not --history-memory). idempotencyKey and version are checked inside the
 // publish script, so every node sees the same answer.
 //
-// Joining a subscriber to the live stream exactly: the channel is SUBSCRIBEd
-// first; then ./redis/read.lua reads its seq S (and the history after
-// `since`) in one atomic step; then a PING on the subscriber connection comes
-// back after every message published before that read, so every message up
-// to S has arrived. Meanwhile the channel's live messages are held; then its
-// routes get the held messages up to S, the subscribe answers (at S), and the
-// held messages after S, in that order (lib/worker/relay.js says why).
+// Joining a subscriber to the live stream exactly, and catching up after
+// an outage: ./redis/channels.js.
 //
-// Keys, all under `gw:{<channel>}` (a channel name has no braces, so none can
-// reach another's keys or the control channel, and a channel's keys share a
-// Redis Cluster slot): `gw:{c}:state` the hash {s: seq, e: epoch},
+// Keys, all under `gw:{<channel>}` (./redis/keys.js): `gw:{c}:state` the hash {s: seq, e: epoch},
 // `gw:{c}:history` the capped stream, `gw:{c}:idem` and `gw:{c}:idemt` the
 // idempotency keys (./redis/publish.lua); messages are PUBLISHed on `gw:{c}` as
 // "<seq> <epoch> <dataJson>".
@@ -50,13 +43,9 @@
 // Topologies (one Redis, Sentinel, Cluster: ./redis/connect.js and
 // ./redis/subscriber.js) and the batched publishes with WAIT
 // (./redis/publisher.js) are kept apart from the rules here.
-import { readFileSync } from 'node:fs';
-import { Op } from '../ipc.js';
-import { addRoute, pushAll, removeRoute } from './routes.js';
-import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { Namespaces } from '../namespaces.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode } from '../errors.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RemoteRates } from './redis/rates.js';
@@ -64,41 +53,17 @@ import { RedisPresence } from './redis/presence.js';
 import { checkClusterSeeds, closeRedis, connectRedis, masterAddresses } from './redis/connect.js';
 import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
+import { RedisChannels } from './redis/channels.js';
+import { channelOfTag, newEpoch, tagOf } from './redis/keys.js';
 import { RemoteOccupancy } from './redis/occupancy.js';
 import { tellAll } from './listeners.js';
-import { messageOp } from './publication.js';
 import { RemoteDepartures } from './redis/departures.js';
 import { Liveness } from './redis/liveness.js';
 import { requireNumbers } from './check-options.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
-const RETRY_MS = 500;
-const GAP_WAIT_MS = 50; // a message ahead of the next seq waits this long for its predecessors, then they are read
-const PREFIX = 'gw:{';
 const PRESENCE_CHANNELS_SHOWN = 20; // this node's largest, on the status page
-
-class ChannelState {
-  constructor() {
-    this.routes = undefined;
-    this.seq = 0; // the last seq the routes were sent
-    this.data = ''; // and its data: a catch-up checks Redis still holds it (./redis/read.lua)
-    this.epoch = undefined;
-    this.waiting = []; // subscribes for the next read: {route, since, answer}
-    this.reading = undefined; // subscribes the read in flight answers
-    this.held = undefined; // live messages [seq, entry] received during that read
-    this.ahead = undefined; // live messages past the next seq: Map seq -> entry
-    this.gapTimer = undefined;
-  }
-}
-
-/** A live message's entry when it names a client to leave out; otherwise the entry is its data. */
-class Excluded {
-  constructor(data, exclude) {
-    this.data = data;
-    this.exclude = exclude;
-  }
-}
 
 /** @implements {import('./index.js').Engine} with its cluster-wide part */
 export class RedisEngine {
@@ -153,7 +118,7 @@ export class RedisEngine {
     this.liveness = new Liveness({ log, slackMs: options.redisWaitReplicas > 0 ? options.redisWaitTimeout : 0 });
     this.liveness.watch('commands', redis);
     if (!cluster) this.liveness.watch('subscriber', sub);
-    this.liveness.on('up', () => this.cycle()); // a silent spell held the pending subscribes back
+    this.liveness.on('up', () => this.channels.cycle()); // a silent spell held the pending subscribes back
     redis.on('ready', () => this.ready('commands'));
     if (cluster) redis.on('refresh', () => this.countFailover()); // a shard's replica took over its slots
     this.sub.on('lost', () => this.ready('subscriber'));
@@ -166,8 +131,17 @@ export class RedisEngine {
       waitTimeout: options.redisWaitTimeout,
       observe: (seconds, count) => this.instruments?.published(seconds, count)
     });
-    const lua = readFileSync(new URL('./redis/read.lua', import.meta.url), 'utf8');
-    redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
+    this.channels = new RedisChannels({
+      redis,
+      sub: this.sub,
+      cluster,
+      waitReplicas: options.redisWaitReplicas,
+      waitTimeout: options.redisWaitTimeout,
+      answering: () => this.available && this.subscribing,
+      namespaceOf: (channel) => this.namespaces.of(channel),
+      routed: (channel, occupied) => this.occupancy?.changed(channel, occupied),
+      log
+    });
     this.calls = new RemoteCalls(redis, cluster ? 'spublish' : 'publish');
     if (maxConnsPerUser > 0) this.users = new RemoteUsers(redis, maxConnsPerUser);
     this.appConnections = new RemoteUsers(redis, 0, 'apps'); // each Pusher app's maxConnections: attached only where apps are served
@@ -175,15 +149,7 @@ export class RedisEngine {
     this.occupancy = undefined; // once a listener is added: this node's routes, told to Redis (./redis/occupancy.js)
     this.occupancyListeners = [];
     this.departures = new RemoteDepartures(redis);
-    this.sub.on('message', (name, message) => {
-      if (name === CONTROL_CHANNEL) this.calls.received(message);
-      else this.received(name, message);
-    });
-    this.channels = new Map(); // name -> ChannelState
-    this.toSubscribe = new Set();
-    this.toUnsubscribe = new Set();
-    this.toRead = new Set();
-    this.cycling = false;
+    this.sub.on('message', (name, message) => this.received(name, message));
     this.configure(options);
     this.presence = new RedisPresence({
       redis,
@@ -204,7 +170,7 @@ export class RedisEngine {
     const shortest = Math.min(...this.namespaces.all().map((ns) => ns.historyTtl));
     // Keys expire a history TTL after the last publish; a channel held here keeps its seq and epoch.
     clearInterval(this.keeper);
-    this.keeper = setInterval(() => this.keepAlive(), (shortest * 1000) / 3);
+    this.keeper = setInterval(() => this.channels.keepAlive(), (shortest * 1000) / 3);
     this.keeper.unref();
   }
 
@@ -243,38 +209,18 @@ export class RedisEngine {
     this.publisher.publish(tagOf(channel), publication, newEpoch(), this.namespaces.of(channel), reply);
   }
 
-  /** `answer` is called once the read is in order with the live messages. */
+  /** `answer` is called once the read is in order with the live messages (./redis/channels.js). */
   subscribe(channel, route, since, answer) {
-    let state = this.channels.get(channel);
-    if (state === undefined) {
-      state = new ChannelState();
-      this.channels.set(channel, state);
-      this.toUnsubscribe.delete(channel);
-      this.toSubscribe.add(channel);
-    }
-    state.waiting.push({ route, since, answer });
-    this.toRead.add(channel);
-    this.cycle();
+    this.channels.subscribe(channel, route, since, answer);
   }
 
   unsubscribe(channel, route) {
-    const state = this.channels.get(channel);
-    if (state === undefined) return;
-    if (removeRoute(state, route)) this.occupancy?.changed(channel, false);
-    // Asked after the subscribe: answered all the same, and not routed.
-    for (const request of state.waiting) if (request.route === route) request.route = undefined;
-    for (const request of state.reading ?? []) if (request.route === route) request.route = undefined;
-    this.forgetIfUnused(channel, state);
+    this.channels.unsubscribe(channel, route);
   }
 
   detach(route) {
     this.presence.detach(route);
-    for (const [channel, state] of this.channels) {
-      if (removeRoute(state, route)) this.occupancy?.changed(channel, false);
-      state.waiting = state.waiting.filter((request) => request.route !== route);
-      if (state.reading !== undefined) state.reading = state.reading.filter((request) => request.route !== route);
-      this.forgetIfUnused(channel, state);
-    }
+    this.channels.detach(route);
   }
 
   /** The server API's history read, straight from Redis; the stream is trimmed about its size (MAXLEN ~), the answer to it exactly. */
@@ -296,8 +242,7 @@ export class RedisEngine {
   onOccupancy(listener) {
     this.occupancyListeners.push(listener);
     if (this.occupancy !== undefined) return;
-    const routed = () => [...this.channels].filter(([, state]) => state.routes !== undefined).map(([channel]) => channel);
-    this.occupancy = new RemoteOccupancy(this.redis, routed, tellAll(this.occupancyListeners), this.log);
+    this.occupancy = new RemoteOccupancy(this.redis, () => this.channels.withRoutes(), tellAll(this.occupancyListeners), this.log);
   }
 
   /** The per-user view of presence (MemberListener in ./index.js). */
@@ -305,7 +250,6 @@ export class RedisEngine {
     this.presence.onMember(listener);
   }
 
-  /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
   /**
    * Whether this node is the first of the cluster to claim `key` within `ms`
    * (an event sent once for the cluster per window); true while Redis cannot
@@ -317,6 +261,7 @@ export class RedisEngine {
     return this.redis.set(`gw:{#once}:${key}`, '1', 'PX', ms, 'NX').then((answer) => answer === 'OK', () => true);
   }
 
+  /** Channels held on this node (the history is in Redis), the idempotency keys dropped early, this node's presence entries. */
   figures() {
     const table = this.presence.table;
     return {
@@ -339,202 +284,12 @@ export class RedisEngine {
     for (const connection of this.connections) closeRedis(connection);
   }
 
-  forgetIfUnused(channel, state) {
-    if (state.routes !== undefined || state.waiting.length > 0 || state.reading !== undefined) return;
-    this.channels.delete(channel);
-    this.dropAhead(state);
-    this.toSubscribe.delete(channel);
-    this.toRead.delete(channel);
-    this.toUnsubscribe.add(channel);
-    this.cycle();
-  }
-
+  /** A message on the control channel (the cluster's calls), or on a channel held here: a live message, or a presence frame. */
   received(name, message) {
-    const channel = name.slice(PREFIX.length, -1);
-    const state = this.channels.get(channel);
-    if (state === undefined) return;
-    if (message.charCodeAt(0) === 123) return this.presence.received(channel, message); // `{`: a join or leave from ./redis/presence.lua
-    const space = message.indexOf(' ');
-    const seq = Number(message.slice(0, space));
-    const dataStart = message.indexOf(' ', space + 1) + 1;
-    // Not from publish.lua (the data itself is trusted: whoever can write to Redis owns the channels).
-    if (!(seq > 0) || dataStart === 0) return;
-    const dataJson = message.slice(dataStart);
-    // `<epoch>/<exclude>`: a client to leave out (./redis/publisher.js)
-    const sent = message.slice(space + 1, dataStart - 1);
-    const slash = sent.indexOf('/');
-    const entry = slash === -1 ? dataJson : new Excluded(dataJson, sent.slice(slash + 1));
-    if (state.held !== undefined) {
-      state.held.push(seq, entry);
-      return;
-    }
-    const epoch = slash === -1 ? sent : sent.slice(0, slash);
-    if (epoch !== state.epoch) this.restart(channel, state, epoch);
-    this.deliver(channel, state, seq, entry);
-  }
-
-  /** A live message in seq order; one ahead of the next seq waits for its predecessors (see the header). */
-  deliver(channel, state, seq, dataJson) {
-    if (seq <= state.seq) return; // already sent by a catch-up
-    if (seq > state.seq + 1) {
-      state.ahead ??= new Map();
-      state.ahead.set(seq, dataJson);
-      state.gapTimer ??= setTimeout(() => this.fillGap(channel, state), GAP_WAIT_MS);
-      return;
-    }
-    this.send(channel, state, seq, dataJson);
-    if (state.ahead === undefined) return;
-    for (let next = state.ahead.get(seq + 1); next !== undefined; next = state.ahead.get(state.seq + 1)) {
-      state.ahead.delete(state.seq + 1);
-      this.send(channel, state, state.seq + 1, next);
-    }
-    if (state.ahead.size === 0) this.dropAhead(state);
-  }
-
-  /** Predecessors that did not come live (refused, or their node went away): read from the history. */
-  fillGap(channel, state) {
-    state.gapTimer = undefined;
-    if (this.channels.get(channel) !== state || state.ahead === undefined) return;
-    this.toRead.add(channel);
-    this.cycle();
-  }
-
-  /** Sends what waited ahead (a read just sent the routes what came before it), in seq order. */
-  flushAhead(channel, state) {
-    if (state.ahead === undefined) return;
-    const ahead = [...state.ahead].sort(([x], [y]) => x - y);
-    this.dropAhead(state);
-    for (const [seq, dataJson] of ahead) this.send(channel, state, seq, dataJson);
-  }
-
-  dropAhead(state) {
-    clearTimeout(state.gapTimer);
-    state.gapTimer = undefined;
-    state.ahead = undefined;
-  }
-
-  /** Runs the pending SUBSCRIBEs, reads and answers, one batch at a time. */
-  async cycle() {
-    if (this.cycling) return;
-    this.cycling = true;
-    await null; // what the rest of this turn asks joins the batch
-    try {
-      while (this.available && this.subscribing && this.toSubscribe.size + this.toUnsubscribe.size + this.toRead.size > 0) {
-        if (!(await this.step())) {
-          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-        }
-      }
-    } finally {
-      this.cycling = false;
-    }
-  }
-
-  /** @returns {Promise<boolean>} false when Redis failed it (all of it is asked again) */
-  async step() {
-    const unsubscribe = [...this.toUnsubscribe];
-    const subscribe = [...this.toSubscribe];
-    const reads = [...this.toRead].map((channel) => [channel, this.channels.get(channel)]);
-    this.toUnsubscribe.clear();
-    this.toSubscribe.clear();
-    this.toRead.clear();
-    for (const [, state] of reads) {
-      state.reading = state.waiting;
-      state.waiting = [];
-      state.held = [];
-    }
-    try {
-      this.sub.unsubscribe(unsubscribe.map(tagOf));
-      await this.sub.subscribe(subscribe.map(tagOf));
-      const answers = await Promise.all(reads.map(([channel, state]) => this.read(channel, state)));
-      await this.replicated(); // what the reads saw is on the replicas: a failover cannot take it back
-      await this.sub.ping(reads.map(([channel]) => tagOf(channel))); // every message published before those reads has arrived
-      for (let i = 0; i < reads.length; i++) this.complete(reads[i][0], reads[i][1], answers[i]);
-      return true;
-    } catch (err) {
-      this.log.warn({ err: err.message }, 'redis engine: subscribe step failed; retrying');
-      for (const channel of subscribe) if (this.channels.has(channel)) this.toSubscribe.add(channel);
-      for (const [channel, state] of reads) this.retry(channel, state);
-      return false;
-    }
-  }
-
-  /** Under --redis-wait-replicas: throws unless the replicas hold every write before it (the reads' EXPIRE included, so all they read). */
-  async replicated() {
-    if (this.waitReplicas === 0) return;
-    const masters = this.cluster ? this.redis.nodes('master') : [this.redis];
-    const counts = await Promise.all(masters.map((master) => master.wait(this.waitReplicas, this.waitTimeout)));
-    if (counts.some((count) => count < this.waitReplicas)) throw new GatewayError(ErrorCode.UNAVAILABLE, `fewer than ${this.waitReplicas} replicas confirmed a read`);
-  }
-
-  read(channel, state) {
-    // Routes already here may lack messages up to the read (live ones come later under WAIT): read them.
-    let from = state.routes !== undefined ? state.seq : Infinity;
-    let latest = false;
-    for (const { since } of state.reading) {
-      if (since === undefined) latest = true;
-      else if (since.seq < from) from = since.seq;
-    }
-    const ns = this.namespaces.of(channel);
-    const tag = tagOf(channel);
-    const after = from === Infinity ? '' : String(from);
-    const delivered = state.seq > 0 ? String(state.seq) : '';
-    const wantLatest = latest && ns.latest ? '1' : '';
-    return this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), ns.historyTtl, after, state.epoch ?? '', delivered, state.data, wantLatest);
-  }
-
-  /** Sends the routes what they lack up to the read, answers the subscribes, then the held messages. */
-  complete(channel, state, [seqText, epoch, entries]) {
-    const seq = Number(seqText);
-    const held = state.held;
-    const requests = state.reading;
-    state.held = undefined;
-    state.reading = undefined;
-    const history = entries.map(entryOf);
-    // After a new epoch the history holds it from its start (read.lua): the routes get all they missed of it.
-    if (epoch !== state.epoch) this.restart(channel, state, epoch);
-    if (state.routes !== undefined) for (const [s, data] of history) this.send(channel, state, s, data);
-    for (let i = 0; i < held.length && held[i] <= seq; i += 2) this.send(channel, state, held[i], held[i + 1]);
-    this.flushAhead(channel, state);
-    state.seq = Math.max(state.seq, seq);
-    const latest = this.namespaces.of(channel).latest;
-    for (const { route, since, answer } of requests) {
-      answer(subscribeReply(epoch, seq, since, (after) => replayAfter(history, after, seq), latest));
-      if (route !== undefined && addRoute(state, route)) this.occupancy?.changed(channel, true);
-    }
-    for (let i = 0; i < held.length; i += 2) if (held[i] > seq) this.deliver(channel, state, held[i], held[i + 1]);
-    this.forgetIfUnused(channel, state);
-  }
-
-  /** A new sequence (Redis lost the channel's keys): the routes follow it from its start. */
-  restart(channel, state, epoch) {
-    if (state.epoch !== undefined) pushAll(state, [Op.EPOCH, channel, epoch]);
-    this.dropAhead(state); // the old sequence's
-    state.epoch = epoch;
-    state.seq = 0;
-    state.data = '';
-  }
-
-  /** @param {string | Excluded} entry a message's data, with the client to leave out when there is one */
-  send(channel, state, seq, entry) {
-    if (seq <= state.seq) return;
-    state.seq = seq;
-    if (typeof entry === 'string') {
-      state.data = entry;
-      pushAll(state, [Op.MSG, channel, seq, entry]);
-    } else {
-      state.data = entry.data;
-      pushAll(state, messageOp(channel, seq, entry.data, entry.exclude));
-    }
-  }
-
-  /** A step that failed: its subscribes wait for the next, its held messages go out now. */
-  retry(channel, state) {
-    const held = state.held ?? [];
-    state.waiting = state.reading.concat(state.waiting);
-    state.reading = undefined;
-    state.held = undefined;
-    for (let i = 0; i < held.length; i += 2) this.deliver(channel, state, held[i], held[i + 1]);
-    this.toRead.add(channel);
+    if (name === CONTROL_CHANNEL) return this.calls.received(message);
+    const channel = channelOfTag(name);
+    if (message.charCodeAt(0) !== 123) return this.channels.received(channel, message);
+    if (this.channels.get(channel) !== undefined) this.presence.received(channel, message); // `{`: a join or leave from ./redis/presence.lua
   }
 
   /** A connection is (again) ready: the outage itself is logged by the liveness. */
@@ -545,13 +300,8 @@ export class RedisEngine {
     }
     if (name === 'subscriber') {
       this.sub.subscribe([CONTROL_CHANNEL]).catch(() => {}); // a failure drops this connection: ready again later
-      // A new connection subscribes to nothing: every channel again, and its routes catch up.
-      for (const channel of this.channels.keys()) {
-        this.toSubscribe.add(channel);
-        this.toRead.add(channel);
-      }
-    }
-    this.cycle();
+      this.channels.resubscribe();
+    } else this.channels.cycle();
   }
 
   /** A master this node had not published to before took over from one it had. */
@@ -564,32 +314,9 @@ export class RedisEngine {
     }
     this.masters = new Set(now);
   }
-
-  /** Renews the state key of every channel held here, so its seq and epoch outlive quiet spells. */
-  keepAlive() {
-    if (!this.available) return;
-    for (const channel of this.channels.keys()) this.redis.expire(`${tagOf(channel)}:state`, this.namespaces.of(channel).historyTtl).catch(() => {});
-  }
-}
-
-/** `gw:{<channel>}`: the channel's pub/sub name, and its keys' common start. */
-function tagOf(channel) {
-  return `${PREFIX}${channel}}`;
-}
-
-/** A random 31-bit integer in base 36, offered for a sequence that starts now. */
-function newEpoch() {
-  return ((Math.random() * 0x7fffffff) | 0).toString(36);
 }
 
 /** A stream entry [id, ['d', data]] as [seq, data]. */
 function entryOf([id, fields]) {
   return [Number(id.slice(0, id.indexOf('-'))), fields[1]];
-}
-
-/** The data after `since` up to `seq` from history entries [[seq, data]], or undefined if they do not reach. */
-function replayAfter(history, since, seq) {
-  const first = history.findIndex(([s]) => s > since);
-  if (first === -1 || history[first][0] !== since + 1 || history.at(-1)[0] !== seq) return undefined;
-  return history.slice(first).map(([, data]) => data);
 }

@@ -52,18 +52,23 @@ export async function drive(engine, { seconds, inFlight, channels }) {
       const data = `{"n":${n++}}`;
       const t = performance.now();
       open++;
-      engine.publish({ channel, data }, (result) => {
-        open--;
-        const now = performance.now();
-        if (result === null) {
-          run.refusedAt.push(now);
-          setTimeout(next, REFUSED_PAUSE_MS);
-          return;
+      engine.publish(
+        { channel, data },
+        {
+          answered(result) {
+            open--;
+            const now = performance.now();
+            if (result === null) {
+              run.refusedAt.push(now);
+              setTimeout(next, REFUSED_PAUSE_MS);
+              return;
+            }
+            run.latencies.push(now - t);
+            run.acked.push({ channel, seq: result.seq, epoch: result.epoch, data, at: now });
+            next();
+          }
         }
-        run.latencies.push(now - t);
-        run.acked.push({ channel, seq: result.seq, epoch: result.epoch, data, at: now });
-        next();
-      });
+      );
     };
     for (let i = 0; i < inFlight; i++) next();
   });
