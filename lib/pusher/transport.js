@@ -2,10 +2,10 @@
 // WebSocket like the native one in everything but the bytes of a message
 // and the close codes. A message is encoded once per worker as Pusher's
 // event frame; a message that names a socket_id to leave out (a client
-// event's sender) skips that one connection (its kClient), so nothing is echoed.
+// event's sender) skips that one connection (its session's id), so nothing is echoed.
 import { CloseCode } from '../errors.js';
 import { defineTransport } from '../transport/transport.js';
-import { kClient } from '../core/identity.js';
+import { kSession } from '../core/symbols.js';
 import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
 import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
 import { clientName } from './channels.js';
@@ -35,7 +35,7 @@ defineTransport(PusherSocket, {
   },
   writeMessage(ws, message, maxBuffered) {
     if (message === TERMINATED) return void terminated(ws);
-    return message.exclude !== ws[kClient] && wsTransport.write(ws, message.bytes, maxBuffered);
+    return message.exclude !== ws[kSession].id && wsTransport.write(ws, message.bytes, maxBuffered);
   },
   // No join/leave frames: Pusher's members arrive as events (./members.js).
   close: (ws, code, reason) => ws.close(CLOSE_CODES.get(code) ?? code, reason),

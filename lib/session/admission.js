@@ -31,7 +31,7 @@ import { clientIp } from './client-ip.js';
 import { IpCounts } from './ip-counts.js';
 import { WorkerUsers } from './users.js';
 import { metrics } from './metrics.js';
-import { kReservedIp } from '../core/symbols.js';
+import { kSession } from '../core/symbols.js';
 
 // Shared: a refusal at the door costs no allocation, whatever the flood.
 const DRAINING = new GatewayError(ErrorCode.DRAINING, 'this worker is draining: reconnect');
@@ -111,16 +111,20 @@ export class Admission {
     if (this.ipsInPrimary) this.relay.send([Op.IP_DEL, ip]);
   }
 
-  /** A connection let in by check() (and reserveIp()) is open: counted until left(). */
+  /**
+   * A connection let in by check() (and reserveIp()) is open: counted until
+   * left(); its session keeps the IP it is counted under, if any is.
+   */
   admitted(conn, ip) {
     this.held++;
-    if (this.ipsInPrimary) conn[kReservedIp] = ip;
-    else this.perIp.add(conn, ip);
+    if (this.ipsInPrimary || this.perIp.add(ip)) conn[kSession].ip = ip;
   }
 
   left(conn) {
     this.held--;
-    if (this.ipsInPrimary) this.releaseIp(conn[kReservedIp]);
-    else this.perIp.remove(conn);
+    const { ip } = conn[kSession];
+    if (ip === null) return;
+    if (this.ipsInPrimary) this.releaseIp(ip);
+    else this.perIp.remove(ip);
   }
 }

@@ -35,7 +35,7 @@ import { attachCalls } from '../session/calls.js';
 import { attachAdmin } from '../native/admin-calls.js';
 import { createUpgradeHandler, refuseUpgrade } from './upgrade.js';
 import { protocolWaysIn } from './ways-in.js';
-import { kClientIp } from '../session/client-ip.js';
+import { kClientIp } from '../core/symbols.js';
 import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from '../session/metrics.js';
