@@ -4,10 +4,11 @@
 // lib/session/sessions.js begin(). Each field has one owner, the module
 // that writes it; the others only read it.
 //
-// Idle connections are the gateway's bulk, so the record stays small: no
-// closure, no collection until one is needed (a second channel, a join that
-// waits, a spent token), and every field set here, in this order, so every
-// session of a way in shares one hidden class.
+// Idle connections are the gateway's bulk, so the record stays small (8
+// bytes a field): no closure, no collection until one is needed (a second
+// channel, a join that waits, a spent token), and every field set here, in
+// this order, so every session of a way in shares one hidden class. A way
+// in's own fields are a subclass's (lib/pusher/session.js).
 
 export class Session {
   /**
@@ -72,11 +73,5 @@ export class Session {
      * @type {import('./token-bucket.js').TokenBucket|undefined}
      */
     this.credentialTokens = undefined;
-    /**
-     * Its app's figures (lib/session/metrics.js), for a way in with apps,
-     * once it has one: what it is sent is counted there.
-     * @type {{connections: number, published: number, delivered: number, bytes: number}|undefined}
-     */
-    this.appFigures = undefined;
   }
 }

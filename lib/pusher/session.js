@@ -12,6 +12,12 @@ export class PusherSession extends Session {
      */
     this.app = null;
     /**
+     * Its app's figures (lib/session/metrics.js appFigures), beside the app:
+     * what it is sent is counted there (lib/transport/transport.js countSent).
+     * @type {{connections: number, published: number, delivered: number, bytes: number}|undefined}
+     */
+    this.appFigures = undefined;
+    /**
      * The user a pusher:signin proved (./connection.js); null before one.
      * @type {string|null}
      */

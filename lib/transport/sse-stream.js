@@ -8,6 +8,7 @@
 // on every stream of the worker and HTTP/1.0 clients and proxies read it too.
 import { CloseCode, formatCursor } from '../protocol.js';
 import { defineTransport, writeBytes } from './transport.js';
+import { kSession } from '../core/symbols.js';
 
 const OPEN = 1;
 const CLOSING = 2;
@@ -28,6 +29,7 @@ export class SseStream {
     this.positions = new Array(channels.length).fill(null);
     this.pending = channels.length; // subscribes not answered yet
     this.closeCode = 1000; // the client ended it, unless the gateway says otherwise
+    this[kSession] = undefined; // its session (lib/core/session.js), from lib/native/sse.js's begin()
   }
 
   close(code) {

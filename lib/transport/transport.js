@@ -106,7 +106,9 @@ export function writeBytes(conn, socket, bytes, maxBuffered) {
 export function countSent(conn, bytes) {
   const n = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
   bytesSent[conn[kTransport].index] += n;
-  const app = conn[kSession]?.appFigures; // a connection of a protocol with apps, once it has one (a socket refused at the door has no session)
+  // A connection of a way in with apps, once it has one (lib/pusher/session.js);
+  // none for a socket refused at the door, which has no session.
+  const app = conn[kSession]?.appFigures;
   if (app !== undefined) app.bytes += n;
 }
 
