@@ -62,7 +62,7 @@ const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], temp
 export class PusherConnections {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
+   * @param {number} options.pingInterval --ping-interval: ms between two pings, told to clients as Pusher's activity_timeout
    * @param {import('./apps.js').Apps} options.apps
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
@@ -71,14 +71,14 @@ export class PusherConnections {
    * @param {import('../session/presence.js').WorkerPresence} options.presence
    * @param {import('pino').Logger} options.log
    */
-  constructor({ config, apps, relay, subscriptions, sessions, commands, presence, log }) {
+  constructor({ pingInterval, apps, relay, subscriptions, sessions, commands, presence, log }) {
     this.apps = apps;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.sessions = sessions;
     this.commands = commands;
     this.presence = presence;
-    this.activityTimeout = Math.max(1, Math.round(config.pingInterval / 1000));
+    this.activityTimeout = Math.max(1, Math.round(pingInterval / 1000));
     this.count = 0; // open connections (counted by the session, lib/session/sessions.js)
     this.opened = 0; // ever accepted: how lib/worker/upgrade.js tells a handshake that completed
     this.metrics = transportMetrics('ws', 'pusher');

@@ -39,36 +39,63 @@ const OVER_CAPACITY = new GatewayError(ErrorCode.OVER_CAPACITY, 'this worker is 
 const ORIGIN = new GatewayError(ErrorCode.ORIGIN, 'this Origin is not allowed');
 const IP_CAP = new GatewayError(ErrorCode.IP_CAP, 'too many connections from this address');
 
+// The door when nothing else is said: no limit but capacity, any Origin, no credential.
+const DEFAULTS = {
+  capacity: Infinity,
+  allowedOrigins: undefined,
+  maxConnsPerIp: 0,
+  ipsInPrimary: false,
+  maxConnsPerUser: 0,
+  trustForwarded: false,
+  auth: 'none',
+  verify: undefined,
+  hooks: undefined
+};
+
 export class Admission {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
-   * @param {import('../worker/relay.js').WorkerRelay} options.relay the primary counts users
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay the primary counts users and, with ipsInPrimary, IPs
    * @param {() => boolean} options.draining
    * @param {number} options.worker this worker's number, in the connection ids
-   * @param {import('pino').Logger} options.log
+   * @param {number} [options.capacity=Infinity] connections the worker holds, every transport together (lib/capacity.js)
+   * @param {string[]} [options.allowedOrigins] --allowed-origins: the Origins let in; any without a list
+   * @param {number} [options.maxConnsPerIp=0] --max-conns-per-ip (0: none)
+   * @param {boolean} [options.ipsInPrimary=false] the primary counts each IP's connections, since
+   *   one IP's land on several workers (lib/config.js ipCapInPrimary); otherwise this worker does
+   * @param {number} [options.maxConnsPerUser=0] --max-conns-per-user (0: none)
+   * @param {boolean} [options.trustForwarded=false] --trust-forwarded: the client's IP is X-Forwarded-For's last
+   * @param {'none'|'jwt'|'hook'} [options.auth='none'] --auth
+   * @param {(token: *) => Promise<import('../core/identity.js').Identity>} [options.verify] under
+   *   --auth jwt: a token's check (./auth.js createVerifier)
+   * @param {Hooks} [options.hooks] the application's hooks, when any is configured
    */
-  constructor({ config, relay, draining, worker, log }) {
-    this.config = config;
+  constructor(options) {
+    const { relay, draining, worker, capacity, allowedOrigins, maxConnsPerIp, ipsInPrimary, maxConnsPerUser, trustForwarded, auth, verify, hooks } = {
+      ...DEFAULTS,
+      ...options
+    };
     this.draining = draining;
-    this.capacity = workerCapacity(config);
-    this.origins = config.allowedOrigins && new Set(config.allowedOrigins);
+    this.capacity = capacity;
+    this.origins = allowedOrigins && new Set(allowedOrigins);
+    this.trustForwarded = trustForwarded;
     this.relay = relay;
-    this.ipsInPrimary = ipCapInPrimary(config);
-    if (this.ipsInPrimary) relay.answers(Op.IP_OK);
-    this.perIp = new IpCounts(this.ipsInPrimary ? 0 : config.maxConnsPerIp);
+    this.ipsInPrimary = ipsInPrimary;
+    if (ipsInPrimary) relay.answers(Op.IP_OK);
+    this.perIp = new IpCounts(ipsInPrimary ? 0 : maxConnsPerIp);
+    this.maxConnsPerUser = maxConnsPerUser;
     this.held = 0; // open connections, every transport
     // Worker number and a random part, so ids stay unique across restarts.
     this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
     this.opened = 0;
-    this.jwt = config.auth === 'jwt';
-    this.hook = config.auth === 'hook';
+    this.jwt = auth === 'jwt';
+    this.hook = auth === 'hook';
     this.identified = this.jwt || this.hook; // every connection has a user
-    if (this.jwt) this.verify = createVerifier(config, log);
-    if (hooksConfigured(config)) this.hooks = new Hooks(config);
+    this.verify = verify;
+    this.hooks = hooks;
     if (this.identified) {
       const disconnected = (n) => metrics.disconnects.inc({ reason: 'api' }, n);
-      this.users = new WorkerUsers({ relay, cap: config.maxConnsPerUser, disconnected });
+      this.users = new WorkerUsers({ relay, cap: maxConnsPerUser, disconnected });
     }
   }
 
@@ -95,7 +122,7 @@ export class Admission {
     if (this.draining()) throw DRAINING;
     if (this.held >= this.capacity) throw OVER_CAPACITY;
     if (this.origins && !this.origins.has(req.headers.origin)) throw ORIGIN;
-    if (!this.perIp.allows(clientIp(req, this.config.trustForwarded))) throw IP_CAP;
+    if (!this.perIp.allows(clientIp(req, this.trustForwarded))) throw IP_CAP;
   }
 
   /**
@@ -127,4 +154,25 @@ export class Admission {
     if (this.ipsInPrimary) this.releaseIp(ip);
     else this.perIp.remove(ip);
   }
+}
+
+/**
+ * A worker's door, from the resolved configuration: its limits, and the
+ * token check or the hooks its --auth and hook flags ask for.
+ * @param {object} config resolved gateway configuration
+ * @param {import('pino').Logger} log
+ * @returns {object} Admission's options, less the worker's own (relay, draining, worker)
+ */
+export function admissionOptions(config, log) {
+  return {
+    capacity: workerCapacity(config),
+    allowedOrigins: config.allowedOrigins,
+    maxConnsPerIp: config.maxConnsPerIp,
+    ipsInPrimary: ipCapInPrimary(config),
+    maxConnsPerUser: config.maxConnsPerUser,
+    trustForwarded: config.trustForwarded,
+    auth: config.auth,
+    verify: config.auth === 'jwt' ? createVerifier(config, log) : undefined,
+    hooks: hooksConfigured(config) ? new Hooks(config) : undefined
+  };
 }

@@ -14,10 +14,11 @@ const TICK_MS = 50; // finest spacing between two slot visits
 
 export class Keepalive {
   /**
-   * @param {number} interval ms between two pings of one connection
-   * @param {number} maxBuffered passed on to the transport's write
+   * @param {object} options
+   * @param {number} options.interval ms between two pings of one connection (--ping-interval)
+   * @param {number} options.maxBuffered passed on to the transport's write (--max-buffered)
    */
-  constructor(interval, maxBuffered) {
+  constructor({ interval, maxBuffered }) {
     const count = Math.max(1, Math.min(1000, Math.round(interval / TICK_MS)));
     this.slots = Array.from({ length: count }, () => new Set());
     this.maxBuffered = maxBuffered;

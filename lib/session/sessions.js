@@ -100,7 +100,7 @@ export class Sessions {
   async admit(conn, identity) {
     const { user } = identity;
     if (!(await this.users.admit(user))) {
-      throw new AuthFailed(ErrorCode.FORBIDDEN, 'user_cap', `at most ${this.admission.config.maxConnsPerUser} connections per user`);
+      throw new AuthFailed(ErrorCode.FORBIDDEN, 'user_cap', `at most ${this.admission.maxConnsPerUser} connections per user`);
     }
     if (!conn[kTransport].isOpen(conn)) return void this.users.remove(conn, user); // closed while the primary counted
     this.users.add(conn, user);

@@ -17,7 +17,7 @@ import { Namespaces } from '../namespaces.js';
 import { protocolNamespaces } from '../protocols.js';
 import { Connections } from '../native/connections.js';
 import { SseStreams } from '../native/sse.js';
-import { Admission } from '../session/admission.js';
+import { Admission, admissionOptions } from '../session/admission.js';
 import { Sessions } from '../session/sessions.js';
 import { Commands } from '../core/commands.js';
 import { GatewaySocket } from '../transport/ws-transport.js';
@@ -66,9 +66,9 @@ export function startWorker(config, worker) {
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
   const namespaces = new Namespaces(config, protocolNamespaces); // the process's one: every rule reads a channel's namespace here
   const presence = new WorkerPresence({ relay, subscriptions, namespaces, maxBuffered: config.maxBuffered });
-  const keepalive = new Keepalive(config.pingInterval, config.maxBuffered);
+  const keepalive = new Keepalive({ interval: config.pingInterval, maxBuffered: config.maxBuffered });
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
-  const admission = new Admission({ config, relay, draining, worker, log });
+  const admission = new Admission({ ...admissionOptions(config, log), relay, draining, worker });
   const sessions = new Sessions({ admission, keepalive, subscriptions, relay, presence });
   const commands = new Commands({ rate: config.maxPublishRate, maxSubscriptions: config.maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
   const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
