@@ -12,7 +12,9 @@
 //   wiring      lib/worker/ and lib/primary/, lib/protocols.js
 //
 // What a lower layer needs from a higher one (metrics, another protocol's
-// namespaces, the relay) is handed to it by the wiring. Written as ESLint's own
+// namespaces, the relay) is handed to it by the wiring. Within the core, the
+// wire protocol (lib/protocol/) imports only the error family and its own
+// modules: the browser client loads them as they are. Written as ESLint's own
 // no-restricted-imports, one entry per layer; a pattern matches the import's
 // path as written, so `../worker/x.js` and `../../worker/x.js` alike.
 
@@ -26,6 +28,7 @@ const ABOVE_ENGINES = 'an engine sees only the core: no connection, way in, work
 const ABOVE_CONNECTION = 'a connection\'s life is the same for every way in: hand it what a way in or the wiring owns';
 const WIRING = 'a way in is attached by the wiring, never the other way round';
 const SIDEWAYS = 'one way in does not load another: what they share lives in a lower layer';
+const PLAIN = 'the protocol\'s modules load in the browser as they are: they import only ../errors.js and each other';
 
 const WAYS_IN = ['native', 'pusher', 'admin', 'webhooks'];
 const CONNECTION = ['session', 'transport'];
@@ -41,12 +44,14 @@ const otherWaysIn = (name) => WAYS_IN.filter((other) => other !== name && other 
 
 export const layerRules = [
   layer(
-    ['lib/core/**/*.js', 'lib/errors.js', 'lib/protocol.js', 'lib/namespaces.js', 'lib/codecs/**/*.js', 'lib/ipc.js'],
+    ['lib/core/**/*.js', 'lib/errors.js', 'lib/protocol/**/*.js', 'lib/namespaces.js', 'lib/codecs/**/*.js', 'lib/ipc.js', 'lib/ipc-link.js'],
     [
       ...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION, 'engines', 'backend'].map((name) => folder(name, ABOVE_CORE)),
       ...['protocols.js', 'config.js', 'config-file.js'].map((name) => module(name, ABOVE_CORE))
     ]
   ),
+  // Later than the core's entry, so it replaces the core's patterns for these files with a stricter one.
+  layer(['lib/protocol/**/*.js'], [{ regex: '^(?!\\./[a-z-]+\\.js$|\\.\\./errors\\.js$)', message: PLAIN }]),
   layer(['lib/engines/**/*.js'], [...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION].map((name) => folder(name, ABOVE_ENGINES)), module('protocols.js', ABOVE_ENGINES)]),
   layer(
     CONNECTION.map((name) => `lib/${name}/**/*.js`),

@@ -5,8 +5,8 @@
 // an SSE request, an upgrade refused at the door) and, where it ends a
 // connection, its WebSocket close code. No route keeps a table of its own.
 //
-// Plain JavaScript with no imports: the browser client loads it through
-// ./protocol.js as it is.
+// Plain JavaScript with no imports: the browser client and the protocol's
+// checks (./protocol/) load it as it is.
 
 /**
  * The codes of the errors no client sees, each in the operator's log and a

@@ -3,9 +3,8 @@
 // what makes the relay fast (one message per publish spends its time in the
 // IPC channel, not in the relay).
 //
-// An operation is a small array whose first item is one of `Op`; their
-// arguments are listed in lib/worker/relay.js, lib/session/users.js,
-// lib/session/calls.js and lib/session/presence.js.
+// An operation is a small array whose first item is one of `Op`, below,
+// with its fields; ./ipc-link.js is either end of the channel.
 
 /** IPC message types between the primary and its workers. */
 export const Message = Object.freeze({
@@ -38,52 +37,47 @@ export function whenStarted(start) {
 /**
  * Operation names. Where operations are dispatched, a name that is none of
  * these throws (unknownOp): a misspelt one fails at once instead of being
- * dropped.
+ * dropped. An operation is [name, ...fields], as listed here; a question's
+ * first field is its token, and its reply is ANSWER or FAILED (./ipc-link.js).
+ * Positional, not objects with named fields: the relay's hot operations (PUB,
+ * MSG) cost a third less to serialise and parse without the field names, and
+ * every reader destructures the fields by these names.
  */
 export const Op = Object.freeze({
   // worker -> primary
-  PUB: 'pub',
-  SUB: 'sub',
-  UNSUB: 'unsub',
-  STATS: 'stats',
-  USER_ADD: 'uadd',
-  USER_DEL: 'udel',
-  IP_ADD: 'ipadd', // under --balance reuseport or even, with --max-conns-per-ip
-  IP_DEL: 'ipdel',
-  REFUSED: 'refused', // a connection a worker's own listener closed before any HTTP (reuseport)
-  HISTORY: 'hist', // the server API's history read
-  CALL: 'call', // a Call on the whole cluster (lib/primary/calls.js)
-  RAN: 'ran', // this worker's part of a Call
-  PRESENCE_JOIN: 'pjoin', // a client entered a presence or joinLeave channel (lib/session/presence.js)
-  PRESENCE_LEAVE: 'pleave',
-  PRESENCE_ADMIT: 'padmit', // a join under a cap of members, decided where the entries live
-  PRESENCE: 'pres', // a presence or presence_stats read
-  PROTOCOL_WEBHOOK: 'xwh', // an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
-  APP_ADD: 'aadd', // a Pusher app's connection opened: [Op.APP_ADD, appId, token | null] (lib/primary/counts.js)
-  APP_DEL: 'adel',
-  APP_EVENTS: 'aev', // may a Pusher app's HTTP API call publish these many events? (lib/primary/app-rates.js)
-  SUBSCRIPTIONS_CHANGED: 'subch', // a Pusher channel's subscribers here changed (lib/pusher/subscription-count.js)
-  ADMIN_DONE: 'admind', // the server API's answer to an admin page's call (lib/native/admin-calls.js)
+  PUB: 'pub', // [token (0: no reply), channel, data, exclude, idempotencyKey, version] -> PublishResult
+  SUB: 'sub', // [token, channel, sinceSeq?, sinceEpoch?] -> SubscribeReply (lib/engines/index.js)
+  UNSUB: 'unsub', // [channel]: the last local holder left
+  STATS: 'stats', // [figures]
+  USER_ADD: 'uadd', // [token, user] -> within --max-conns-per-user
+  USER_DEL: 'udel', // [user]
+  IP_ADD: 'ipadd', // [token, ip] -> within --max-conns-per-ip (under --balance reuseport or even)
+  IP_DEL: 'ipdel', // [ip]
+  REFUSED: 'refused', // [reason]: a connection a worker's own listener closed before any HTTP (reuseport)
+  HISTORY: 'hist', // [token, channel, query] -> HistoryAnswer: the server API's history read
+  CALL: 'call', // [token, name, args] -> a Call's value on the whole cluster (lib/primary/calls.js)
+  PRESENCE_JOIN: 'pjoin', // [channel, client, user, fields]: a client entered a presence or joinLeave channel (lib/session/presence.js)
+  PRESENCE_LEAVE: 'pleave', // [channel, client]
+  PRESENCE_ADMIT: 'padmit', // [token, channel, client, user, fields, maxUsers] -> whether added: a join under a cap of members
+  PRESENCE: 'pres', // [token, channel, stats] -> a presence or presence_stats read
+  PROTOCOL_WEBHOOK: 'xwh', // [channel, event]: an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
+  APP_ADD: 'aadd', // [token (0: no reply), appId] -> within the app's maxConnections (lib/primary/counts.js)
+  APP_DEL: 'adel', // [appId]
+  APP_EVENTS: 'aev', // [token, appId, events] -> may a Pusher app's HTTP API call publish these many events? (lib/primary/app-rates.js)
+  SUBSCRIPTIONS_CHANGED: 'subch', // [channel]: a Pusher channel's subscribers here changed (lib/pusher/subscription-count.js)
+  // either way
+  ANSWER: 'ans', // [token, value]: a question's reply
+  FAILED: 'fail', // [token, code, message]: a question's reply, an error of the family
   // primary -> worker
-  MSG: 'msg',
-  SEQ: 'seq',
-  SUBOK: 'subok',
-  BUSY: 'busy',
-  ENGINE: 'engine',
-  EPOCH: 'epoch',
-  USER_OK: 'uok',
-  IP_OK: 'ipok',
-  APP_OK: 'aok', // the answer to APP_ADD: within the app's maxConnections
-  APP_EVENTS_OK: 'aevok',
-  SUBSCRIPTION_COUNT: 'subcount', // a Pusher channel's count, for its subscribers here
-  HISTORY_DONE: 'histd',
-  RUN: 'run', // run a Call's part here
-  CALL_DONE: 'calld',
-  PRESENCE_DONE: 'presd', // the answer to a presence read
-  PRESENCE_ADMITTED: 'padmitd', // the answer to a presence admission: whether the entry was added
-  PRESENCE_DIFF: 'pdiff', // a presence_diff frame for the channel's subscribers
-  ADMIN: 'admin', // run a server API method for the admin page (lib/primary/admin-calls.js)
-  APPS: 'apps' // Pusher apps changed: [Op.APPS, apps changed, ids removed (null: the apps are all these), degraded] (lib/primary/apps.js)
+  MSG: 'msg', // [channel, seq, data, exclude?]: a channel's message, for its subscribers here but `exclude` (a client id)
+  BUSY: 'busy', // [boolean]: a worker is not keeping up: refuse publishes
+  ENGINE: 'engine', // [boolean]: whether the engine (Redis) can publish
+  EPOCH: 'epoch', // [channel, epoch]: the channel's sequence started over (Redis lost it): the next MSG counts from 1
+  SUBSCRIPTION_COUNT: 'subcount', // [channel, count]: a Pusher channel's count, for its subscribers here
+  RUN: 'run', // [token, name, args] -> this worker's part of a Call
+  PRESENCE_DIFF: 'pdiff', // [channel, frame]: a presence_diff frame for the channel's subscribers
+  ADMIN: 'admin', // [token, method, params] -> a server API method's answer, for the admin page (lib/primary/admin-calls.js)
+  APPS: 'apps' // [apps changed, ids removed (null: the apps are all these), degraded]: Pusher apps changed (lib/primary/apps.js)
 });
 
 /**
@@ -96,7 +90,8 @@ export const Call = Object.freeze({
   SUBSCRIBE: 'subscribe', // {user, channel} -> connections subscribed
   UNSUBSCRIBE: 'unsubscribe', // {user, channel} -> connections unsubscribed
   CHANNELS: 'channels', // {prefix} -> {name: subscribers}, or null past the bound
-  INFO: 'info' // {} -> [node figures]
+  INFO: 'info', // {} -> [node figures]
+  CLOSE_SUBSCRIBERS: 'close' // {channel, code, reason} -> connections closed: every connection subscribed to the channel, closed as its way in closes
 });
 
 /** Channels one answer of Call.CHANNELS may list; past it the answer is null (the API's too_many). */

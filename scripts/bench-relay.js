@@ -71,7 +71,7 @@ async function run(mode, { seconds, publishers, namespaces, guarded }) {
   }
   await Promise.all(workers.map((w) => reply(w, 'up')));
   const all = Array.from({ length: publishers }, (_, p) => channelsOf(p + 1)).flat();
-  relay.receive(subscriber, all.map((channel, c) => [Op.SUB, channel, c + 1]));
+  relay.receive(subscriber, all.map((channel, c) => [Op.SUB, c + 1, channel]));
   for (const worker of workers.slice(1)) worker.send({ type: 'go' });
 
   await sleep(500); // warm up
@@ -126,7 +126,7 @@ function publishForever(batched, channels, guarded) {
       const ops = [];
       for (let i = batched ? BURST : 1; i > 0; i--, n++) {
         const channel = channels[n % channels.length];
-        ops.push(guarded ? [Op.PUB, channel, `{"n":${n}}`, 0, key(n), n + 1] : [Op.PUB, channel, `{"n":${n}}`, 0]);
+        ops.push(guarded ? [Op.PUB, 0, channel, `{"n":${n}}`, null, key(n), n + 1] : [Op.PUB, 0, channel, `{"n":${n}}`]);
       }
       process.send({ type: Message.BATCH, ops }, undefined, undefined, sent);
     }

@@ -65,6 +65,8 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
 
   it('loads /client.js, subscribes from the page and receives an HTTP publish and its own', async () => {
     expect(loaded).to.deep.include(['/client.js', 200]);
+    // Its imports, at the paths their relative specifiers name.
+    expect(loaded).to.deep.include.members([['/protocol/validate.js', 200], ['/protocol/presence-hash.js', 200], ['/errors.js', 200]]);
     await page.fill('#subscribe [name=channel]', 'browser');
     await page.click('#subscribe button');
     await eventually(async () => (await log()).includes('subscribed to browser'), { what: 'subscribed' });

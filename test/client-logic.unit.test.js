@@ -8,7 +8,7 @@ import { TokenSource } from '../lib/client/token.js';
 import { Subscription } from '../lib/client/subscription.js';
 import { Heartbeat } from '../lib/client/heartbeat.js';
 import { ClientErrorCode } from '../lib/client/errors.js';
-import { CloseCode, ErrorCode } from '../lib/protocol.js';
+import { CloseCode, ErrorCode } from '../lib/errors.js';
 import { eventually } from '../scripts/harness/gateway.js';
 
 describe('client backoff', () => {

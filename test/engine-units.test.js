@@ -123,22 +123,29 @@ describe('engine units', function () {
   });
 
   describe('publish', function () {
-    it('takes a publication and answers a result; a duplicate and a stale version are skipped', function () {
+    it('takes a publication and answers a result to its reply; a duplicate and a stale version are skipped; an exclude travels with the message', function () {
       const engine = new MemoryEngine(resolveConfig({}));
       const answers = [];
-      const done = (result, a, b) => answers.push([result, a, b]);
-      engine.publish({ channel: 'c', data: '1', idempotencyKey: 'x', version: 5 }, done, 'a', 2);
-      engine.publish({ channel: 'c', data: '2', idempotencyKey: 'x', version: 6 }, done, 'a', 3);
-      engine.publish({ channel: 'c', data: '3', version: 5 }, done, 'a', 4);
-      engine.publish({ channel: 'c', data: '4' }); // nobody waits: answered to nobody
-      engine.publish({ channel: 'c', data: '5' }, done);
+      const reply = (name) => ({ answered: (result) => answers.push([name, result]) });
+      const route = { ops: [], push: (op) => route.ops.push(op) };
+      engine.subscribe('c', route, undefined, () => {});
+      engine.publish({ channel: 'c', data: '1', idempotencyKey: 'x', version: 5 }, reply('first'));
+      engine.publish({ channel: 'c', data: '2', idempotencyKey: 'x', version: 6 }, reply('duplicate'));
+      engine.publish({ channel: 'c', data: '3', version: 5 }, reply('stale'));
+      engine.publish({ channel: 'c', data: '4', exclude: 'sender' }); // nobody waits: answered to nobody
+      engine.publish({ channel: 'c', data: '5' }, reply('last'));
       engine.stop();
-      const epoch = answers[0][0].epoch;
+      const epoch = answers[0][1].epoch;
       expect(answers).to.deep.equal([
-        [{ seq: 1, epoch, skipped: undefined }, 'a', 2],
-        [{ seq: 1, epoch, skipped: 'duplicate' }, 'a', 3],
-        [{ seq: 1, epoch, skipped: 'stale' }, 'a', 4],
-        [{ seq: 3, epoch, skipped: undefined }, undefined, undefined]
+        ['first', { seq: 1, epoch, skipped: undefined }],
+        ['duplicate', { seq: 1, epoch, skipped: 'duplicate' }],
+        ['stale', { seq: 1, epoch, skipped: 'stale' }],
+        ['last', { seq: 3, epoch, skipped: undefined }]
+      ]);
+      expect(route.ops.filter((op) => op[0] === 'msg')).to.deep.equal([
+        ['msg', 'c', 1, '1'],
+        ['msg', 'c', 2, '4', 'sender'],
+        ['msg', 'c', 3, '5']
       ]);
     });
   });

@@ -48,12 +48,12 @@ describe('IPC operations', function () {
     });
 
     it('relays the operations it knows', function () {
-      relay.receive(worker, [[Op.PUB, 'c', '{}', 0]]);
+      relay.receive(worker, [[Op.PUB, 0, 'c', '{}']]);
       expect(published).to.equal(1);
     });
 
     it('throws on an operation no one handles', function () {
-      expect(() => relay.receive(worker, [['pbu', 'c', '{}', 0]])).to.throw(TypeError, 'unknown IPC operation "pbu"');
+      expect(() => relay.receive(worker, [['pbu', 0, 'c', '{}']])).to.throw(TypeError, 'unknown IPC operation "pbu"');
     });
 
     it('takes no hook name for an operation: a worker cannot send "detach"', function () {

@@ -31,7 +31,9 @@ describe('lint and layers', function () {
       ['lib/native/planted.js', "import { protocolWaysIn } from '../worker/ways-in.js';"],
       ['lib/engines/planted.js', "import { startPusherWebhooks } from '../pusher/webhooks.js';"],
       ['lib/pusher/planted.js', "import { PrimaryRelay } from '../primary/relay.js';"],
-      ['lib/worker/planted.js', "import { PrimaryRelay } from '../primary/relay.js';"]
+      ['lib/worker/planted.js', "import { PrimaryRelay } from '../primary/relay.js';"],
+      ['lib/protocol/planted.js', "import { Namespaces } from '../namespaces.js';"],
+      ['lib/protocol/planted.js', "import { createHash } from 'node:crypto';"]
     ];
     for (const [file, line] of planted) {
       const problems = await broken(file, `${line}\nexport const used = [${line.match(/\{ (\w+) \}/)[1]}];\n`);
@@ -45,6 +47,7 @@ describe('lint and layers', function () {
     expect(await broken('lib/engines/planted.js', "import { Namespaces } from '../namespaces.js';\nexport { Namespaces };\n")).to.deep.equal([]);
     expect(await broken('lib/pusher/planted.js', "import { Sessions } from '../session/sessions.js';\nexport { Sessions };\n")).to.deep.equal([]);
     expect(await broken('lib/pusher/planted.js', "import { WebhookQueue } from '../webhooks/queue.js';\nexport { WebhookQueue };\n")).to.deep.equal([]);
+    expect(await broken('lib/protocol/planted.js', "import { MAX_HELD } from './limits.js';\nimport { ErrorCode } from '../errors.js';\nexport { MAX_HELD, ErrorCode };\n")).to.deep.equal([]);
   });
 
   it('refuses an unused import and an undefined name', async () => {

@@ -9,7 +9,7 @@ import { WebSocketServer } from 'ws';
 import { readHandshake, readFrame, encodeFrame, Opcode, newKey } from '../lib/loadgen/wire.js';
 import { Pool } from '../lib/loadgen/pool.js';
 import { readEvents, streamRequest, eventEpoch } from '../lib/loadgen/sse-wire.js';
-import { messageFrame } from '../lib/protocol.js';
+import { messageFrame } from '../lib/protocol/frames.js';
 import { eventually } from '../scripts/harness/gateway.js';
 
 function answer(key, status = '101 Switching Protocols', accept) {

@@ -11,7 +11,7 @@ import { readMessage, padding, dataJson, nowUs } from '../lib/loadgen/frames.js'
 import { readMsgpack } from '../lib/loadgen/msgpack-frames.js';
 import { msgpackTransport } from '../lib/transport/msgpack-transport.js';
 import { encode } from '@msgpack/msgpack';
-import { messageFrame } from '../lib/protocol.js';
+import { messageFrame } from '../lib/protocol/frames.js';
 import { combine } from '../lib/loadgen/totals.js';
 
 describe('loadgen source addresses', () => {

@@ -8,7 +8,7 @@ import { RedisClusterGroup } from '../scripts/harness/redis-topologies.js';
 import { configFile, result } from './helpers/api.js';
 import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET } from './helpers/tokens.js';
-import { presenceDigest } from '../lib/protocol.js';
+import { presenceDigest } from '../lib/protocol/presence-hash.js';
 import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, named, presenceOf, twoTabsAndBob } from './helpers/presence.js';
 import { sleep } from './helpers/wait.js';
 

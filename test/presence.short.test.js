@@ -7,7 +7,7 @@ import { API_KEY } from './helpers/client-helpers.js';
 import { SECRET, joseHs256 } from './helpers/tokens.js';
 import { SseReader } from './helpers/sse.js';
 import { TestClient } from './helpers/client.js';
-import { presenceDigest } from '../lib/protocol.js';
+import { presenceDigest } from '../lib/protocol/presence-hash.js';
 import { PRESENCE_NAMESPACES, addressesByWorker, applyDiffs, comeAndGo, diffsOf, member, named, presenceOf, twoTabsAndBob } from './helpers/presence.js';
 
 const INTERVAL_MS = 200;

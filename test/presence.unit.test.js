@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { PresenceTable } from '../lib/engines/presence-table.js';
 import { DiffSender, entryJson } from '../lib/engines/join-leave.js';
 import { Op } from '../lib/ipc.js';
-import { clientHash, presenceDiffFrame, presenceDigest } from '../lib/protocol.js';
+import { presenceDiffFrame } from '../lib/protocol/frames.js';
+import { clientHash, presenceDigest } from '../lib/protocol/presence-hash.js';
 import { eventually } from '../scripts/harness/gateway.js';
 
 describe('presence units', function () {

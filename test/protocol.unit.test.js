@@ -1,14 +1,9 @@
 import { expect } from 'chai';
-import {
-  ErrorCode,
-  GatewayError,
-  isValidChannel,
-  parseClientFrame,
-  checkDepth,
-  authAckFrame,
-  messageFrame,
-  MAX_DATA_DEPTH
-} from '../lib/protocol.js';
+import { ErrorCode, GatewayError } from '../lib/errors.js';
+import { MAX_DATA_DEPTH } from '../lib/protocol/limits.js';
+import { isValidChannel, checkDepth } from '../lib/protocol/validate.js';
+import { parseClientFrame } from '../lib/protocol/client-frame.js';
+import { authAckFrame, messageFrame } from '../lib/protocol/frames.js';
 import { runMethod } from '../lib/core/server.js';
 
 const codeOf = (fn) => {

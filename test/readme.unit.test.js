@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { optionsTable, TABLES } from '../scripts/options-table.js';
-import { ErrorCode, GatewayError } from '../lib/protocol.js';
+import { ErrorCode, GatewayError } from '../lib/errors.js';
 import { metrics as workerMetrics } from '../lib/session/metrics.js';
 import { createPrimaryMetrics } from '../lib/primary/metrics.js';
 import { METHODS } from '../lib/core/server.js';

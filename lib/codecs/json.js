@@ -1,7 +1,8 @@
 // The JSON encoding (`gateway.json`, and a WebSocket that names none): text
 // frames both ways. The server's frames are built as this text by
-// ../protocol.js's builders.
-import { ErrorCode, GatewayError, parseClientFrame } from '../protocol.js';
+// ../protocol/frames.js.
+import { ErrorCode, GatewayError } from '../errors.js';
+import { parseClientFrame } from '../protocol/client-frame.js';
 
 export const name = 'json';
 export const protocol = 'gateway.json';

@@ -9,7 +9,8 @@
 // nesting with its own stack, so depth cannot overflow ours; `data` is then
 // held to the same depth as JSON's (checkDepth).
 import { Decoder, Encoder } from '@msgpack/msgpack';
-import { ErrorCode, GatewayError, checkClientFrame } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
+import { checkClientFrame } from '../protocol/client-frame.js';
 
 export const name = 'msgpack';
 export const protocol = 'gateway.msgpack';
@@ -29,7 +30,7 @@ export function encode(frame) {
   return encoder.encode(frame);
 }
 
-/** A frame built as JSON text (../protocol.js), as MessagePack: the same fields. */
+/** A frame built as JSON text (../protocol/frames.js), as MessagePack: the same fields. */
 export function fromJson(text) {
   return encoder.encode(JSON.parse(text));
 }
@@ -50,7 +51,7 @@ const decoder = new Decoder({
 /**
  * @param {Buffer} data one WebSocket frame's payload
  * @param {boolean} isBinary
- * @returns {object} the command (../protocol.js checkClientFrame's shape)
+ * @returns {object} the command (../protocol/client-frame.js checkClientFrame's shape)
  * @throws {GatewayError} bad_request
  */
 export function decode(data, isBinary) {

@@ -25,7 +25,8 @@
 //
 // Checks throw the GatewayError that answers them (../errors.js); an
 // operation that waits for a hook returns a promise that rejects with it.
-import { ErrorCode, GatewayError, checkChannel } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
+import { checkChannel } from '../protocol/validate.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from './permissions.js';
 import { identityOf } from './identity.js';
@@ -146,23 +147,28 @@ export class Commands {
   }
 
   /**
-   * A client's publish, checked and handed to the relay, which acknowledges
-   * it to `id` once stored. The checks allocate nothing and the data is
-   * serialised once, after them: this is the path every WebSocket publish takes.
-   * @returns {undefined|Promise<void>} a promise while the publish hook decides
+   * A client's publish, checked and handed to the relay. The checks
+   * allocate nothing and the data is serialised once, after them: this is
+   * the path every WebSocket publish takes. The way in answers it (the
+   * native protocol acknowledges with the seq; Pusher's client events are
+   * not answered); a refusal after the checks carries `id`.
+   * @param {string} [exclude] a client not to deliver it to (Pusher: the sender of a client event)
+   * @returns {Promise<import('../engines/publication.js').PublishResult | undefined>} once the engine
+   *   stored it; undefined when the connection closed while the publish hook decided (nothing published)
    */
-  publish(conn, channel, data, id) {
+  publish(conn, channel, data, id, exclude) {
     const ns = this.namespace(channel, id);
     const identity = this.identity(conn, id);
     this.granted(identity, 'publish', channel, id);
     if (!ns.clientPublish) throw this.forbidden(`only the server publishes in namespace ${ns.name}`, id);
     this.spend(conn, 'publishes', id);
     this.engineTakes(id);
-    if (!ns.publishHook) return void this.relay.publish(channel, serialiseData(data), conn, id);
+    if (!ns.publishHook) return this.relay.publish({ channel, data: serialiseData(data), exclude }).catch(withId(id));
     const body = { client: conn[kSession].id, user: identity.user, channel, data: jsonable(data) };
-    return this.hooks.publish(body, present(conn)).then((outcome) => {
-      if (conn[kTransport].isOpen(conn)) this.relay.publish(channel, outcome.dataJson ?? serialiseData(data), conn, id);
-    }, withId(id));
+    return this.hooks
+      .publish(body, present(conn))
+      .then((outcome) => (conn[kTransport].isOpen(conn) ? this.relay.publish({ channel, data: outcome.dataJson ?? serialiseData(data), exclude }) : undefined))
+      .catch(withId(id));
   }
 
   /**

@@ -5,7 +5,8 @@
 // Claims: the user (a JWT's `sub`, the hook's `user`), when it expires, the
 // `subscribe` and `publish` patterns (./permissions.js), the `channels` the
 // server subscribes the connection to, and `info` (shown in presence).
-import { MAX_USER_LENGTH, infoProblem, isValidChannel } from '../protocol.js';
+import { MAX_USER_LENGTH } from '../protocol/limits.js';
+import { infoProblem, isValidChannel } from '../protocol/validate.js';
 import { compilePermissions } from './permissions.js';
 import { kSession } from './symbols.js';
 

@@ -13,7 +13,10 @@
 // - idempotencyKey: 1 to 64 characters; version: a positive safe integer;
 // - subscribe, unsubscribe and disconnect reach users' connections: they
 //   need --auth jwt or hook (no users without them).
-import { CloseCode, ErrorCode, GatewayError, checkDepth, checkSince, shown, MAX_USER_LENGTH } from '../protocol.js';
+import { CloseCode, ErrorCode, GatewayError } from '../errors.js';
+import { MAX_USER_LENGTH } from '../protocol/limits.js';
+import { shown } from '../protocol/shown.js';
+import { checkDepth, checkSince } from '../protocol/validate.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { presenceAllowed } from './commands.js';
 import { isProtocolChannel, NATIVE_APP } from '../namespaces.js';
@@ -27,13 +30,13 @@ const MAX_REASON_BYTES = 123; // a WebSocket close reason's limit
 export const METHODS = {
   publish: {
     keys: ['channel', 'data', 'idempotencyKey', 'version'],
-    async run(params, context) {
+    async run(params, context, { exclude } = {}) {
       const channel = knownChannel(params.channel, context);
-      const dataJson = dataOf(params);
-      const key = idempotencyKeyOf(params.idempotencyKey);
+      const data = dataOf(params);
+      const idempotencyKey = idempotencyKeyOf(params.idempotencyKey);
       const version = versionOf(params.version);
       context.commands.engineTakes();
-      return context.relay.publishForSeq(channel, dataJson, key, version);
+      return context.relay.publish({ channel, data, exclude, idempotencyKey, version });
     }
   },
   broadcast: {
@@ -45,8 +48,8 @@ export const METHODS = {
         throw badRequest(`channels must be an array of 1 to ${MAX_BROADCAST} channel names`);
       }
       if (new Set(channels).size !== channels.length) throw badRequest('a channel is named twice in channels');
-      const dataJson = dataOf(params);
-      const key = idempotencyKeyOf(params.idempotencyKey);
+      const data = dataOf(params);
+      const idempotencyKey = idempotencyKeyOf(params.idempotencyKey);
       context.commands.engineTakes();
       const results = channels.map((channel) => {
         try {
@@ -54,7 +57,7 @@ export const METHODS = {
         } catch (err) {
           return { channel, error: errorOf(err) };
         }
-        return relay.publishForSeq(channel, dataJson, key).then(
+        return relay.publish({ channel, data, idempotencyKey }).then(
           (result) => ({ channel, ...result }),
           (err) => ({ channel, error: errorOf(err) })
         );
@@ -115,7 +118,6 @@ export const METHODS = {
       if (typeof reverse !== 'boolean') throw badRequest('reverse must be a boolean');
       const since = params.since === undefined ? undefined : checkSince(params.since);
       const answer = await relay.history(channel, { since, limit, reverse });
-      if (answer.error !== undefined) throw new GatewayError(answer.error, answer.message);
       return { epoch: answer.epoch, seq: answer.seq, messages: answer.messages.map(({ seq, data }) => ({ seq, data: JSON.parse(data) })) };
     }
   },
@@ -163,12 +165,15 @@ export const METHODS = {
 /**
  * Checks the params' keys, then runs the method.
  * @param {ServerContext} context
+ * @param {{exclude?: string}} [internal] what only the gateway's own callers
+ *   add, never a request's params: a publish's client to leave out (Pusher's
+ *   HTTP API's socket_id)
  */
-export async function runMethod(name, params, context) {
+export async function runMethod(name, params, context, internal) {
   const method = METHODS[name];
   const unknown = Object.keys(params).find((key) => !method.keys.includes(key));
   if (unknown !== undefined) throw badRequest(`${name} takes no ${JSON.stringify(unknown.slice(0, 64))} (it takes: ${method.keys.join(', ') || 'nothing'})`);
-  return method.run(params, context);
+  return method.run(params, context, internal);
 }
 
 function checkCommand(command, i) {

@@ -19,26 +19,21 @@
 //   live messages join with no gap and no overlap.
 //
 // A route is anything with `push(op)` (a worker's IpcBatch, lib/ipc.js).
-// Engines send it [Op.MSG, channel, seq, dataJson], and [Op.EPOCH, channel,
-// epoch] when a routed channel's sequence starts over.
+// Engines send it [Op.MSG, channel, seq, dataJson, exclude?], and [Op.EPOCH,
+// channel, epoch] when a routed channel's sequence starts over.
 
 /**
  * @typedef {{push: (op: any[]) => void}} Route
  * @typedef {{seq: number, epoch: string}} Position
  * @typedef {{epoch: string, seq: number, result?: string, replay?: string[]}} SubscribeReply
- *   where the channel stands; with `since`, a Recovery result (lib/protocol.js)
+ *   where the channel stands; with `since`, a Recovery result (lib/protocol/outcomes.js)
  *   and, when recovered, the data missed
  */
 
 /**
  * @typedef {{since?: Position, limit?: number, reverse?: boolean}} HistoryQuery
  * @typedef {{epoch: string, seq: number, messages: Array<{seq: number, data: string}>} | {error: string, message: string}} HistoryAnswer
- *   `data` serialised; an error with an ErrorCode (lib/protocol.js): ./history-read.js says which
- *
- * @callback PublishDone
- * @param {import('./publication.js').PublishResult | null} result null: refused or failed
- * @param {any} a as given to publish
- * @param {any} b as given to publish
+ *   `data` serialised; an error with an ErrorCode (lib/errors.js): ./history-read.js says which
  *
  * @typedef {object} Instruments
  * @property {(seconds: number, count: number) => void} published `count`
@@ -47,70 +42,90 @@
  */
 
 /**
- * What every engine is.
+ * What every engine is: the small interfaces below, as centrifuge's Broker
+ * and PresenceManager are beside each other, held by one object per process
+ * (the relay and the wiring take each part from it).
  *
  * Namespaces (lib/namespaces.js): a channel's history size and TTL, and
  * whether a subscribe without `since` also gets the latest message (a
  * `latest` namespace: the answer's replay holds it), are its namespace's.
  * idempotencyKey and version are kept by the engine, so that every route to
  * it, every node under a shared engine, gives one answer (./idempotency.js).
- * @typedef {object} Engine
+ * @typedef {Broker & History & Occupancy & Lifecycle & ClusterPart & {presence: Presence, onMember: (listener: MemberListener) => void}} Engine
+ *   `onMember` is the webhooks' seam: presence.onMember, on the engine itself
+ */
+
+/**
+ * The broker: numbers each channel's publishes and sends them to its routes.
+ * @typedef {object} Broker
  * @property {boolean} available whether a publish can succeed now; the relay
  *   polls it and has the workers refuse publishes while it is false
  * @property {boolean} congested too many publishes waiting: the workers hold off
  * @property {boolean} [steady] true when `available` and `congested` change
  *   only with the traffic the relay passes it: the relay then polls them only
  *   while there is traffic, not for ever
- * @property {(publication: import('./publication.js').Publication, done?: PublishDone, a?: any, b?: any) => void} publish
+ * @property {(publication: import('./publication.js').Publication, reply?: import('./publication.js').PublishReply) => void} publish
  *   gives the message its channel's next seq and sends it to the channel's
- *   routes. The engine reads `publication` during the call and keeps none
- *   of it. `done`, when given, is called once with the result once the
- *   engine has stored the message (an acknowledgement means stored), or
- *   with null when it refused or failed the publish (the message may still
- *   have been published: a retry with the same idempotency key is safe):
- *   at once by an engine whose state is local, later by one that must ask
- *   elsewhere. `a` and `b` are handed back to `done`, so one shared `done`
- *   serves every publish: no closure per publish on the hot path. With an
- *   `idempotencyKey` seen on the channel within its window, nothing is
- *   published and the result holds the first publish's seq and epoch with
- *   skipped 'duplicate'; with a `version` not above the channel's last
- *   accepted one, where the channel stands with skipped 'stale'.
- * @property {(instruments: Instruments) => void} instrument where the engine
- *   reports its figures: one that stores elsewhere its publishes' latency and
- *   its failovers; every engine its presence's dropped join/leave frames
+ *   routes ([Op.MSG, channel, seq, data, exclude?]). The engine reads
+ *   `publication` during the call and keeps none of it. `reply`, when given,
+ *   is answered once (./publication.js): at once by an engine whose state is
+ *   local, later by one that must ask elsewhere. With an `idempotencyKey`
+ *   seen on the channel within its window, nothing is published and the
+ *   result holds the first publish's seq and epoch with skipped 'duplicate';
+ *   with a `version` not above the channel's last accepted one, where the
+ *   channel stands with skipped 'stale'.
  * @property {(channel: string, route: Route, since: Position | undefined, answer: (reply: SubscribeReply) => void) => void} subscribe
  *   routes the channel to `route` and calls `answer` once, at its place
  *   among the route's messages (see Ordering)
  * @property {(channel: string, route: Route) => void} unsubscribe
  * @property {(route: Route) => void} detach a route that is gone (its worker
- *   died): off every channel
+ *   died): off every channel, its presence entries out
+ * @property {(instruments: Instruments) => void} instrument where the engine
+ *   reports its figures: one that stores elsewhere its publishes' latency and
+ *   its failovers; every engine its presence's dropped join/leave frames
+ */
+
+/**
+ * The history, read by the server API (a subscribe's `since` reads it through the broker).
+ * @typedef {object} History
  * @property {(channel: string, query: HistoryQuery, answer: (answer: HistoryAnswer) => void) => void} history
  *   the server API's read of a channel's history; creates no channel state
  *   that would outlive the history TTL
+ */
+
+/**
+ * Occupancy, for the webhooks (lib/webhooks/).
+ * @typedef {object} Occupancy
+ * @property {(listener: (channel: string, occupied: boolean) => void) => void} onOccupancy
+ *   calls `listener` when a channel gets its first subscriber in the whole
+ *   cluster (occupied) and when it loses its last (vacated), once for the
+ *   cluster. A channel's subscribers are its routes: every worker's (a
+ *   worker that died is detached), every node's under a shared engine.
+ * @property {import('../webhooks/members.js').Departures} departures the
+ *   member grace's markers, where every node that may see the user come back
+ *   reads them: the machine's own (./departures-memory.js), or Redis
+ *   (./redis/departures.js)
+ */
+
+/**
+ * The engine's life in the process.
+ * @typedef {object} Lifecycle
  * @property {(config: object) => void} configure takes the namespaces of a
  *   configuration read again (SIGHUP)
  * @property {() => {channels: number, historyBytes: number, idempotencyKeys: number, idempotencyDropped: number, presenceClients: number, presenceChannels: object[]}} figures
  *   for GET /stats and the metrics (presence: the entries this process
  *   holds, and its largest presence channels {channel, clients, users})
  * @property {() => void} stop
- * @property {(listener: (channel: string, occupied: boolean) => void) => void} onOccupancy
- *   under --webhook-url (lib/webhooks/): calls `listener` when a channel
- *   gets its first subscriber in the whole cluster (occupied) and when it
- *   loses its last (vacated), once for the cluster. A channel's subscribers
- *   are its routes: every worker's (a worker that died is detached), every
- *   node's under a shared engine.
- * @property {import('../webhooks/members.js').Departures} departures the
- *   member grace's markers, where every node that may see the user come back
- *   reads them: the machine's own (./departures-memory.js), or Redis
- *   (./redis/departures.js)
- * @property {Calls} [calls] the cluster-wide part, below
+ */
+
+/**
+ * The optional parts an engine that several gateway nodes share has (below).
+ * @typedef {object} ClusterPart
+ * @property {Calls} [calls] the cluster-wide calls
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
  * @property {UserCounts} [appConnections] the cluster-wide part of each Pusher app's connection count
  * @property {{take: (appId: string, events: number, limit: number) => Promise<boolean>}} [appRates] the cluster-wide count of each Pusher app's backend events per second
  * @property {(key: string, ms: number) => Promise<boolean>} [claimOnce] whether this node is the cluster's first to claim `key` within `ms` (alone on its machine, an engine leaves it out: always)
- * @property {Presence} presence who is in which channel, below
- * @property {(listener: MemberListener) => void} onMember the webhooks' seam:
- *   presence.onMember, on the engine itself
  */
 
 /**
@@ -138,7 +153,7 @@
  *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
  * @property {(channel: string, answer: (answer: {clients: number, users: number, digest: number} | {error: string, message: string}) => void) => void} stats
  *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users);
- *   `digest`: the XOR of the clients' hashes (presenceDigest in lib/protocol.js)
+ *   `digest`: the XOR of the clients' hashes (lib/protocol/presence-hash.js)
  * @property {(listener: MemberListener) => void} onMember
  * @property {() => Promise<void>} settled resolves once what was asked of the
  *   store so far is done (redis: its script calls answered), so a node that

@@ -10,7 +10,8 @@
 // (lib/session/presence.js). Both a presence answer's entry and a diff's entry
 // are that text with braces around it: nothing is parsed again.
 import { Op } from '../ipc.js';
-import { ErrorCode, presenceDiffFrame } from '../protocol.js';
+import { ErrorCode } from '../errors.js';
+import { presenceDiffFrame } from '../protocol/frames.js';
 import { pushAll } from './routes.js';
 
 /** A presence answer's value for one client: `{"user":…,"info":…}`. */

@@ -23,15 +23,14 @@
 // - Ordering: all of it is synchronous, so a subscribe's answer is at its
 //   place among the route's messages by being given at once.
 import { History } from './history.js';
-import { Op } from '../ipc.js';
-import { Skipped } from '../protocol.js';
+import { Skipped } from '../protocol/outcomes.js';
 import { Namespaces } from '../namespaces.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { LocalDepartures } from './departures-memory.js';
 import { historyAnswer } from './history-read.js';
 import { IdempotencyKeys } from './idempotency.js';
-import { publishResult } from './publication.js';
+import { messageOp, publishResult } from './publication.js';
 import { requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
 import { Ticker } from '../ticker.js';
@@ -117,33 +116,34 @@ export class MemoryEngine {
   }
 
   /**
-   * `done(result, a, b)` is called at once: stored is stamped here, so no
-   * promise per publish, and a publish nobody waits for (no `done`, no key)
-   * allocates nothing here but its route's message.
+   * `reply` is answered at once: stored is stamped here, so no promise per
+   * publish, and a publish nobody waits for (no reply, no key) allocates
+   * nothing here but its route's message.
    * @param {import('./publication.js').Publication} publication read now, not kept
+   * @param {import('./publication.js').PublishReply} [reply]
    */
-  publish(publication, done, a, b) {
-    const { channel, data, idempotencyKey, version } = publication;
+  publish(publication, reply) {
+    const { channel, data, exclude, idempotencyKey, version } = publication;
     if (idempotencyKey !== undefined) {
       const keys = this.keys;
       const first = keys.find(channel, idempotencyKey, Date.now());
-      if (first !== -1) return done?.(publishResult(keys.seqAt(first), epochText(keys.epochAt(first)), Skipped.DUPLICATE), a, b);
+      if (first !== -1) return reply?.answered(publishResult(keys.seqAt(first), epochText(keys.epochAt(first)), Skipped.DUPLICATE));
     }
     let state = this.channels.get(channel);
     if (state === undefined) {
       const ns = this.namespaces.of(channel);
       // Nobody listens and nothing is kept: the state would be forgotten at once.
-      if (ns.historySize === 0) return this.published(channel, 1, randomEpoch(), done, a, b, idempotencyKey);
+      if (ns.historySize === 0) return this.published(channel, 1, randomEpoch(), reply, idempotencyKey);
       state = this.create(channel, ns);
     }
     if (version !== undefined) {
-      if (version <= state.version) return done?.(publishResult(state.seq, epochText(state.epoch), Skipped.STALE), a, b);
+      if (version <= state.version) return reply?.answered(publishResult(state.seq, epochText(state.epoch), Skipped.STALE));
       state.version = version;
     }
     const seq = ++state.seq;
-    if (state.routes !== undefined) pushAll(state, [Op.MSG, channel, seq, data]);
+    if (state.routes !== undefined) pushAll(state, messageOp(channel, seq, data, exclude));
     if (state.ns.historySize > 0) this.remember(channel, state, data);
-    if (done !== undefined || idempotencyKey !== undefined) this.published(channel, seq, state.epoch, done, a, b, idempotencyKey);
+    if (reply !== undefined || idempotencyKey !== undefined) this.published(channel, seq, state.epoch, reply, idempotencyKey);
   }
 
   /** Answers at once: every message published after it reaches the route. */
@@ -227,9 +227,9 @@ export class MemoryEngine {
   }
 
   /** Answers a publish, and remembers its key. */
-  published(channel, seq, epoch, done, a, b, idempotencyKey) {
+  published(channel, seq, epoch, reply, idempotencyKey) {
     if (idempotencyKey !== undefined) this.keys.remember(channel, idempotencyKey, seq, epoch, Date.now());
-    done?.(publishResult(seq, epochText(epoch)), a, b);
+    reply?.answered(publishResult(seq, epochText(epoch)));
   }
 
   unroute(channel, state, route) {

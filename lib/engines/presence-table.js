@@ -4,7 +4,7 @@
 // worker dies). Per channel, its clients and how many each user has, so a
 // user's first client and last one are told apart in O(1), and the digest
 // of its client ids kept.
-import { clientHash } from '../protocol.js';
+import { clientHash } from '../protocol/presence-hash.js';
 
 class Entry {
   constructor(route, user, fields) {
@@ -18,7 +18,7 @@ class Room {
   constructor() {
     this.clients = new Map(); // client -> Entry
     this.users = new Map(); // user -> clients in the room
-    this.digest = 0; // XOR of the clients' hashes (clientHash in lib/protocol.js)
+    this.digest = 0; // XOR of the clients' hashes (clientHash in lib/protocol/presence-hash.js)
   }
 }
 

@@ -56,7 +56,7 @@ import { addRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { historyAnswer } from './history-read.js';
 import { Namespaces } from '../namespaces.js';
-import { ErrorCode, GatewayError } from '../protocol.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RemoteRates } from './redis/rates.js';
@@ -66,6 +66,7 @@ import { PlainSubscriber, ShardedSubscriber } from './redis/subscriber.js';
 import { RedisPublisher } from './redis/publisher.js';
 import { RemoteOccupancy } from './redis/occupancy.js';
 import { tellAll } from './listeners.js';
+import { messageOp } from './publication.js';
 import { RemoteDepartures } from './redis/departures.js';
 import { Liveness } from './redis/liveness.js';
 import { requireNumbers } from './check-options.js';
@@ -85,9 +86,17 @@ class ChannelState {
     this.epoch = undefined;
     this.waiting = []; // subscribes for the next read: {route, since, answer}
     this.reading = undefined; // subscribes the read in flight answers
-    this.held = undefined; // live messages [seq, dataJson] received during that read
-    this.ahead = undefined; // live messages past the next seq: Map seq -> dataJson
+    this.held = undefined; // live messages [seq, entry] received during that read
+    this.ahead = undefined; // live messages past the next seq: Map seq -> entry
     this.gapTimer = undefined;
+  }
+}
+
+/** A live message's entry when it names a client to leave out; otherwise the entry is its data. */
+class Excluded {
+  constructor(data, exclude) {
+    this.data = data;
+    this.exclude = exclude;
   }
 }
 
@@ -222,15 +231,16 @@ export class RedisEngine {
   }
 
   /**
-   * `done(result, a, b)` once Redis stored it (and --redis-wait-replicas
+   * `reply` is answered once Redis stored it (and --redis-wait-replicas
    * replicas hold it), or skipped it (a duplicate key, a stale version), or
-   * `done(null, a, b)`: refused, or failed.
+   * with null: refused, or failed.
    * @param {import('./publication.js').Publication} publication read now, not kept
+   * @param {import('./publication.js').PublishReply} [reply]
    */
-  publish(publication, done, a, b) {
-    if (this.publisher.waiting >= 2 * BUSY_PUBLISHES || !this.available) return done?.(null, a, b);
+  publish(publication, reply) {
+    if (this.publisher.waiting >= 2 * BUSY_PUBLISHES || !this.available) return reply?.answered(null);
     const { channel } = publication;
-    this.publisher.publish(tagOf(channel), publication, newEpoch(), this.namespaces.of(channel), done, a, b);
+    this.publisher.publish(tagOf(channel), publication, newEpoch(), this.namespaces.of(channel), reply);
   }
 
   /** `answer` is called once the read is in order with the live messages. */
@@ -350,13 +360,17 @@ export class RedisEngine {
     // Not from publish.lua (the data itself is trusted: whoever can write to Redis owns the channels).
     if (!(seq > 0) || dataStart === 0) return;
     const dataJson = message.slice(dataStart);
+    // `<epoch>/<exclude>`: a client to leave out (./redis/publisher.js)
+    const sent = message.slice(space + 1, dataStart - 1);
+    const slash = sent.indexOf('/');
+    const entry = slash === -1 ? dataJson : new Excluded(dataJson, sent.slice(slash + 1));
     if (state.held !== undefined) {
-      state.held.push(seq, dataJson);
+      state.held.push(seq, entry);
       return;
     }
-    const epoch = message.slice(space + 1, dataStart - 1);
+    const epoch = slash === -1 ? sent : sent.slice(0, slash);
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
-    this.deliver(channel, state, seq, dataJson);
+    this.deliver(channel, state, seq, entry);
   }
 
   /** A live message in seq order; one ahead of the next seq waits for its predecessors (see the header). */
@@ -500,11 +514,17 @@ export class RedisEngine {
     state.data = '';
   }
 
-  send(channel, state, seq, dataJson) {
+  /** @param {string | Excluded} entry a message's data, with the client to leave out when there is one */
+  send(channel, state, seq, entry) {
     if (seq <= state.seq) return;
     state.seq = seq;
-    state.data = dataJson;
-    pushAll(state, [Op.MSG, channel, seq, dataJson]);
+    if (typeof entry === 'string') {
+      state.data = entry;
+      pushAll(state, [Op.MSG, channel, seq, entry]);
+    } else {
+      state.data = entry.data;
+      pushAll(state, messageOp(channel, seq, entry.data, entry.exclude));
+    }
   }
 
   /** A step that failed: its subscribes wait for the next, its held messages go out now. */

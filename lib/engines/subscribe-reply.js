@@ -3,7 +3,7 @@
 // in ./index.js). In a `latest` namespace a subscribe without `since` also
 // gets the channel's latest message, while the history holds it: a replay
 // of one.
-import { Recovery } from '../protocol.js';
+import { Recovery } from '../protocol/outcomes.js';
 
 /**
  * @param {string} epoch the channel's

@@ -1,4 +1,4 @@
-// The load generator's side of the wire protocol (lib/protocol.js): the
+// The load generator's side of the wire protocol (lib/protocol/): the
 // frames it sends, and a reader for the one frame that is on the hot path.
 // Every published `data` object is {"t":<send time, µs since the epoch>,
 // "p":<publisher>,"n":<publisher's counter>,"x":"<padding>"}; the gateway

@@ -4,7 +4,7 @@
 // are in plan.js.
 import { commaList } from '../cli.js';
 import { expandAddresses } from './addresses.js';
-import { isValidChannel } from '../protocol.js';
+import { isValidChannel } from '../protocol/validate.js';
 
 const int = (min, max) => ({ type: 'number', integer: true, min, max });
 const ms = (min) => int(min, 3600 * 1000);

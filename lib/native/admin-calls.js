@@ -6,15 +6,15 @@
 // A call that names a Pusher `app` (and `apps`, the list of them) runs on
 // that protocol's core instead (lib/pusher/admin.js).
 //
-// From the primary: ['admin', request, method, params]
-// To the primary:   ['admind', request, {result} | {error: {code, message}} | null]
-//                   null: the call failed without a code, a defect (the
-//                   server API's own route drops such a request the same way)
+// From the primary: [Op.ADMIN, token, method, params] -> {result} |
+//                   {error: {code, message}} | null: the call failed without
+//                   a code, a defect (the server API's own route drops such a
+//                   request the same way)
 import { Op } from '../ipc.js';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { runMethod } from '../core/server.js';
 import { handling } from '../transport/last-input.js';
-import { shown } from '../protocol.js';
+import { shown } from '../protocol/shown.js';
 
 /**
  * @param {import('../worker/relay.js').WorkerRelay} relay
@@ -23,9 +23,9 @@ import { shown } from '../protocol.js';
  *   (lib/pusher/admin.js): a call naming an `app`, and `apps`
  */
 export function attachAdmin(relay, context, apps) {
-  relay.handle(Op.ADMIN, ([, request, method, params]) => {
+  relay.answers(Op.ADMIN, (method, params) => {
     handling('admin', shown(method));
-    answer(method, params, context, apps).then((reply) => relay.send([Op.ADMIN_DONE, request, reply]));
+    return answer(method, params, context, apps);
   });
 }
 

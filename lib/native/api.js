@@ -5,7 +5,7 @@
 // methods are the command core's (../core/server.js).
 import { ErrorCode, GatewayError } from '../errors.js';
 import { METHODS, runMethod } from '../core/server.js';
-import { parseObject } from '../protocol.js';
+import { parseObject } from '../protocol/json-object.js';
 import { keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
 import { metrics, NATIVE_APP } from '../session/metrics.js';
 

@@ -16,11 +16,12 @@ import {
   pongFrame,
   presenceFrame,
   presenceStatsFrame,
+  publishAckFrame,
   subscribeAckFrame,
   subscribedFrame,
   unsubscribedFrame,
   welcomeFrame
-} from '../protocol.js';
+} from '../protocol/frames.js';
 import { Keepalive } from '../session/keepalive.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { kSession, kTransport } from '../core/symbols.js';
@@ -138,7 +139,10 @@ export class Connections {
         );
       }
       case 'publish':
-        return this.commands.publish(ws, channel, frame.data, id)?.catch((err) => this.fail(ws, err));
+        return this.commands.publish(ws, channel, frame.data, id).then(
+          (result) => ws.readyState === WebSocket.OPEN && result !== undefined && ws.send(publishAckFrame(id, result.seq, result.epoch)),
+          (err) => this.fail(ws, err)
+        );
     }
   }
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { ErrorCode, GatewayError } from '../errors.js';
-import { parseObject } from '../protocol.js';
+import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
 import { carriedBy } from '../transport/transport.js';
 import { keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
@@ -16,11 +16,14 @@ import { handling } from '../transport/last-input.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
-  '/protocol.js': ['protocol.js', 'text/javascript; charset=utf-8'],
   '/errors.js': ['errors.js', 'text/javascript; charset=utf-8']
 };
 
+// The browser client's modules, served from lib/ at the paths their relative
+// imports name: /client.js imports ./client/<name>.js and ./protocol/<name>.js,
+// and those import ../errors.js.
 const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
+const PROTOCOL_PART = /^\/protocol\/([a-z-]+\.js)$/;
 
 /**
  * @param {object} options
@@ -56,9 +59,8 @@ export function createRequestHandler({ config, relay, streams, api, draining, de
       return reply(res, 200, { status: relay.unavailable || degraded() ? 'degraded' : 'ok' });
     }
     if (Object.hasOwn(STATIC, path)) return serveFile(res, ...STATIC[path]);
-    // The client's own modules, imported by /client.js as ./client/<name>.js.
-    const part = CLIENT_PART.exec(path);
-    if (part !== null) return serveFile(res, `client/${part[1]}`, STATIC['/client.js'][1]);
+    const part = CLIENT_PART.exec(path) ?? PROTOCOL_PART.exec(path);
+    if (part !== null) return serveFile(res, path.slice(1), STATIC['/client.js'][1]);
     // MessagePack and fossil-delta, for a browser client that uses them.
     const vendor = vendorFile(path);
     if (vendor !== undefined) return serveFile(res, vendor, STATIC['/client.js'][1]);

@@ -8,7 +8,7 @@
 // `since`. From then on the stream is a subscriber like any other
 // (../transport/sse-stream.js).
 import { ErrorCode, GatewayError, HookFailed } from '../errors.js';
-import { parseCursor } from '../protocol.js';
+import { parseCursor } from '../protocol/cursor.js';
 import { ANONYMOUS, identify } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
 import { clientIp } from '../session/client-ip.js';

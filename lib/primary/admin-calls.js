@@ -4,8 +4,8 @@
 // (lib/native/admin-calls.js). A worker that dies before answering, or takes longer
 // than ANSWER_MS, is answered for as unavailable: the page never hangs.
 //
-// To a worker: ['admin', request, method, params]  From it: ['admind', request, answer]
-import { ErrorCode } from '../protocol.js';
+// To a worker: [Op.ADMIN, token, method, params] -> the answer
+import { ErrorCode } from '../errors.js';
 import { Op } from '../ipc.js';
 
 const ANSWER_MS = 10000;
@@ -16,34 +16,20 @@ const ANSWER_MS = 10000;
  *   the server API's answer; null: the worker failed the call without an error code
  */
 export function attachAdminCalls(relay) {
-  const pending = new Map(); // request -> {link, resolve, timer}
-  let nextRequest = 1;
   let turn = 0;
-
-  const settle = (request, answer) => {
-    const call = pending.get(request);
-    if (call === undefined) return;
-    pending.delete(request);
-    clearTimeout(call.timer);
-    call.resolve(answer);
-  };
-  relay.handle(Op.ADMIN_DONE, (link, [, request, answer]) => {
-    if (pending.get(request)?.link === link) settle(request, answer);
-  });
-  relay.onDetach((link) => {
-    for (const [request, call] of pending) if (call.link === link) settle(request, unavailable('the worker asked went away before answering: retry'));
-  });
-
-  return (method, params) => {
+  return async (method, params) => {
     const links = [...relay.links.values()];
-    if (links.length === 0) return Promise.resolve(unavailable('no worker is running: retry shortly'));
+    if (links.length === 0) return unavailable('no worker is running: retry shortly');
     const link = links[turn++ % links.length];
-    const request = nextRequest++;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => settle(request, unavailable(`no answer from a worker within ${ANSWER_MS / 1000} s`)), ANSWER_MS);
-      pending.set(request, { link, resolve, timer });
-      link.send([Op.ADMIN, request, method, params]);
-    });
+    let timer;
+    const late = new Promise((resolve) => (timer = setTimeout(() => resolve(unavailable(`no answer from a worker within ${ANSWER_MS / 1000} s`)), ANSWER_MS)));
+    // A worker that dies first fails the question (its link closed): answered as unavailable too.
+    const asked = link.ask(Op.ADMIN, method, params).catch((err) => unavailable(err.message));
+    try {
+      return await Promise.race([asked, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
 }
 

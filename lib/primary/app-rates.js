@@ -5,8 +5,7 @@
 // every node (lib/engines/redis/rates.js), and this node's own while Redis
 // cannot answer.
 //
-// From a worker:  [Op.APP_EVENTS, appId, events, token]
-// To the worker:  [Op.APP_EVENTS_OK, token, allowed]
+// From a worker:  [Op.APP_EVENTS, token, appId, events] -> allowed
 import { Op } from '../ipc.js';
 import { appTable } from '../pusher/apps.js';
 
@@ -24,8 +23,8 @@ export function attachAppRates(relay, remote) {
     window.used += events;
     return true;
   };
-  relay.handle(Op.APP_EVENTS, (link, [, appId, events, token]) => {
-    const answer = (allowed) => link.send([Op.APP_EVENTS_OK, token, allowed]);
+  relay.handle(Op.APP_EVENTS, (link, [, token, appId, events]) => {
+    const answer = (allowed) => link.answer(token, allowed);
     const limit = appTable.byId.get(appId)?.maxBackendEventsPerSecond ?? null;
     if (limit === null) return answer(true);
     if (remote === undefined) return answer(takeHere(appId, events, limit));

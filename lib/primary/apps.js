@@ -73,7 +73,7 @@ export async function startApps({ config, relay, engine, log }) {
     relay.onAttach((link) => link.send([Op.APPS, appTable.list, null, appTable.degraded]));
     // Each app's connections, exact across workers (and nodes): its maxConnections is checked here.
     connections = attachCounts(relay, {
-      ops: { add: Op.APP_ADD, del: Op.APP_DEL, ok: Op.APP_OK },
+      ops: { add: Op.APP_ADD, del: Op.APP_DEL },
       capOf: (id) => appTable.byId.get(id)?.maxConnections ?? Infinity,
       remote: engine.appConnections
     });

@@ -5,8 +5,8 @@
 // answers the combined value. A worker that dies while asked is not waited
 // for; a node that does not answer in time is left out.
 //
-// Operations: from a worker ['call', name, args, token] -> ['calld', token, value];
-// to every worker ['run', name, args, request] -> ['ran', request, value].
+// Operations: from a worker [Op.CALL, token, name, args] -> the value;
+// to every worker [Op.RUN, token, name, args] -> its part.
 import os from 'node:os';
 import { Call, MAX_CHANNELS, Op } from '../ipc.js';
 
@@ -15,7 +15,8 @@ const COMBINE = {
   [Call.SUBSCRIBE]: [sum, 0],
   [Call.UNSUBSCRIBE]: [sum, 0],
   [Call.CHANNELS]: [mergeChannels, {}],
-  [Call.INFO]: [(a, b) => a.concat(b), []]
+  [Call.INFO]: [(a, b) => a.concat(b), []],
+  [Call.CLOSE_SUBSCRIBERS]: [sum, 0]
 };
 
 /**
@@ -25,26 +26,14 @@ const COMBINE = {
  * @returns {(name: string, args: object) => Promise<any>} runs a call on the whole cluster from this process
  */
 export function attachCalls(relay, remote, config) {
-  const runs = new Map(); // request -> {waiting: Set of links, value, combine, resolve}
   const startedAt = Date.now();
-  let nextRequest = 1;
 
-  const settle = (request, run) => {
-    if (run.waiting.size > 0) return;
-    runs.delete(request);
-    run.resolve(run.value);
-  };
-  /** This node's part: its own figures, or every worker's part combined. */
+  /** This node's part: its own figures, or every worker's part combined (a worker that dies meanwhile adds nothing). */
   const here = async (name, args) => {
     const [combine, zero] = COMBINE[name] ?? unknownCall(name);
     if (name === Call.INFO) return [nodeInfo(relay, config, startedAt)];
-    return new Promise((resolve) => {
-      const request = nextRequest++;
-      const run = { waiting: new Set(relay.links.values()), value: zero, combine, resolve };
-      runs.set(request, run);
-      for (const link of run.waiting) link.send([Op.RUN, name, args, request]);
-      settle(request, run); // no worker here: nothing to wait for
-    });
+    const parts = await Promise.all([...relay.links.values()].map((link) => link.ask(Op.RUN, name, args).catch(() => zero)));
+    return parts.reduce(combine, zero);
   };
   const everywhere = async (name, args) => {
     const [combine] = COMBINE[name] ?? unknownCall(name);
@@ -54,18 +43,7 @@ export function attachCalls(relay, remote, config) {
     return value;
   };
 
-  relay.handle(Op.CALL, (link, [, name, args, token]) => {
-    everywhere(name, args).then((value) => link.send([Op.CALL_DONE, token, value])); // dropped by the batch if the asker is gone
-  });
-  relay.handle(Op.RAN, (link, [, request, value]) => {
-    const run = runs.get(request);
-    if (run === undefined || !run.waiting.delete(link)) return;
-    run.value = run.combine(run.value, value);
-    settle(request, run);
-  });
-  relay.onDetach((link) => {
-    for (const [request, run] of runs) if (run.waiting.delete(link)) settle(request, run);
-  });
+  relay.handle(Op.CALL, (link, [, token, name, args]) => link.reply(token, everywhere(name, args))); // dropped by the batch if the asker is gone
   remote?.serve(here);
   return everywhere;
 }

@@ -5,14 +5,13 @@
 // Redis engine it also asks the other nodes' counts there
 // (lib/engines/redis/users.js). A worker that dies gives its counts back.
 //
-// From a worker:  [add, key, token]  may the key have one more? token null: counted, no answer wanted (no cap)
+// From a worker:  [add, token, key] -> allowed: may the key have one more? token 0: counted, no answer wanted (no cap)
 //                 [del, key]         one of its connections closed
-// To the worker:  [ok, token, allowed]
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {object} options
- * @param {{add: string, del: string, ok: string}} options.ops the operations (../ipc.js Op)
+ * @param {{add: string, del: string}} options.ops the operations (../ipc.js Op)
  * @param {(key: string) => number} options.capOf the key's cap now (Infinity: none)
  * @param {import('../engines/index.js').UserCounts} [options.remote] the other nodes' counts, where the engine has them
  * @returns {Map<string, number>} the counts on this node's workers, by key (read, never written, by the caller)
@@ -36,8 +35,8 @@ export function attachCounts(relay, { ops, capOf, remote }) {
   };
   remote?.attach(counts);
 
-  relay.handle(ops.add, (link, [, key, token]) => {
-    const answer = (allowed) => token !== null && link.send([ops.ok, token, allowed]);
+  relay.handle(ops.add, (link, [, token, key]) => {
+    const answer = (allowed) => link.answer(token, allowed);
     const cap = capOf(key);
     const count = counts.get(key) ?? 0;
     if (count >= cap) return answer(false);

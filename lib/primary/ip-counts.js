@@ -22,7 +22,7 @@ export function attachIpCounts(relay, cap) {
     if (mine > 0) link.ips.set(ip, mine);
     else link.ips.delete(ip);
   };
-  relay.handle(Op.IP_ADD, (link, [, ip, token]) => {
+  relay.handle(Op.IP_ADD, (link, [, token, ip]) => {
     const held = counts.get(ip) ?? 0;
     const allowed = held < cap;
     if (allowed) {
@@ -30,7 +30,7 @@ export function attachIpCounts(relay, cap) {
       link.ips ??= new Map(); // client IP -> its connections on this worker
       link.ips.set(ip, (link.ips.get(ip) ?? 0) + 1);
     }
-    link.send([Op.IP_OK, token, allowed]);
+    link.answer(token, allowed);
   });
   relay.handle(Op.IP_DEL, (link, [, ip]) => {
     if (link.ips?.has(ip)) release(link, ip, 1);

@@ -10,11 +10,17 @@
 // primary queueing without bound. An engine that cannot publish at all (Redis
 // unreachable) is broadcast too: the workers refuse publishes as unavailable.
 //
-// The operations are listed in lib/worker/relay.js.
-import { IpcBatch, Op, unknownOp } from '../ipc.js';
+// The operations are listed in lib/ipc.js; each worker's end of the IPC is
+// an IpcLink (lib/ipc-link.js), as the worker's end of it is.
+import { Op, unknownOp } from '../ipc.js';
+import { IpcLink } from '../ipc-link.js';
+import { ErrorCode, GatewayError } from '../errors.js';
 import { Ticker } from '../ticker.js';
 
 const PRESSURE_CHECK_MS = 20;
+
+const NOT_STORED_MESSAGE =
+  'not stored: Redis failed it, or its replicas did not confirm in time; it may have been published, so retry with the same idempotencyKey';
 
 export class PrimaryRelay {
   /**
@@ -83,7 +89,7 @@ export class PrimaryRelay {
 
   /** Starts relaying for a worker that has just come up. */
   attach(worker) {
-    const link = new WorkerLink(worker);
+    const link = new IpcLink(worker);
     this.links.set(worker.id, link);
     if (this.busy) link.send([Op.BUSY, true]);
     if (!this.engineUp) link.send([Op.ENGINE, false]);
@@ -96,6 +102,7 @@ export class PrimaryRelay {
     if (link === undefined) return;
     this.engine.detach(link.batch);
     this.links.delete(worker.id);
+    link.close('the worker asked went away before answering: retry');
     for (const handler of this.detachHandlers) handler(link);
     this.figures.delete(worker.id);
   }
@@ -109,33 +116,32 @@ export class PrimaryRelay {
     for (const op of ops) {
       switch (op[0]) {
         case Op.PUB: {
-          // The hot path. Its one allocation is the publication (four
-          // fields, dead by the end of the call: the young generation takes
-          // it back for almost nothing; scripts/bench-relay.js measures the
-          // primary's CPU per publish). One function answers every publish
-          // (the link and token travel as `a` and `b`), so no closure per
-          // publish, and token 0 wants no reply, so no result is made. A
-          // key or version left out travels as null (IPC is JSON).
-          const token = op[3];
-          const publication = { channel: op[1], data: op[2], idempotencyKey: op[4] ?? undefined, version: op[5] ?? undefined };
-          if (token === 0) this.engine.publish(publication);
-          else this.engine.publish(publication, answerPublish, link, token);
+          // The hot path. Its allocations are the publication (dead by the
+          // end of the call: the young generation takes it back for almost
+          // nothing; scripts/bench-relay.js measures the primary's CPU per
+          // publish) and, when the worker waits for the reply, the reply. A
+          // field left out travels as null (IPC is JSON).
+          const [, token, channel, data, exclude, idempotencyKey, version] = op;
+          const publication = { channel, data, exclude: exclude ?? undefined, idempotencyKey: idempotencyKey ?? undefined, version: version ?? undefined };
+          this.engine.publish(publication, token === 0 ? undefined : new PublishReply(link, token));
           published++;
           break;
         }
         case Op.HISTORY: {
-          const token = op[3];
-          this.engine.history(op[1], op[2], (answer) => link.send([Op.HISTORY_DONE, token, answer]));
+          const [, token, channel, query] = op;
+          this.engine.history(channel, query, (answer) => replyResult(link, token, answer));
           break;
         }
         case Op.SUB: {
-          const since = op[3] === undefined ? undefined : { seq: op[3], epoch: op[4] };
-          const token = op[2];
-          this.engine.subscribe(op[1], link.batch, since, ({ epoch, seq, result, replay }) => {
-            link.send([Op.SUBOK, token, epoch, seq, result, replay]);
-          });
+          const [, token, channel, sinceSeq, sinceEpoch] = op;
+          const since = sinceSeq === undefined ? undefined : { seq: sinceSeq, epoch: sinceEpoch };
+          this.engine.subscribe(channel, link.batch, since, (reply) => link.answer(token, reply));
           break;
         }
+        case Op.ANSWER:
+        case Op.FAILED:
+          link.settle(op);
+          break;
         case Op.UNSUB:
           this.engine.unsubscribe(op[1], link.batch);
           break;
@@ -159,27 +165,26 @@ export class PrimaryRelay {
   }
 }
 
-/**
- * The engine stored a publish (a result), or did not (null): the worker that asked is told, in its next batch.
- * @param {import('../engines/publication.js').PublishResult | null} result
- */
-function answerPublish(result, link, token) {
-  if (result === null) link.send([Op.SEQ, token, null, undefined, undefined]);
-  else link.send([Op.SEQ, token, result.seq, result.epoch, result.skipped]);
+/** Who waits for a publish's result: the worker that asked, told in its next batch; not stored is a failure. */
+class PublishReply {
+  constructor(link, token) {
+    this.link = link;
+    this.token = token;
+  }
+
+  /** @param {import('../engines/publication.js').PublishResult | null} result */
+  answered(result) {
+    if (result === null) this.link.fail(this.token, new GatewayError(ErrorCode.UNAVAILABLE, NOT_STORED_MESSAGE));
+    else this.link.answer(this.token, result);
+  }
 }
 
 /**
- * One worker's end of the IPC, as the primary's modules see it: `send(op)`
- * queues an operation for the worker's next batch. The batch itself is the
- * route the engine delivers the worker's channels to.
+ * Replies with an engine's answer that may be a refusal ({error, message}:
+ * a history read's too_old, presence's too_many, Redis unreachable): sent as
+ * a failure, so the worker that asked throws it as an error of the family.
  */
-class WorkerLink {
-  constructor(worker) {
-    this.batch = new IpcBatch(worker);
-  }
-
-  /** Queues `op` (an Op and its fields) for the worker, in this turn's batch. */
-  send(op) {
-    this.batch.push(op);
-  }
+export function replyResult(link, token, answer) {
+  if (typeof answer?.error === 'string') link.fail(token, new GatewayError(answer.error, answer.message));
+  else link.answer(token, answer);
 }

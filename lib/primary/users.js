@@ -12,5 +12,5 @@ import { attachCounts } from './counts.js';
  * @param {import('../engines/index.js').Engine} engine its cluster-wide part, where it has one, reaches the other gateway nodes
  */
 export function attachUsers(relay, cap, { users: remote }) {
-  attachCounts(relay, { ops: { add: Op.USER_ADD, del: Op.USER_DEL, ok: Op.USER_OK }, capOf: () => cap, remote });
+  attachCounts(relay, { ops: { add: Op.USER_ADD, del: Op.USER_DEL }, capOf: () => cap, remote });
 }

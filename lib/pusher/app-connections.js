@@ -19,7 +19,6 @@ export class AppConnections {
     this.relay = relay;
     this.byApp = new Map(); // appId -> Set of its connections here
     apps.on('change', (app, previous) => this.changed(app, previous));
-    relay.answers(Op.APP_OK);
   }
 
   /**
@@ -28,10 +27,10 @@ export class AppConnections {
    */
   admit(app) {
     if (app.maxConnections === null) {
-      this.relay.send([Op.APP_ADD, app.appId, null]);
+      this.relay.send([Op.APP_ADD, 0, app.appId]); // counted, no reply wanted
       return true;
     }
-    return this.relay.ask([Op.APP_ADD, app.appId]);
+    return this.relay.ask(Op.APP_ADD, app.appId);
   }
 
   /** Gives back a count admit() took for a connection that never joined (it closed meanwhile). */

@@ -38,7 +38,7 @@ export function maxMemberInfoBytes(app) {
 export async function takeBackendEvents(relay, app, events) {
   const limit = app.maxBackendEventsPerSecond;
   if (limit === null) return;
-  if (!(await relay.ask([Op.APP_EVENTS, app.appId, events]))) {
+  if (!(await relay.ask(Op.APP_EVENTS, app.appId, events))) {
     throw new GatewayError(ErrorCode.OVER_QUOTA, `over the app's ${limit} backend events per second`);
   }
 }

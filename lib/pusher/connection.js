@@ -17,7 +17,7 @@ import { socketListeners } from '../transport/ws-handlers.js';
 import { grantChannel, identify, identityOf, revokeChannel } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
 import { transportMetrics, metrics } from '../session/metrics.js';
-import { MAX_USER_LENGTH } from '../protocol.js';
+import { MAX_USER_LENGTH } from '../protocol/limits.js';
 import { Op } from '../ipc.js';
 import {
   checkName,
@@ -244,8 +244,7 @@ export class PusherConnections {
       ws.send(cacheMiss(name));
       return this.webhook(ws, internal, { name: 'cache_miss', channel: name });
     }
-    const { text, exclude } = eventFrame(name, replay[replay.length - 1]);
-    if (exclude !== ws[kSession].id) ws.send(text);
+    ws.send(eventFrame(name, replay[replay.length - 1]));
   }
 
   /**
@@ -296,13 +295,19 @@ export class PusherConnections {
       const internal = internalName(app.appId, name);
       if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
       const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
-      this.commands.publish(ws, internal, eventData(event, data, socketId, userId), undefined);
+      // Not answered (Pusher acknowledges no client event); a refusal after the checks is told as one before them.
+      this.commands.publish(ws, internal, eventData(event, data, userId), undefined, socketId).catch((err) => this.clientEventRefused(ws, err));
       this.webhook(ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: socketId, user_id: userId });
     } catch (err) {
-      if (!(err instanceof GatewayError)) throw err;
-      metrics.errors.inc({ code: err.code });
-      ws.send(errorFrame(PusherCode.CLIENT_EVENT_REJECTED, err.message));
+      this.clientEventRefused(ws, err);
     }
+  }
+
+  /** A client event refused: pusher:error 4301, as Pusher answers. */
+  clientEventRefused(ws, err) {
+    if (!(err instanceof GatewayError)) throw err;
+    metrics.errors.inc({ code: err.code });
+    if (ws.readyState === ws.OPEN) ws.send(errorFrame(PusherCode.CLIENT_EVENT_REJECTED, err.message));
   }
 
   /** The channel's subscribers changed: the primary tells its count, if its app follows counts (./subscription-count.js). */

@@ -4,7 +4,8 @@
 // object (pusher:error, pusher:subscription_error, pusher:pong) or, where
 // pusher-js parses a string, a string.
 import { ErrorCode, GatewayError } from '../errors.js';
-import { checkDepth, parseObject } from '../protocol.js';
+import { parseObject } from '../protocol/json-object.js';
+import { checkDepth } from '../protocol/validate.js';
 
 /** Pusher's error codes (pusher:error and close codes) the gateway uses. */
 export const PusherCode = Object.freeze({
@@ -85,38 +86,17 @@ export function signinSuccess(userData) {
 
 /**
  * A message's data as the engine carries it: the event's fields less its
- * channel, with `exclude` (a socket_id that must not receive it: a client
- * event's sender, the HTTP API's `socket_id`) first, so the fan-out reads
- * it without parsing (./transport.js).
+ * channel (who must not receive it travels beside it: the publication's
+ * `exclude`).
  * @param {string} event
  * @param {string} data the event's data string
- * @param {string} [exclude]
  * @param {string} [userId] a client event's sender on a presence channel
  */
-export function eventData(event, data, exclude, userId) {
-  const out = exclude === undefined ? {} : { x: exclude };
-  out.event = event;
-  out.data = data;
-  if (userId !== undefined) out.user_id = userId;
-  return out;
+export function eventData(event, data, userId) {
+  return userId === undefined ? { event, data } : { event, data, user_id: userId };
 }
 
-/**
- * terminate_connections as the engine carries it, on the user's own
- * channel: the fan-out closes each of the user's connections instead of
- * writing (no client can publish it: the HTTP API refuses `pusher_internal:` events).
- */
-export const TERMINATE = '{"event":"pusher_internal:terminate"}';
-
-const EXCLUDE = '{"x":"';
-
-/**
- * One message for a Pusher subscriber: the engine's data (eventData, as
- * JSON text) with the channel spliced in.
- * @returns {{text: string, exclude: string|undefined}}
- */
+/** One message for a Pusher subscriber: the engine's data (eventData, as JSON text) with the channel spliced in. */
 export function eventFrame(channel, dataJson) {
-  if (!dataJson.startsWith(EXCLUDE)) return { text: `{"channel":${quote(channel)},${dataJson.slice(1)}`, exclude: undefined };
-  const end = dataJson.indexOf('"', EXCLUDE.length);
-  return { text: `{"channel":${quote(channel)}${dataJson.slice(end + 1)}`, exclude: dataJson.slice(EXCLUDE.length, end) };
+  return `{"channel":${quote(channel)},${dataJson.slice(1)}`;
 }

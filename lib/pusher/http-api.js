@@ -6,12 +6,13 @@
 // Pusher's command core: its names, the app's channels only. Answers are
 // Pusher's: 200 with a JSON object, or the status and a plain-text reason.
 import { ErrorCode, GatewayError } from '../errors.js';
+import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
 import { decodeSegment, readBody, reply } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
-import { Call, MAX_CHANNELS, Op } from '../ipc.js';
+import { Call, MAX_CHANNELS } from '../ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
-import { eventData, TERMINATE } from './frames.js';
+import { eventData, PusherCode } from './frames.js';
 import { md5, sameText, signatureMatches } from './signatures.js';
 import { maxEventBytes, takeBackendEvents } from './app-limits.js';
 
@@ -29,7 +30,6 @@ export class PusherHttpApi {
    */
   constructor({ config, apps, context }) {
     this.apps = apps;
-    context.relay.answers(Op.APP_EVENTS_OK);
     this.context = context;
     this.maxPayload = config.maxPayload;
   }
@@ -57,7 +57,7 @@ export class PusherHttpApi {
       .then((body) => {
         const query = new URL(req.url, 'http://gateway').searchParams;
         authenticate(app, req.method, path, query, body);
-        return route.run(this.context, app, { query, body: body === '' ? undefined : parseBody(body), params: route.params });
+        return route.run(this.context, app, { query, body: body === '' ? undefined : parseObject(body, 'body'), params: route.params });
       })
       .then((answer) => {
         count('ok');
@@ -181,12 +181,13 @@ async function users(context, app, { params: [name] }) {
 
 /** POST /apps/<id>/users/<user_id>/terminate_connections -> {}: every connection signed in as the user, on every worker and node */
 async function terminate(context, app, { params: [user] }) {
-  await runMethod('publish', { channel: eventChannel(app.appId, `#server-to-user-${user}`), data: JSON.parse(TERMINATE) }, context);
+  const channel = eventChannel(app.appId, `#server-to-user-${user}`);
+  await context.relay.call(Call.CLOSE_SUBSCRIBERS, { channel, code: PusherCode.UNAUTHORIZED, reason: 'connection terminated by the server' });
   return {};
 }
 
 function publish(context, internal, { name: event, data, socketId }) {
-  return runMethod('publish', { channel: internal, data: eventData(event, data, socketId) }, context);
+  return runMethod('publish', { channel: internal, data: eventData(event, data) }, context, { exclude: socketId });
 }
 
 /** What the channel and events routes tell of a channel (its `info` checked first: checkInfoFor). */
@@ -277,14 +278,6 @@ function checkEvent(app, body, at = '') {
 export function checkEventName(name, what = 'name') {
   if (typeof name !== 'string' || name === '' || name.length > MAX_EVENT_NAME) throw badRequest(`${what} must be a string of 1 to ${MAX_EVENT_NAME} characters`);
   if (name.startsWith('pusher:') || name.startsWith('pusher_internal:')) throw badRequest(`${what}: pusher: and pusher_internal: events are Pusher's own`);
-}
-
-function parseBody(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw badRequest('the body is not JSON');
-  }
 }
 
 function badRequest(message) {

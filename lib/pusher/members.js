@@ -16,7 +16,7 @@ export function publishMembers(engine) {
     if (!isInternal(channel) || !isPresence(kindOf(pusherName(channel)))) return;
     const data = present ? JSON.stringify({ user_id: user, user_info: infoOf(fields) }) : JSON.stringify({ user_id: user });
     const event = present ? 'pusher_internal:member_added' : 'pusher_internal:member_removed';
-    engine.publish({ channel: membersChannel(channel), data: JSON.stringify(eventData(event, data, present ? client : undefined)) });
+    engine.publish({ channel: membersChannel(channel), data: JSON.stringify(eventData(event, data)), exclude: present ? client : undefined });
   });
 }
 

@@ -1,13 +1,12 @@
 // The Pusher WebSocket as a transport (lib/transport/transport.js): a
 // WebSocket like the native one in everything but the bytes of a message
 // and the close codes. A message is encoded once per worker as Pusher's
-// event frame; a message that names a socket_id to leave out (a client
-// event's sender) skips that one connection (its session's id), so nothing is echoed.
+// event frame; a client event's sender is left out by the fan-out (the
+// publication's `exclude`), so nothing is echoed.
 import { CloseCode } from '../errors.js';
 import { defineTransport } from '../transport/transport.js';
-import { kSession } from '../core/symbols.js';
 import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
-import { errorFrame, eventFrame, PusherCode, TERMINATE } from './frames.js';
+import { errorFrame, eventFrame, PusherCode } from './frames.js';
 import { clientName } from './channels.js';
 
 /**
@@ -23,31 +22,16 @@ const CLOSE_CODES = new Map([
   [CloseCode.TRY_AGAIN, PusherCode.OVER_CAPACITY] // a slow consumer: back off first
 ]);
 
-const TERMINATED = Object.freeze({ terminate: true });
-const TERMINATED_FRAME = errorFrame(PusherCode.UNAUTHORIZED, 'connection terminated by the server');
-
 defineTransport(PusherSocket, {
   ...wsTransport,
-  encode(channel, seq, epoch, dataJson) {
-    if (dataJson === TERMINATE) return TERMINATED;
-    const { text, exclude } = eventFrame(clientName(channel), dataJson);
-    return { bytes: encodeText(text), exclude };
-  },
-  writeMessage(ws, message, maxBuffered) {
-    if (message === TERMINATED) return void terminated(ws);
-    return message.exclude !== ws[kSession].id && wsTransport.write(ws, message.bytes, maxBuffered);
-  },
+  encode: (channel, seq, epoch, dataJson) => encodeText(eventFrame(clientName(channel), dataJson)),
   // No join/leave frames: Pusher's members arrive as events (./members.js).
-  close: (ws, code, reason) => ws.close(CLOSE_CODES.get(code) ?? code, reason),
-  // Publishes are answered with Pusher's frames, never the native ack.
-  acksPublishes: false,
+  close(ws, code, reason) {
+    const pusherCode = CLOSE_CODES.get(code) ?? code;
+    // Ended as unauthorized (terminate_connections): Pusher's clients are told why in a pusher:error first.
+    if (pusherCode === PusherCode.UNAUTHORIZED && wsTransport.isOpen(ws)) ws.send(errorFrame(pusherCode, reason));
+    ws.close(pusherCode, reason);
+  },
   // Its connections belong to apps: what they are sent is counted by app (lib/session/metrics.js).
   hasApps: true
 });
-
-/** terminate_connections reached one of the user's connections. */
-function terminated(ws) {
-  if (!wsTransport.isOpen(ws)) return;
-  ws.send(TERMINATED_FRAME);
-  ws.close(PusherCode.UNAUTHORIZED, 'terminated by the server');
-}

@@ -34,10 +34,17 @@ import { metrics } from './metrics.js';
 import { kSession } from '../core/symbols.js';
 
 // Shared: a refusal at the door costs no allocation, whatever the flood.
-const DRAINING = new GatewayError(ErrorCode.DRAINING, 'this worker is draining: reconnect');
-const OVER_CAPACITY = new GatewayError(ErrorCode.OVER_CAPACITY, 'this worker is full');
-const ORIGIN = new GatewayError(ErrorCode.ORIGIN, 'this Origin is not allowed');
-const IP_CAP = new GatewayError(ErrorCode.IP_CAP, 'too many connections from this address');
+const REFUSALS = {
+  [ErrorCode.DRAINING]: 'this worker is draining: reconnect',
+  [ErrorCode.OVER_CAPACITY]: 'this worker is full',
+  [ErrorCode.ORIGIN]: 'this Origin is not allowed',
+  [ErrorCode.IP_CAP]: 'too many connections from this address'
+};
+
+/** A refusal at the door, made fresh for each connection it refuses. */
+function refusal(code) {
+  return new GatewayError(code, REFUSALS[code]);
+}
 
 // The door when nothing else is said: no limit but capacity, any Origin, no credential.
 const DEFAULTS = {
@@ -81,7 +88,6 @@ export class Admission {
     this.trustForwarded = trustForwarded;
     this.relay = relay;
     this.ipsInPrimary = ipsInPrimary;
-    if (ipsInPrimary) relay.answers(Op.IP_OK);
     this.perIp = new IpCounts(ipsInPrimary ? 0 : maxConnsPerIp);
     this.maxConnsPerUser = maxConnsPerUser;
     this.held = 0; // open connections, every transport
@@ -119,10 +125,10 @@ export class Admission {
 
   /** @throws {GatewayError} why the request may not open a connection, if it may not */
   check(req) {
-    if (this.draining()) throw DRAINING;
-    if (this.held >= this.capacity) throw OVER_CAPACITY;
-    if (this.origins && !this.origins.has(req.headers.origin)) throw ORIGIN;
-    if (!this.perIp.allows(clientIp(req, this.trustForwarded))) throw IP_CAP;
+    if (this.draining()) throw refusal(ErrorCode.DRAINING);
+    if (this.held >= this.capacity) throw refusal(ErrorCode.OVER_CAPACITY);
+    if (this.origins && !this.origins.has(req.headers.origin)) throw refusal(ErrorCode.ORIGIN);
+    if (!this.perIp.allows(clientIp(req, this.trustForwarded))) throw refusal(ErrorCode.IP_CAP);
   }
 
   /**
@@ -130,7 +136,7 @@ export class Admission {
    * @returns {Promise<void>} rejects with the refusal past the cap
    */
   async reserveIp(ip) {
-    if (this.ipsInPrimary && !(await this.relay.ask([Op.IP_ADD, ip]))) throw IP_CAP;
+    if (this.ipsInPrimary && !(await this.relay.ask(Op.IP_ADD, ip))) throw refusal(ErrorCode.IP_CAP);
   }
 
   /** A place reserveIp() took for a connection that never opened. */

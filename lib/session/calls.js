@@ -5,8 +5,8 @@
 // transport whose channels are fixed (an SSE stream's are its URL's) is not
 // subscribed or unsubscribed by the server.
 //
-// From the primary: ['run', name, args, request]  To the primary: ['ran', request, value]
-// To the primary:   ['call', name, args, token]   From the primary: ['calld', token, value]
+// From the primary: [Op.RUN, token, name, args] -> this worker's part
+// To the primary:   [Op.CALL, token, name, args] -> the cluster's value
 import { Call, MAX_CHANNELS, Op } from '../ipc.js';
 import { kTransport } from '../core/symbols.js';
 
@@ -18,8 +18,7 @@ import { kTransport } from '../core/symbols.js';
  * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
  */
 export function attachCalls({ relay, users, connections, subscriptions }) {
-  relay.answers(Op.CALL_DONE);
-  relay.handle(Op.RUN, ([, name, args, request]) => relay.send([Op.RAN, request, run(name, args)]));
+  relay.answers(Op.RUN, run);
 
   function run(name, args) {
     switch (name) {
@@ -31,6 +30,8 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
         return count(args.user, (conn) => connections.serverUnsubscribe(conn, args.channel));
       case Call.CHANNELS:
         return subscriptions.counts(args.prefix, MAX_CHANNELS);
+      case Call.CLOSE_SUBSCRIBERS:
+        return closeSubscribers(args.channel, args.code, args.reason);
       default:
         throw new TypeError(`unknown cluster call ${JSON.stringify(name)}`);
     }
@@ -41,5 +42,12 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
     let n = 0;
     for (const conn of users?.connectionsOf(user) ?? []) if (!conn[kTransport].channelsFixed && act(conn)) n++;
     return n;
+  }
+
+  /** Closes every live subscriber of `channel` here, as its way in closes (its transport's close). */
+  function closeSubscribers(channel, code, reason) {
+    const subscribers = [...(subscriptions.subscribers(channel) ?? [])];
+    for (const conn of subscribers) conn[kTransport].close(conn, code, reason);
+    return subscribers.length;
   }
 }

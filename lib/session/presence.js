@@ -13,7 +13,6 @@
 //                   ['padmit', channel, client, user, fields, maxUsers, token] -> ['padmitd', token, added]
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../ipc.js';
-import { GatewayError } from '../errors.js';
 import { TRANSPORTS } from '../transport/transport.js';
 import { kSession, kTransport } from '../core/symbols.js';
 import { identityOf } from '../core/identity.js';
@@ -41,8 +40,6 @@ export class WorkerPresence {
     this.diffs = []; // {frame, subscribers (an iterator), encoded (per transport)}: the diffs being written, in order
     this.writeDiffs = this.writeDiffs.bind(this);
     subscriptions.watch(this);
-    relay.answers(Op.PRESENCE_DONE);
-    relay.answers(Op.PRESENCE_ADMITTED);
     relay.handle(Op.PRESENCE_DIFF, ([, channel, frame]) => this.deliver(channel, frame));
   }
 
@@ -67,7 +64,7 @@ export class WorkerPresence {
    */
   admit(conn, channel, maxUsers) {
     const { user, shown } = identityOf(conn);
-    return this.relay.ask([Op.PRESENCE_ADMIT, channel, conn[kSession].id, user, shown, maxUsers]);
+    return this.relay.ask(Op.PRESENCE_ADMIT, channel, conn[kSession].id, user, shown, maxUsers);
   }
 
   /** A live subscription ended (unsubscribed, or the connection closed), or an admitted one will not go live. */
@@ -115,12 +112,10 @@ export class WorkerPresence {
    * @param {string} channel of a presence namespace (lib/core/commands.js checks it)
    * @param {boolean} stats presence_stats rather than presence
    * @returns {Promise<{clients: string} | {clients: number, users: number}>} the engine's answer
-   * @throws {GatewayError} too_many, unavailable
+   * @throws {import('../errors.js').GatewayError} too_many, unavailable
    */
-  async read(channel, stats) {
-    const answer = await this.relay.ask([Op.PRESENCE, channel, stats]);
-    if (answer.error !== undefined) throw new GatewayError(answer.error, answer.message);
-    return answer;
+  read(channel, stats) {
+    return this.relay.ask(Op.PRESENCE, channel, stats);
   }
 }
 

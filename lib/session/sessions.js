@@ -20,7 +20,7 @@ import { Expiry } from './expiry.js';
 import { Session } from '../core/session.js';
 import { kSession, kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
-import { Recovery } from '../protocol.js';
+import { Recovery } from '../protocol/outcomes.js';
 
 // The reason label of gateway_connections_closed_total, by close code.
 const CLOSE_REASONS = new Map([

@@ -7,7 +7,7 @@
 // channel's messages only once it is live: after the primary answered its
 // subscribe (or at once, when this worker already receives the channel).
 // Until then it is pending, so a recovery's replay and the live messages
-// join exactly (see ../worker/relay.js).
+// join exactly (see ../worker/relay.js and ./fan-out.js).
 import { gaugeReads, metrics } from './metrics.js';
 import { ChannelDeltas } from './deltas.js';
 import { kSession } from '../core/symbols.js';
@@ -38,6 +38,20 @@ export class LocalChannel extends Set {
     this.seq = 0;
     this.epoch = '';
     this.deltas = undefined; // ChannelDeltas while some subscriber takes deltas
+  }
+
+  /** The primary answered a subscribe for this record: the channel stands at `seq` of `epoch`, and its messages come here. */
+  route(epoch, seq) {
+    this.routed = true;
+    this.epoch = epoch;
+    this.seq = seq;
+  }
+
+  /** The channel's sequence started over: a recovery from the old one must not look up to date here. */
+  restart(epoch) {
+    if (!this.routed) return;
+    this.epoch = epoch;
+    this.seq = 0;
   }
 }
 

@@ -6,7 +6,7 @@
 // To the primary:   ['uadd', user, token]   may this user open one more? (only with a cap)
 //                   ['udel', user]          one of its connections closed (only with a cap)
 // From the primary: ['uok', token, allowed] answer to uadd
-import { CloseCode } from '../protocol.js';
+import { CloseCode } from '../errors.js';
 import { Call, Op } from '../ipc.js';
 import { kTransport } from '../core/symbols.js';
 
@@ -22,13 +22,12 @@ export class WorkerUsers {
     this.cap = cap;
     this.disconnected = disconnected;
     this.byUser = new Map(); // user -> connection (any transport), or Set of them when more than one
-    relay.answers(Op.USER_OK);
   }
 
   /** @returns {Promise<boolean>} whether the user stays within --max-conns-per-user, counted cluster-wide */
   admit(user) {
     if (this.cap === 0) return Promise.resolve(true);
-    return this.relay.ask([Op.USER_ADD, user]);
+    return this.relay.ask(Op.USER_ADD, user);
   }
 
   add(ws, user) {

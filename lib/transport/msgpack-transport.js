@@ -6,7 +6,7 @@
 // binary data as bytes (../codecs/data.js).
 //
 // Replies (acks, errors, presence answers) are built as JSON text by
-// ../protocol.js's builders, the one place frames are defined; a MessagePack
+// ../protocol/frames.js, the one place frames are defined; a MessagePack
 // connection re-encodes them in send(), field for field. They are few; the
 // messages, the hot path, are encoded directly.
 import { require } from '../require.js';

@@ -17,7 +17,7 @@
 //   that has not answered the previous ping is dead (the keepalive wheel
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
-import { CloseCode } from '../protocol.js';
+import { CloseCode } from '../errors.js';
 import { metrics, reportBytes } from '../session/metrics.js';
 import { coalescer } from './coalesce.js';
 import { kCarries, kSession, kTransport } from '../core/symbols.js';
@@ -31,7 +31,7 @@ const HELD_BYTES = 64 * 1024;
  * @property {'ws'|'ws-msgpack'|'sse'} name
  * @property {'json'|'msgpack'} encoding the label of gateway_bytes_sent_total
  * @property {(data: Buffer, isBinary: boolean) => object} [decode] a client
- *   frame into a command (protocol.js's checkClientFrame shape); transports that take frames
+ *   frame into a command (../protocol/client-frame.js's checkClientFrame shape); transports that take frames
  * @property {number} index small and unique: fan-out keeps one encoding per transport by it
  * @property {boolean} answersPings see above
  * @property {boolean} channelsFixed its channels are set when it opens (an

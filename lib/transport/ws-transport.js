@@ -5,7 +5,7 @@
 // directly is safe because the gateway never compresses (ws queues only
 // while deflating), and ws's bufferedAmount still counts these bytes.
 import { require } from '../require.js';
-import { deltaFrame, messageFrame } from '../protocol.js';
+import { deltaFrame, messageFrame } from '../protocol/frames.js';
 import { socketOf } from '../internals.js';
 import * as json from '../codecs/json.js';
 import { countSent, defineTransport, writeBytes } from './transport.js';
@@ -36,7 +36,7 @@ export class GatewaySocket extends WebSocket {
     this[kSession] = undefined;
   }
 
-  /** Every reply (../protocol.js's frames) leaves here: counted in gateway_bytes_sent_total, and coalesced with the fan-out's writes of the turn. */
+  /** Every reply (../protocol/frames.js) leaves here: counted in gateway_bytes_sent_total, and coalesced with the fan-out's writes of the turn. */
   send(data, options, cb) {
     countSent(this, data);
     if (this.readyState === WebSocket.OPEN) coalescer.hold(socketOf(this));

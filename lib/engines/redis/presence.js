@@ -18,7 +18,7 @@
 // folds what it learnt into its own diffs (../join-leave.js) and sends its
 // subscribers one per channel per --join-leave-interval.
 import { readFileSync } from 'node:fs';
-import { ErrorCode } from '../../protocol.js';
+import { ErrorCode } from '../../errors.js';
 import { PresenceTable } from '../presence-table.js';
 import { DiffSender, entryJson, tooMany } from '../join-leave.js';
 import { requireNumbers } from '../check-options.js';

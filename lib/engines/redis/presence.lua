@@ -11,9 +11,9 @@
 -- - a join and a leave are PUBLISHed by the call that added or removed the
 --   entry, once, in that order for one client (each node folds them into its
 --   presence_diff frames: ../join-leave.js);
--- - KEYS[4] is the XOR of the hashes of the clients in KEYS[1] (clientHash in
---   lib/protocol.js, the same arithmetic), changed with every entry added or
---   taken out;
+-- - KEYS[4] is the XOR of the hashes of the clients in KEYS[1] (clientHash
+--   in lib/protocol/presence-hash.js, the same arithmetic), changed with
+--   every entry added or taken out;
 -- - the sweep leaves a tombstone in KEYS[5] for each entry it takes out (its
 --   leave was announced), kept TOMBSTONE_MS: a refresh that re-creates an
 --   entry (its node was cut from Redis for longer than the TTL) announces its
@@ -47,7 +47,8 @@ local ttl = tonumber(ARGV[2])
 local channel, publish, pubsub = ARGV[3], ARGV[4], ARGV[5]
 local TOMBSTONE_MS = 86400000 -- a cut longer than a day re-adds its clients quietly
 
--- FNV-1a, 32 bits, its multiplication split below 2^53 (as in lib/protocol.js).
+-- FNV-1a, 32 bits, its multiplication split below 2^53 (as in
+-- lib/protocol/presence-hash.js).
 local function hash(s)
   local h = 2166136261
   for i = 1, #s do

@@ -25,6 +25,8 @@
 -- ARGV[8] the keys' window in ms   ARGV[9] keys held per channel
 -- ARGV[10] 'publish', or 'spublish' under Redis Cluster (the channel's own shard),
 --          or '' under --redis-wait-replicas: published once replicas hold it (./publisher.js)
+-- ARGV[11] a client id the live message is not delivered to ('' none): it
+--          follows the epoch after a slash (an epoch is base 36)
 -- Returns {seq, epoch, skipped or false, keys dropped}.
 local key = ARGV[6]
 local now = 0
@@ -60,7 +62,11 @@ if ARGV[3] ~= '0' then
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], seq .. '-0', 'd', ARGV[1])
   redis.call('EXPIRE', KEYS[2], ARGV[4])
 end
-if ARGV[10] ~= '' then redis.call(ARGV[10], ARGV[5], seq .. ' ' .. epoch .. ' ' .. ARGV[1]) end
+if ARGV[10] ~= '' then
+  local sent = epoch
+  if ARGV[11] ~= '' then sent = epoch .. '/' .. ARGV[11] end
+  redis.call(ARGV[10], ARGV[5], seq .. ' ' .. sent .. ' ' .. ARGV[1])
+end
 local dropped = 0
 if key ~= '' then
   redis.call('HSET', KEYS[3], key, seq .. ' ' .. epoch)

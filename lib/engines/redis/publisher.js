@@ -36,17 +36,16 @@ const LIMITS = [String(IDEMPOTENCY_WINDOW_MS), String(MAX_IDEMPOTENCY_KEYS)];
 
 /** A publish waiting for its pipeline, and for its answer. */
 class Queued {
-  constructor(tag, publication, epoch, ns, done, a, b) {
+  constructor(tag, publication, epoch, ns, reply) {
     this.tag = tag; // the channel's pub/sub name and its keys' common start
     this.data = publication.data;
+    this.exclude = publication.exclude ?? '';
     this.epoch = epoch; // for a sequence that starts with it
     this.historySize = ns.historySize;
     this.historyTtl = ns.historyTtl;
     this.idempotencyKey = publication.idempotencyKey ?? '';
     this.version = publication.version ?? '';
-    this.done = done;
-    this.a = a;
-    this.b = b;
+    this.reply = reply;
     this.queuedAt = performance.now(); // when first queued: a redirected one is tried again for a while from then
   }
 }
@@ -78,16 +77,17 @@ export class RedisPublisher {
   }
 
   /**
-   * Queues the publish for this turn's pipeline; `done(result, a, b)`
-   * answers it (null: refused).
+   * Queues the publish for this turn's pipeline; `reply` is answered with
+   * its result (null: refused).
    * @param {string} tag the channel's pub/sub name
    * @param {import('../publication.js').Publication} publication read now, not kept
    * @param {string} epoch for a sequence that starts with this publish
    * @param {{historySize: number, historyTtl: number}} ns the channel's namespace
+   * @param {import('../publication.js').PublishReply} [reply]
    */
-  publish(tag, publication, epoch, ns, done, a, b) {
+  publish(tag, publication, epoch, ns, reply) {
     if (this.queued.length === 0) setImmediate(this.flush);
-    this.queued.push(new Queued(tag, publication, epoch, ns, done, a, b));
+    this.queued.push(new Queued(tag, publication, epoch, ns, reply));
     this.waiting++;
   }
 
@@ -109,9 +109,9 @@ export class RedisPublisher {
   send(queued) {
     const pipeline = this.redis.pipeline();
     const { scriptPublishes } = this;
-    for (const { tag, data, epoch, historySize, historyTtl, idempotencyKey, version } of queued) {
+    for (const { tag, data, exclude, epoch, historySize, historyTtl, idempotencyKey, version } of queued) {
       const keys = [`${tag}:state`, `${tag}:history`, `${tag}:idem`, `${tag}:idemt`];
-      pipeline.gw_publish(...keys, data, epoch, historySize, historyTtl, tag, idempotencyKey, version, ...LIMITS, scriptPublishes);
+      pipeline.gw_publish(...keys, data, epoch, historySize, historyTtl, tag, idempotencyKey, version, ...LIMITS, scriptPublishes, exclude);
     }
     if (this.waitReplicas > 0) pipeline.wait(this.waitReplicas, this.waitTimeout);
     const started = performance.now();
@@ -148,12 +148,12 @@ export class RedisPublisher {
       if (!err) this.idempotencyDropped += reply[3];
       // reply: [seq, epoch, skipped or null, keys dropped]; a skipped publish stored nothing, so sends nothing
       const result = err || !replicated ? null : publishResult(reply[0], reply[1], reply[2] ?? undefined);
-      if (live !== undefined && result !== null && result.skipped === undefined) live[this.publishCommand](publish.tag, `${result.seq} ${result.epoch} ${publish.data}`);
-      if (publish.done !== undefined) answers.push([publish, result]);
+      if (live !== undefined && result !== null && result.skipped === undefined) live[this.publishCommand](publish.tag, liveMessage(result, publish));
+      if (publish.reply !== undefined) answers.push([publish, result]);
     }
     if (redirected.length > 0) this.again(redirected);
     const settle = () => {
-      for (const [{ done, a, b }, result] of answers) done(result, a, b);
+      for (const [{ reply }, result] of answers) reply.answered(result);
     };
     // Whatever the live publish's outcome: the message is stored on the replicas, and a subscriber that missed it catches up.
     if (live?.length > 0) live.exec().then(settle, settle);
@@ -168,4 +168,13 @@ export class RedisPublisher {
       this.queued.push(...redirected);
     }, this.redis.options.retryDelayOnTryAgain);
   }
+}
+
+/**
+ * A live message as publish.lua publishes it: `<seq> <epoch> <data>`, or
+ * `<seq> <epoch>/<exclude> <data>` with a client to leave out (an epoch is
+ * base 36, so the slash ends it).
+ */
+function liveMessage({ seq, epoch }, { data, exclude }) {
+  return exclude === '' ? `${seq} ${epoch} ${data}` : `${seq} ${epoch}/${exclude} ${data}`;
 }
