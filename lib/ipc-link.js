@@ -28,6 +28,11 @@ export class IpcLink {
     this.batch.push(op);
   }
 
+  /** Queues `op` to leave with the next batch or soon after (IpcBatch.pushLater): an operation nobody waits for. */
+  sendLater(op) {
+    this.batch.pushLater(op);
+  }
+
   /** @returns {Promise<any>} the reply to [name, token, ...fields] */
   ask(name, ...fields) {
     return new Promise((resolve, reject) => this.expect([name, 0, ...fields], { resolve, reject }));

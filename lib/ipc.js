@@ -112,6 +112,15 @@ export const STATS_INTERVAL_MS = 1000;
  */
 const MAX_OPS_IN_FLIGHT = 50000;
 
+/**
+ * How long an operation nobody waits for may wait for a batch: a count that
+ * caps nothing (a Pusher app's connections without maxConnections) rides the
+ * next batch, or leaves on its own after this. A connection's open and close
+ * would otherwise cost a channel write each, most of what a worker spends on
+ * the IPC in a reconnect storm.
+ */
+const LATER_MS = 20;
+
 export class IpcBatch {
   /** @param {{send: Function}} target a cluster Worker or `process` in a worker */
   constructor(target) {
@@ -119,6 +128,7 @@ export class IpcBatch {
     this.ops = [];
     this.inFlight = 0; // operations handed to send() whose write has not completed
     this.flush = this.flush.bind(this);
+    this.due = undefined; // the timer of operations pushed for later, while some wait
   }
 
   get congested() {
@@ -126,11 +136,30 @@ export class IpcBatch {
   }
 
   push(op) {
-    if (this.ops.length === 0) setImmediate(this.flush);
+    if (this.ops.length === 0 || this.due !== undefined) this.soon();
     this.ops.push(op);
   }
 
+  /** Queues `op` behind the others, to leave with the next batch or within LATER_MS: for an operation nobody waits for. */
+  pushLater(op) {
+    if (this.ops.length === 0) this.due = setTimeout(this.flush, LATER_MS).unref();
+    this.ops.push(op);
+  }
+
+  /** This turn's batch leaves at the end of the turn, with whatever waited for later. */
+  soon() {
+    if (this.due !== undefined) {
+      clearTimeout(this.due);
+      this.due = undefined;
+    }
+    setImmediate(this.flush);
+  }
+
   flush() {
+    if (this.due !== undefined) {
+      clearTimeout(this.due);
+      this.due = undefined;
+    }
     const count = this.ops.length;
     if (count === 0) return;
     const ops = this.ops;

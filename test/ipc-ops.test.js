@@ -5,12 +5,13 @@ import cluster from 'node:cluster';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { Message, Op } from '../lib/ipc.js';
+import { IpcBatch, Message, Op } from '../lib/ipc.js';
 import { PrimaryRelay } from '../lib/primary/relay.js';
 import { MemoryEngine } from '../lib/engines/memory.js';
 import { resolveConfig } from '../lib/config.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/relay-worker.js', import.meta.url));
+const ECHO = fileURLToPath(new URL('./fixtures/batch-echo.js', import.meta.url));
 
 describe('IPC operations', function () {
   it('a worker dies on an operation from the primary that it does not know', async function () {
@@ -23,6 +24,26 @@ describe('IPC operations', function () {
     const [code] = await once(child, 'exit');
     expect(code).to.not.equal(0);
     expect(stderr).to.include('unknown IPC operation "mgs"');
+  });
+
+  it('sends an operation pushed for later with the next batch, in order, or on its own soon after', async function () {
+    const child = fork(ECHO, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    try {
+      await once(child, 'message');
+      const batch = new IpcBatch(child);
+      const next = async () => (await once(child, 'message'))[0].ops;
+      batch.pushLater(['count', 1]);
+      batch.push(['now', 2]);
+      expect(await next()).to.deep.equal([['count', 1], ['now', 2]]);
+      batch.pushLater(['count', 3]);
+      batch.pushLater(['count', 4]);
+      expect(await next()).to.deep.equal([['count', 3], ['count', 4]]);
+      batch.push(['now', 5]);
+      batch.pushLater(['count', 6]);
+      expect(await next()).to.deep.equal([['now', 5], ['count', 6]]);
+    } finally {
+      child.kill();
+    }
   });
 
   describe('the primary relay', function () {

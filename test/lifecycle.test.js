@@ -315,7 +315,8 @@ describe('relay backpressure', function () {
   after(() => gw.stop());
 
   it('refuses publishes while a worker cannot keep up, and recovers when it does', async () => {
-    gw = await startGateway(['--max-publish-rate', '1000000', '--max-payload', '1048576']);
+    // The subscriber is sent what queued while its worker was stopped, faster than a loaded machine may let it read: not a slow consumer here.
+    gw = await startGateway(['--max-publish-rate', '1000000', '--max-payload', '1048576', '--max-buffered', String(256 << 20)]);
     const clients = await Promise.all(
       Array.from({ length: 16 }, (_, i) => TestClient.connect(gw.url, { localAddress: `127.0.0.${i + 1}` }))
     );

@@ -27,7 +27,7 @@ export class AppConnections {
    */
   admit(app) {
     if (app.maxConnections === null) {
-      this.relay.send([Op.APP_ADD, 0, app.appId]); // counted, no reply wanted
+      this.relay.sendLater([Op.APP_ADD, 0, app.appId]); // counted, no reply wanted, no cap to keep
       return true;
     }
     return this.relay.ask(Op.APP_ADD, app.appId);
@@ -35,7 +35,9 @@ export class AppConnections {
 
   /** Gives back a count admit() took for a connection that never joined (it closed meanwhile). */
   release(app) {
-    this.relay.send([Op.APP_DEL, app.appId]);
+    const del = [Op.APP_DEL, app.appId];
+    if (app.maxConnections === null) this.relay.sendLater(del);
+    else this.relay.send(del); // a place under the cap is free at once
   }
 
   /** An admitted connection joins its app: its session's app (./session.js) from now on. */

@@ -40,8 +40,10 @@ import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
 import { metrics } from '../session/metrics.js';
 import { lastInput } from '../transport/last-input.js';
+import { endReceiversOnce } from '../internals.js';
 
 const { WebSocketServer } = require('ws');
+endReceiversOnce();
 
 const RUNNING = 0;
 const DRAINING = 1;

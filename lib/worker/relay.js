@@ -41,6 +41,11 @@ export class WorkerRelay {
     this.link.send(op);
   }
 
+  /** Sends `op` with the next batch, or within a few ms: an operation nobody waits for and no limit reads at once. */
+  sendLater(op) {
+    this.link.sendLater(op);
+  }
+
   /** Sends what is batched now (a worker about to disconnect). */
   flush() {
     this.link.batch.flush();
