@@ -29,9 +29,9 @@ import { ErrorCode, GatewayError } from '../errors.js';
 import { checkChannel } from '../protocol/validate.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from './permissions.js';
-import { identityOf, kClient } from './identity.js';
-import { kTokens, kTokensRefilledAt, kTransport } from './symbols.js';
-import { takeToken } from './token-bucket.js';
+import { identityOf } from './identity.js';
+import { kSession, kTransport } from './symbols.js';
+import { TokenBucket } from './token-bucket.js';
 
 const UNAVAILABLE = 'the engine (Redis) is unreachable: retry shortly';
 const BUSY = 'the gateway is busy relaying: retry shortly';
@@ -98,7 +98,8 @@ export class Commands {
   /** 6: one of the connection's tokens, --max-publish-rate (or its own rate) per second in bursts of as many. */
   spend(conn, what, id) {
     const rate = this.rateOf === undefined ? this.rate : this.rateOf(conn);
-    if (!takeToken(conn, rate, kTokens, kTokensRefilledAt)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${rate} ${what} per second`, id);
+    const session = conn[kSession];
+    if (!(session.commandTokens ??= new TokenBucket(rate)).take(rate)) throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${rate} ${what} per second`, id);
   }
 
   /** 7: the engine can take a publish now. */
@@ -136,7 +137,7 @@ export class Commands {
     const recovering = since !== undefined && !this.subscriptions.upToDate(channel, since, ns.latest);
     if (ns.subscribeHook || recovering) this.spend(conn, 'hooked or recovering subscribes and publishes', id);
     if (!ns.subscribeHook) return ns;
-    return this.hooks.subscribe({ client: conn[kClient], user: identity.user, channel }, present(conn)).then(() => ns, withId(id));
+    return this.hooks.subscribe({ client: conn[kSession].id, user: identity.user, channel }, present(conn)).then(() => ns, withId(id));
   }
 
   /** An unsubscribe, checked: the name (nothing else: leaving is always allowed); the session then leaves. */
@@ -163,7 +164,7 @@ export class Commands {
     this.spend(conn, 'publishes', id);
     this.engineTakes(id);
     if (!ns.publishHook) return this.relay.publish({ channel, data: serialiseData(data), exclude }).catch(withId(id));
-    const body = { client: conn[kClient], user: identity.user, channel, data: jsonable(data) };
+    const body = { client: conn[kSession].id, user: identity.user, channel, data: jsonable(data) };
     return this.hooks
       .publish(body, present(conn))
       .then((outcome) => (conn[kTransport].isOpen(conn) ? this.relay.publish({ channel, data: outcome.dataJson ?? serialiseData(data), exclude }) : undefined))

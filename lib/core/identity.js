@@ -8,7 +8,7 @@
 import { MAX_USER_LENGTH } from '../protocol/limits.js';
 import { infoProblem, isValidChannel } from '../protocol/validate.js';
 import { compilePermissions } from './permissions.js';
-import { kIdentity } from './symbols.js';
+import { kSession } from './symbols.js';
 
 export const MAX_CHANNELS = 256; // in `channels`
 const NO_CHANNELS = Object.freeze([]);
@@ -47,12 +47,11 @@ export function identityFrom(user, exp, claims, userClaim) {
   return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions, channels, info: claims.info, shown: shownFields(user, claims.info) };
 }
 
-// Who a connection of any transport is: its id (Admission.clientId: the
-// welcome frame's connectionId, an SSE stream's ready event, the hooks'
-// `client`, presence's `client`) and, once admitted, its identity. The rules
-// (lib/core/commands.js) read the identity alone and never the auth mode:
-// under --auth none every connection is ANONYMOUS, whose grants are open.
-export const kClient = Symbol('client');
+// Who a connection of any transport is: its id (the session's `id`) and,
+// once admitted, its identity, kept in its session (./session.js) and
+// written here alone. The rules (./commands.js) read the identity and never
+// the auth mode: under --auth none every connection is ANONYMOUS, whose
+// grants are open.
 
 /** Every grant open, no user: a connection under --auth none. */
 export const ANONYMOUS = Object.freeze({
@@ -69,12 +68,12 @@ const PENDING = Object.freeze({ user: null, pending: true });
 
 /** The connection's identity from now on (admitted, or refreshed). */
 export function identify(conn, identity) {
-  conn[kIdentity] = identity;
+  conn[kSession].identity = identity;
 }
 
 /** Its first credential is being checked: it has no identity, and a second first credential waits for this one. */
 export function identifying(conn) {
-  conn[kIdentity] = PENDING;
+  conn[kSession].identity = PENDING;
 }
 
 /**
@@ -82,18 +81,59 @@ export function identifying(conn) {
  *   is none (no credential yet, or its first one still being checked)
  */
 export function identityOf(conn) {
-  const identity = conn[kIdentity];
+  const identity = conn[kSession].identity;
   return identity === PENDING ? undefined : identity;
 }
 
 /** Whether the connection has presented a credential (checked, being checked, or refused): a next one is rate-limited. */
 export function hasCredential(conn) {
-  return conn[kIdentity] !== undefined;
+  return conn[kSession].identity !== undefined;
 }
 
 /** The user of an admitted connection (null: anonymous). */
 export function userOf(conn) {
-  return conn[kIdentity]?.user ?? null;
+  return conn[kSession].identity?.user ?? null;
+}
+
+/**
+ * Grants the connection one more channel to subscribe to (and, with
+ * `publish`, to publish on), as a signature proved it may (Pusher's
+ * private and presence channels). The grant is made on the connection's
+ * own copy of its identity: an identity shared by many connections (an
+ * app's) is copied at the first grant. A presence `member` becomes the user
+ * and info presence shows for it.
+ * @param {{user: string, info: *}} [member]
+ */
+export function grantChannel(conn, channel, publish, member) {
+  const session = conn[kSession];
+  let identity = session.identity;
+  if (!identity.own) {
+    const { subscribe, publish: published } = identity.permissions;
+    identity = {
+      ...identity,
+      own: true,
+      permissions: {
+        subscribe: { ...subscribe, exact: new Set(subscribe.exact) },
+        publish: { ...published, exact: new Set(published.exact) }
+      }
+    };
+    session.identity = identity;
+  }
+  identity.permissions.subscribe.exact.add(channel);
+  if (publish) identity.permissions.publish.exact.add(channel);
+  if (member !== undefined) {
+    identity.user = member.user;
+    identity.info = member.info;
+    identity.shown = shownFields(member.user, member.info);
+  }
+}
+
+/** Takes back what grantChannel() granted on `channel`; an identity never granted one keeps what it has. */
+export function revokeChannel(conn, channel) {
+  const identity = conn[kSession].identity;
+  if (!identity?.own) return;
+  identity.permissions.subscribe.exact.delete(channel);
+  identity.permissions.publish.exact.delete(channel);
 }
 
 function shownFields(user, info) {

@@ -1,16 +1,25 @@
-// A token bucket kept on the connection itself, under the keys its user
-// chose: `rate` per second, bursts of up to `rate`, full before the first
-// use, so a connection that never spends holds no bucket at all.
+// A connection's token bucket: `rate` per second, bursts of up to `rate`.
+// It is made at the first spend, full, so a connection that never spends
+// holds none; the rate is given at each take, since it may change meanwhile
+// (a Pusher app's).
 
-/** @returns {boolean} whether a token was taken */
-export function takeToken(conn, rate, kLeft, kAt) {
-  const now = Date.now();
-  const tokens = conn[kLeft] === undefined ? rate : Math.min(rate, conn[kLeft] + ((now - conn[kAt]) * rate) / 1000);
-  conn[kAt] = now;
-  if (tokens < 1) {
-    conn[kLeft] = tokens;
-    return false;
+export class TokenBucket {
+  /** @param {number} rate tokens per second, the bucket's size */
+  constructor(rate) {
+    this.left = rate;
+    this.at = Date.now(); // when `left` was counted
   }
-  conn[kLeft] = tokens - 1;
-  return true;
+
+  /** @returns {boolean} whether a token was taken */
+  take(rate) {
+    const now = Date.now();
+    const tokens = Math.min(rate, this.left + ((now - this.at) * rate) / 1000);
+    this.at = now;
+    if (tokens < 1) {
+      this.left = tokens;
+      return false;
+    }
+    this.left = tokens - 1;
+    return true;
+  }
 }

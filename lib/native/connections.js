@@ -24,21 +24,18 @@ import {
 } from '../protocol/frames.js';
 import { Keepalive } from '../session/keepalive.js';
 import { socketListeners } from '../transport/ws-handlers.js';
-import { kTransport } from '../core/symbols.js';
-import { hasCredential, identifying, identityOf, kClient } from '../core/identity.js';
+import { kSession, kTransport } from '../core/symbols.js';
+import { hasCredential, identifying, identityOf } from '../core/identity.js';
 import { allows } from '../core/permissions.js';
-import { takeToken } from '../core/token-bucket.js';
+import { TokenBucket } from '../core/token-bucket.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 
 const { WebSocket } = require('ws');
 
-const kAuthTokens = Symbol('authTokens');
-const kAuthRefilled = Symbol('authTokensRefilledAt');
 // Auth frames per second per connection after the first (bursts of as many):
 // verifying costs CPU, so no client may make a worker verify in a loop. The
 // first is free, so a connection that never refreshes holds no bucket.
 const AUTH_RATE = 2;
-
 
 // Who asked for a subscription: the client (answered with an ack) or the server (a `subscribed` frame).
 const CLIENT = false;
@@ -77,8 +74,8 @@ export class Connections {
   /** A WebSocket just upgraded: welcomed at once, or under --auth hook once the connect hook admitted it. */
   accept(ws, ip, req) {
     this.listen(ws);
-    this.sessions.opened(ws, ip, this, this.credentialMs);
-    const id = (ws[kClient] = this.admission.clientId());
+    const { id } = this.sessions.begin(ws, this, this.admission.clientId());
+    this.sessions.opened(ws, ip, this.credentialMs);
     if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.welcomeAuth));
     // No auth timeout: the hook's own timeout (and the bounded queue before it) ends the wait.
     identifying(ws);
@@ -222,7 +219,7 @@ export class Connections {
   authenticate(ws, { token, since }, id) {
     if (!this.admission.jwt) throw new GatewayError(ErrorCode.BAD_REQUEST, `this gateway takes no tokens (--auth ${this.config.auth})`, id);
     if (!hasCredential(ws)) identifying(ws);
-    else if (!takeToken(ws, AUTH_RATE, kAuthTokens, kAuthRefilled)) {
+    else if (!(ws[kSession].credentialTokens ??= new TokenBucket(AUTH_RATE)).take(AUTH_RATE)) {
       throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${AUTH_RATE} auth frames per second`, id);
     }
     // A first credential refused leaves the connection where a second one is
@@ -288,7 +285,7 @@ export class Connections {
   }
 
   closed(ws, code) {
-    this.sessions.closed(ws, this, code);
+    this.sessions.closed(ws, code);
   }
 }
 

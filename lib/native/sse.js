@@ -9,7 +9,8 @@
 // (../transport/sse-stream.js).
 import { ErrorCode, GatewayError, HookFailed } from '../errors.js';
 import { parseCursor } from '../protocol/cursor.js';
-import { ANONYMOUS, identify, kClient } from '../core/identity.js';
+import { ANONYMOUS, identify } from '../core/identity.js';
+import { kSession } from '../core/symbols.js';
 import { clientIp } from '../session/client-ip.js';
 import { reply } from '../transport/http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from '../transport/sse-stream.js';
@@ -97,7 +98,7 @@ export class SseStreams {
   async start(req, res, ip, { channels, since, token }) {
     const present = () => !req.socket.destroyed;
     const stream = new SseStream(req.socket, channels);
-    stream[kClient] = this.admission.clientId();
+    this.sessions.begin(stream, this, this.admission.clientId());
     try {
       const identity = await this.identity(req, stream, ip, token, present);
       identify(stream, identity);
@@ -115,7 +116,7 @@ export class SseStreams {
 
   /** @returns {Promise<import('../core/identity.js').Identity>} who the request's client is; rejects with the refusal */
   identity(req, stream, ip, token, present) {
-    if (this.admission.hook) return this.admission.identify(req, stream[kClient], 'sse', ip, present);
+    if (this.admission.hook) return this.admission.identify(req, stream[kSession].id, 'sse', ip, present);
     if (!this.admission.jwt) return Promise.resolve(ANONYMOUS);
     if (typeof token !== 'string' || token === '') {
       metrics.authFailures.inc({ reason: 'missing' });
@@ -137,7 +138,7 @@ export class SseStreams {
     );
     carry(socket, stream);
     socket.on('close', this.onClose);
-    this.sessions.opened(stream, ip, this);
+    this.sessions.opened(stream, ip);
     for (let i = 0; i < stream.channels.length; i++) this.subscribe(stream, i, since[i]);
   }
 
@@ -172,12 +173,12 @@ export class SseStreams {
   /** The stream receives the channel live; once all its channels are, it says so with the full cursor. */
   activate(stream, i, local) {
     stream.positions[i] = local;
-    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream, stream[kClient]), this.config.maxBuffered);
+    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream, stream[kSession].id), this.config.maxBuffered);
   }
 
   closed(stream) {
     stream.closed();
-    this.sessions.closed(stream, this, stream.closeCode);
+    this.sessions.closed(stream, stream.closeCode);
   }
 }
 

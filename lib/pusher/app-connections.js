@@ -6,11 +6,9 @@
 // admits an app's connection within its maxConnections across workers and
 // nodes; an app without one is counted without waiting for an answer.
 import { Op } from '../ipc.js';
-import { appFigures, kAppFigures } from '../session/metrics.js';
+import { appFigures } from '../session/metrics.js';
+import { kSession } from '../core/symbols.js';
 import { errorFrame, PusherCode } from './frames.js';
-
-/** The app a connection belongs to (set once it is established). */
-export const kApp = Symbol('app');
 
 export class AppConnections {
   /**
@@ -42,11 +40,12 @@ export class AppConnections {
     else this.relay.send(del); // a place under the cap is free at once
   }
 
-  /** An admitted connection joins its app. */
+  /** An admitted connection joins its app: its session's app (./session.js) from now on. */
   add(ws, app) {
-    ws[kApp] = app;
-    ws[kAppFigures] = appFigures(app.appId);
-    ws[kAppFigures].connections++;
+    const session = ws[kSession];
+    session.app = app;
+    session.appFigures = appFigures(app.appId);
+    session.appFigures.connections++;
     let set = this.byApp.get(app.appId);
     if (set === undefined) this.byApp.set(app.appId, (set = new Set()));
     set.add(ws);
@@ -54,10 +53,10 @@ export class AppConnections {
 
   /** A connection closed: it leaves its app, here and in the primary's count. */
   delete(ws) {
-    const app = ws[kApp];
-    if (app === undefined) return;
+    const { app, appFigures: figures } = ws[kSession];
+    if (app === null) return;
     this.release(app);
-    ws[kAppFigures].connections--;
+    figures.connections--;
     const set = this.byApp.get(app.appId);
     set?.delete(ws);
     if (set?.size === 0) this.byApp.delete(app.appId);
@@ -73,7 +72,7 @@ export class AppConnections {
     if (set === undefined) return;
     if (app === undefined) return closeAll(set, PusherCode.APP_NOT_FOUND, 'the app was removed');
     if (!app.enabled) return closeAll(set, PusherCode.APP_DISABLED, 'the app is disabled');
-    for (const ws of set) ws[kApp] = app;
+    for (const ws of set) ws[kSession].app = app;
   }
 }
 

@@ -9,13 +9,13 @@
 // connections join their app (./app-connections.js).
 import { ErrorCode, GatewayError } from '../errors.js';
 import { Op } from '../ipc.js';
-import { kApp } from './app-connections.js';
+import { kSession } from '../core/symbols.js';
 
 const KB = 1024;
 
 /** The command core's rate for a Pusher connection: its app's client events per second. */
 export function clientEventRate(ws) {
-  return ws[kApp].maxClientEventsPerSecond;
+  return ws[kSession].app.maxClientEventsPerSecond;
 }
 
 /** @returns {number} bytes an event's data may hold */

@@ -14,7 +14,8 @@ import { randomInt } from 'node:crypto';
 import { ErrorCode, GatewayError } from '../errors.js';
 import { Keepalive } from '../session/keepalive.js';
 import { socketListeners } from '../transport/ws-handlers.js';
-import { identify, identityOf, kClient } from '../core/identity.js';
+import { grantChannel, identify, identityOf, revokeChannel } from '../core/identity.js';
+import { kSession } from '../core/symbols.js';
 import { transportMetrics, metrics } from '../session/metrics.js';
 import { MAX_USER_LENGTH } from '../protocol/limits.js';
 import { Op } from '../ipc.js';
@@ -35,7 +36,8 @@ import {
   userOfChannel
 } from './channels.js';
 import { authMatches } from './signatures.js';
-import { AppConnections, kApp } from './app-connections.js';
+import { AppConnections } from './app-connections.js';
+import { PusherSession } from './session.js';
 import { maxEventBytes, maxMemberInfoBytes } from './app-limits.js';
 import { countsSubscriptions, hasCount } from './subscription-count.js';
 import {
@@ -53,7 +55,6 @@ import {
   subscriptionSucceeded
 } from './frames.js';
 
-const kUser = Symbol('user'); // the id a pusher:signin proved
 const PROTOCOLS = new Set(['5', '6', '7']);
 const PROTOCOL = /[?&]protocol=([^&]*)/;
 const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], templates: [] });
@@ -61,7 +62,7 @@ const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], temp
 export class PusherConnections {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
+   * @param {number} options.pingInterval --ping-interval: ms between two pings, told to clients as Pusher's activity_timeout
    * @param {import('./apps.js').Apps} options.apps
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
@@ -70,17 +71,18 @@ export class PusherConnections {
    * @param {import('../session/presence.js').WorkerPresence} options.presence
    * @param {import('pino').Logger} options.log
    */
-  constructor({ config, apps, relay, subscriptions, sessions, commands, presence, log }) {
+  constructor({ pingInterval, apps, relay, subscriptions, sessions, commands, presence, log }) {
     this.apps = apps;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.sessions = sessions;
     this.commands = commands;
     this.presence = presence;
-    this.activityTimeout = Math.max(1, Math.round(config.pingInterval / 1000));
+    this.activityTimeout = Math.max(1, Math.round(pingInterval / 1000));
     this.count = 0; // open connections (counted by the session, lib/session/sessions.js)
     this.opened = 0; // ever accepted: how lib/worker/upgrade.js tells a handshake that completed
     this.metrics = transportMetrics('ws', 'pusher');
+    this.Session = PusherSession; // its connections' sessions hold their app and signed-in user
     // socket_ids: `<this process's random number>.<a count>`, unique across workers and nodes.
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
@@ -93,9 +95,9 @@ export class PusherConnections {
   /** A WebSocket on /app/<key> just upgraded: established, or told why not and closed. */
   accept(ws, ip, req) {
     this.listen(ws);
-    this.sessions.opened(ws, ip, this);
     // The socket_id is the connection's id everywhere (presence entries, the fan-out's exclusion).
-    ws[kClient] = `${this.idPrefix}${this.nextId++}`;
+    this.sessions.begin(ws, this, `${this.idPrefix}${this.nextId++}`);
+    this.sessions.opened(ws, ip);
     // Read by hand: a URL object per handshake costs more than the rest of the path's parsing.
     const query = req.url.indexOf('?');
     const app = this.apps.byKey.get(req.url.slice(5, query === -1 ? undefined : query));
@@ -116,12 +118,12 @@ export class PusherConnections {
   established(ws, app) {
     this.byApp.add(ws, app);
     identify(ws, this.identityOf(app));
-    ws.send(connectionEstablished(ws[kClient], this.activityTimeout));
+    ws.send(connectionEstablished(ws[kSession].id, this.activityTimeout));
   }
 
   message(ws, data, isBinary) {
     Keepalive.alive(ws);
-    if (ws[kApp] === undefined) return; // refused, closing
+    if (ws[kSession].app === null) return; // refused, closing
     try {
       if (isBinary) throw new GatewayError(ErrorCode.BAD_REQUEST, 'binary frames are not accepted; send JSON text');
       this.run(ws, parseFrame(data.toString()));
@@ -158,11 +160,11 @@ export class PusherConnections {
     const user = userOfChannel(name);
     if (user !== undefined) {
       // A signed-in connection already holds its user's channel (signin() joined it).
-      if (user === ws[kUser]) return void ws.send(subscriptionSucceeded(name));
+      if (user === ws[kSession].signedIn) return void ws.send(subscriptionSucceeded(name));
       return void ws.send(subscriptionError(name, 403, 'AuthError', 'sign in as this user first (pusher:signin)'));
     }
     if (!isValidName(name)) return void ws.send(subscriptionError(name.slice(0, 200), 400, 'InvalidChannel', checkNameMessage(name)));
-    const app = ws[kApp];
+    const { app, id: socketId } = ws[kSession];
     const kind = kindOf(name);
     const internal = internalName(app.appId, name);
     if (this.subscriptions.has(ws, internal)) {
@@ -172,21 +174,21 @@ export class PusherConnections {
     }
     let member;
     if (isSigned(kind)) {
-      const socketId = ws[kClient];
       const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
       if (!authMatches(app, signed, auth)) return void ws.send(subscriptionError(name, 401, 'AuthError', `invalid signature for ${socketId} on ${name}`));
       if (isPresence(kind)) {
         member = memberOf(channelData, maxMemberInfoBytes(app));
         if (typeof member === 'string') return void ws.send(subscriptionError(name, 400, 'InvalidChannelData', member));
       }
-      grant(ws, internal, kind, member);
+      // And client events there, but on an encrypted channel, where Pusher allows none.
+      grantChannel(ws, internal, kind !== Kind.ENCRYPTED, member);
     }
     let ns;
     try {
       ns = this.commands.subscribe(ws, internal, undefined, undefined);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      revoke(ws, internal);
+      revokeChannel(ws, internal);
       return void ws.send(subscriptionError(name, err.status, 'SubscriptionError', err.message));
     }
     const request = { owner: this, conn: ws, channel: internal, latest: ns.latest, name };
@@ -212,7 +214,7 @@ export class PusherConnections {
 
   /** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
   joinRefused({ conn: ws, channel: internal, name }, err) {
-    revoke(ws, internal);
+    revokeChannel(ws, internal);
     this.sessions.leave(ws, membersChannel(internal), true);
     if (!this.isOpen(ws)) return;
     const full = err.code === ErrorCode.TOO_MANY;
@@ -251,14 +253,15 @@ export class PusherConnections {
    * reaches it (sendToUser, terminate_connections) on every worker and node.
    */
   signin(ws, { auth, user_data: userData }) {
-    const app = ws[kApp];
+    const session = ws[kSession];
+    const { app } = session;
     const refuse = (message) => ws.send(errorFrame(PusherCode.UNAUTHORIZED, message));
-    if (typeof userData !== 'string' || !authMatches(app, `${ws[kClient]}::user::${userData}`, auth)) return refuse('invalid signin signature');
+    if (typeof userData !== 'string' || !authMatches(app, `${session.id}::user::${userData}`, auth)) return refuse('invalid signin signature');
     const user = userIdOf(userData);
     if (user === undefined) return refuse(`user_data must be a JSON object with an id of 1 to ${MAX_USER_ID_BYTES} bytes`);
-    if (ws[kUser] !== undefined && ws[kUser] !== user) return refuse(`already signed in as another user`);
-    if (ws[kUser] === undefined) {
-      ws[kUser] = user;
+    if (session.signedIn !== null && session.signedIn !== user) return refuse(`already signed in as another user`);
+    if (session.signedIn === null) {
+      session.signedIn = user;
       const channel = userChannel(app.appId, user);
       this.sessions.join({ owner: this, conn: ws, channel, latest: this.commands.namespace(channel).latest });
     }
@@ -268,12 +271,12 @@ export class PusherConnections {
   /** pusher:unsubscribe: leaving is always allowed; an unknown channel is nothing to leave. */
   unsubscribe(ws, { channel: name }) {
     if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
-    const internal = internalName(ws[kApp].appId, name);
+    const internal = internalName(ws[kSession].app.appId, name);
     if (this.subscriptions.has(ws, internal)) this.countChanged(ws, internal, name);
     this.commands.unsubscribe(ws, internal);
     this.sessions.leave(ws, internal);
     if (isPresence(kindOf(name))) this.sessions.leave(ws, membersChannel(internal), true);
-    revoke(ws, internal);
+    revokeChannel(ws, internal);
   }
 
   /**
@@ -286,14 +289,15 @@ export class PusherConnections {
     try {
       checkName(name);
       const text = typeof data === 'string' ? data : JSON.stringify(data);
-      const max = maxEventBytes(ws[kApp]);
+      const { app, id: socketId } = ws[kSession];
+      const max = maxEventBytes(app);
       if (text === undefined || Buffer.byteLength(text) > max) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${max} bytes`);
-      const internal = internalName(ws[kApp].appId, name);
+      const internal = internalName(app.appId, name);
       if (!this.subscriptions.has(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
       const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
       // Not answered (Pusher acknowledges no client event); a refusal after the checks is told as one before them.
-      this.commands.publish(ws, internal, eventData(event, data, userId), undefined, ws[kClient]).catch((err) => this.clientEventRefused(ws, err));
-      this.webhook(ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: ws[kClient], user_id: userId });
+      this.commands.publish(ws, internal, eventData(event, data, userId), undefined, socketId).catch((err) => this.clientEventRefused(ws, err));
+      this.webhook(ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: socketId, user_id: userId });
     } catch (err) {
       this.clientEventRefused(ws, err);
     }
@@ -308,12 +312,12 @@ export class PusherConnections {
 
   /** The channel's subscribers changed: the primary tells its count, if its app follows counts (./subscription-count.js). */
   countChanged(ws, internal, name) {
-    if (countsSubscriptions(ws[kApp]) && hasCount(name)) this.relay.send([Op.SUBSCRIPTIONS_CHANGED, internal]);
+    if (countsSubscriptions(ws[kSession].app) && hasCount(name)) this.relay.send([Op.SUBSCRIPTIONS_CHANGED, internal]);
   }
 
   /** An event for the app's webhooks, which the primary sends (./webhooks.js). */
   webhook(ws, internal, event) {
-    if (ws[kApp].webhooks.length > 0) this.relay.send([Op.PROTOCOL_WEBHOOK, internal, event]);
+    if (ws[kSession].app.webhooks.length > 0) this.relay.send([Op.PROTOCOL_WEBHOOK, internal, event]);
   }
 
   /** Answers a refused frame with pusher:error; anything but the family's errors is a bug and goes on up. */
@@ -338,12 +342,13 @@ export class PusherConnections {
   closed(ws, code) {
     // A presence user is Pusher's, not one of the gateway's users: the
     // session forgets the connection as it would an anonymous one.
-    if (identityOf(ws)?.user != null) identify(ws, this.identityOf(ws[kApp]));
-    if (ws[kApp] !== undefined && countsSubscriptions(ws[kApp])) {
+    const { app } = ws[kSession];
+    if (identityOf(ws)?.user != null) identify(ws, this.identityOf(app));
+    if (app !== null && countsSubscriptions(app)) {
       for (const internal of this.subscriptions.channelsOf(ws)) if (!isOwn(internal)) this.countChanged(ws, internal, clientName(internal));
     }
     this.byApp.delete(ws);
-    this.sessions.closed(ws, this, code);
+    this.sessions.closed(ws, code);
   }
 }
 
@@ -372,41 +377,6 @@ function checkNameMessage(name) {
 function appIdentity(app) {
   const subscribe = Object.freeze({ any: false, exact: new Set(), prefixes: publicPrefixes(app.appId), templates: [] });
   return Object.freeze({ user: null, expiresAt: undefined, permissions: Object.freeze({ subscribe, publish: NOTHING }), channels: [], info: undefined, shown: '' });
-}
-
-/**
- * Adds a signed channel to the connection's grants (and client events
- * there), on the connection's own copy of its identity; a presence member
- * becomes the user presence shows.
- */
-function grant(ws, internal, kind, member) {
-  let identity = identityOf(ws);
-  if (!identity.own) {
-    const { subscribe } = identity.permissions;
-    identity = {
-      ...identity,
-      own: true,
-      permissions: {
-        subscribe: { ...subscribe, exact: new Set() },
-        publish: { ...NOTHING, exact: new Set() }
-      }
-    };
-    identify(ws, identity);
-  }
-  identity.permissions.subscribe.exact.add(internal);
-  if (kind !== Kind.ENCRYPTED) identity.permissions.publish.exact.add(internal);
-  if (member !== undefined) {
-    identity.user = member.user;
-    identity.info = member.info;
-    identity.shown = `,"user":${JSON.stringify(member.user)}${member.info === undefined ? '' : `,"info":${JSON.stringify(member.info)}`}`;
-  }
-}
-
-function revoke(ws, internal) {
-  const identity = identityOf(ws);
-  if (!identity?.own) return;
-  identity.permissions.subscribe.exact.delete(internal);
-  identity.permissions.publish.exact.delete(internal);
 }
 
 /**

@@ -46,7 +46,7 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
     checkName: checkInternal,
     showName: pusherName
   });
-  const connections = new PusherConnections({ config, apps, relay, subscriptions, sessions, commands, presence, log });
+  const connections = new PusherConnections({ pingInterval: config.pingInterval, apps, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({
     noServer: true,
     WebSocket: PusherSocket,

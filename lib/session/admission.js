@@ -31,7 +31,7 @@ import { clientIp } from './client-ip.js';
 import { IpCounts } from './ip-counts.js';
 import { WorkerUsers } from './users.js';
 import { metrics } from './metrics.js';
-import { kReservedIp } from '../core/symbols.js';
+import { kSession } from '../core/symbols.js';
 
 // Shared: a refusal at the door costs no allocation, whatever the flood.
 const REFUSALS = {
@@ -46,35 +46,62 @@ function refusal(code) {
   return new GatewayError(code, REFUSALS[code]);
 }
 
+// The door when nothing else is said: no limit but capacity, any Origin, no credential.
+const DEFAULTS = {
+  capacity: Infinity,
+  allowedOrigins: undefined,
+  maxConnsPerIp: 0,
+  ipsInPrimary: false,
+  maxConnsPerUser: 0,
+  trustForwarded: false,
+  auth: 'none',
+  verify: undefined,
+  hooks: undefined
+};
+
 export class Admission {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
-   * @param {import('../worker/relay.js').WorkerRelay} options.relay the primary counts users
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay the primary counts users and, with ipsInPrimary, IPs
    * @param {() => boolean} options.draining
    * @param {number} options.worker this worker's number, in the connection ids
-   * @param {import('pino').Logger} options.log
+   * @param {number} [options.capacity=Infinity] connections the worker holds, every transport together (lib/capacity.js)
+   * @param {string[]} [options.allowedOrigins] --allowed-origins: the Origins let in; any without a list
+   * @param {number} [options.maxConnsPerIp=0] --max-conns-per-ip (0: none)
+   * @param {boolean} [options.ipsInPrimary=false] the primary counts each IP's connections, since
+   *   one IP's land on several workers (lib/config.js ipCapInPrimary); otherwise this worker does
+   * @param {number} [options.maxConnsPerUser=0] --max-conns-per-user (0: none)
+   * @param {boolean} [options.trustForwarded=false] --trust-forwarded: the client's IP is X-Forwarded-For's last
+   * @param {'none'|'jwt'|'hook'} [options.auth='none'] --auth
+   * @param {(token: *) => Promise<import('../core/identity.js').Identity>} [options.verify] under
+   *   --auth jwt: a token's check (./auth.js createVerifier)
+   * @param {Hooks} [options.hooks] the application's hooks, when any is configured
    */
-  constructor({ config, relay, draining, worker, log }) {
-    this.config = config;
+  constructor(options) {
+    const { relay, draining, worker, capacity, allowedOrigins, maxConnsPerIp, ipsInPrimary, maxConnsPerUser, trustForwarded, auth, verify, hooks } = {
+      ...DEFAULTS,
+      ...options
+    };
     this.draining = draining;
-    this.capacity = workerCapacity(config);
-    this.origins = config.allowedOrigins && new Set(config.allowedOrigins);
+    this.capacity = capacity;
+    this.origins = allowedOrigins && new Set(allowedOrigins);
+    this.trustForwarded = trustForwarded;
     this.relay = relay;
-    this.ipsInPrimary = ipCapInPrimary(config);
-    this.perIp = new IpCounts(this.ipsInPrimary ? 0 : config.maxConnsPerIp);
+    this.ipsInPrimary = ipsInPrimary;
+    this.perIp = new IpCounts(ipsInPrimary ? 0 : maxConnsPerIp);
+    this.maxConnsPerUser = maxConnsPerUser;
     this.held = 0; // open connections, every transport
     // Worker number and a random part, so ids stay unique across restarts.
     this.idPrefix = `${worker}-${randomBytes(4).toString('hex')}-`;
     this.opened = 0;
-    this.jwt = config.auth === 'jwt';
-    this.hook = config.auth === 'hook';
+    this.jwt = auth === 'jwt';
+    this.hook = auth === 'hook';
     this.identified = this.jwt || this.hook; // every connection has a user
-    if (this.jwt) this.verify = createVerifier(config, log);
-    if (hooksConfigured(config)) this.hooks = new Hooks(config);
+    this.verify = verify;
+    this.hooks = hooks;
     if (this.identified) {
       const disconnected = (n) => metrics.disconnects.inc({ reason: 'api' }, n);
-      this.users = new WorkerUsers({ relay, cap: config.maxConnsPerUser, disconnected });
+      this.users = new WorkerUsers({ relay, cap: maxConnsPerUser, disconnected });
     }
   }
 
@@ -101,7 +128,7 @@ export class Admission {
     if (this.draining()) throw refusal(ErrorCode.DRAINING);
     if (this.held >= this.capacity) throw refusal(ErrorCode.OVER_CAPACITY);
     if (this.origins && !this.origins.has(req.headers.origin)) throw refusal(ErrorCode.ORIGIN);
-    if (!this.perIp.allows(clientIp(req, this.config.trustForwarded))) throw refusal(ErrorCode.IP_CAP);
+    if (!this.perIp.allows(clientIp(req, this.trustForwarded))) throw refusal(ErrorCode.IP_CAP);
   }
 
   /**
@@ -117,16 +144,41 @@ export class Admission {
     if (this.ipsInPrimary) this.relay.send([Op.IP_DEL, ip]);
   }
 
-  /** A connection let in by check() (and reserveIp()) is open: counted until left(). */
+  /**
+   * A connection let in by check() (and reserveIp()) is open: counted until
+   * left(); its session keeps the IP it is counted under, if any is.
+   */
   admitted(conn, ip) {
     this.held++;
-    if (this.ipsInPrimary) conn[kReservedIp] = ip;
-    else this.perIp.add(conn, ip);
+    if (this.ipsInPrimary || this.perIp.add(ip)) conn[kSession].ip = ip;
   }
 
   left(conn) {
     this.held--;
-    if (this.ipsInPrimary) this.releaseIp(conn[kReservedIp]);
-    else this.perIp.remove(conn);
+    const { ip } = conn[kSession];
+    if (ip === null) return;
+    if (this.ipsInPrimary) this.releaseIp(ip);
+    else this.perIp.remove(ip);
   }
+}
+
+/**
+ * A worker's door, from the resolved configuration: its limits, and the
+ * token check or the hooks its --auth and hook flags ask for.
+ * @param {object} config resolved gateway configuration
+ * @param {import('pino').Logger} log
+ * @returns {object} Admission's options, less the worker's own (relay, draining, worker)
+ */
+export function admissionOptions(config, log) {
+  return {
+    capacity: workerCapacity(config),
+    allowedOrigins: config.allowedOrigins,
+    maxConnsPerIp: config.maxConnsPerIp,
+    ipsInPrimary: ipCapInPrimary(config),
+    maxConnsPerUser: config.maxConnsPerUser,
+    trustForwarded: config.trustForwarded,
+    auth: config.auth,
+    verify: config.auth === 'jwt' ? createVerifier(config, log) : undefined,
+    hooks: hooksConfigured(config) ? new Hooks(config) : undefined
+  };
 }

@@ -1,5 +1,5 @@
 // Which address a connection belongs to, for logs and per-IP limits.
-export const kClientIp = Symbol('clientIp');
+import { kClientIp } from '../core/symbols.js';
 
 /**
  * The primary tags each socket it hands over with the client's IP (from the

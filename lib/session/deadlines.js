@@ -5,12 +5,12 @@
 // tick only looks at one slot; a deadline further than one turn away is seen
 // once a turn and left in place until its time comes.
 //
-// A deadline is kept as the number of the slot it falls in, counted from the
-// wheel's start: a small integer V8 stores in the connection's field itself,
+// A deadline is kept in the connection's session (its `deadlineSlot`) as the
+// number of the slot it falls in, counted from the wheel's start: a small integer V8 stores in the connection's field itself,
 // where milliseconds since 1970 would be a separate 16-byte number.
 //
 // The timer runs only while a deadline is set.
-import { kDeadlineSlot } from '../core/symbols.js';
+import { kSession } from '../core/symbols.js';
 import { Ticker } from '../ticker.js';
 
 const SLOT_MS = 250; // a deadline is acted on within about two slots of passing
@@ -32,17 +32,18 @@ export class Deadlines {
     this.remove(ws);
     // A deadline already past goes in the next slot to visit, not a turn later.
     const n = Math.max(this.done + 1, Math.floor((at - this.start) / SLOT_MS));
-    ws[kDeadlineSlot] = n;
+    ws[kSession].deadlineSlot = n;
     this.slots[n % SLOTS].add(ws);
     this.size++;
     this.ticker.start();
   }
 
   remove(ws) {
-    const n = ws[kDeadlineSlot];
-    if (n === -1 || n === undefined) return;
+    const session = ws[kSession];
+    const n = session.deadlineSlot;
+    if (n === -1) return;
     this.slots[n % SLOTS].delete(ws);
-    ws[kDeadlineSlot] = -1;
+    session.deadlineSlot = -1;
     this.size--;
   }
 
@@ -53,9 +54,10 @@ export class Deadlines {
     for (let n = Math.max(this.done + 1, current - SLOTS); n < current; n++) {
       const slot = this.slots[n % SLOTS];
       for (const ws of slot) {
-        if (ws[kDeadlineSlot] > n) continue; // a later turn's
+        const session = ws[kSession];
+        if (session.deadlineSlot > n) continue; // a later turn's
         slot.delete(ws);
-        ws[kDeadlineSlot] = -1;
+        session.deadlineSlot = -1;
         this.size--;
         this.expired(ws);
       }

@@ -6,8 +6,8 @@
 // hour) do not come back to the backend all at once. Deadlines sit in the
 // transport's timer wheel (./deadlines.js).
 import { CloseCode, HookFailed } from '../errors.js';
-import { kExpiresAt, kTransport } from '../core/symbols.js';
-import { kClient, userOf } from '../core/identity.js';
+import { kSession, kTransport } from '../core/symbols.js';
+import { userOf } from '../core/identity.js';
 import { metrics } from './metrics.js';
 
 const MAX_LEAD_MS = 60000; // a refresh is asked at most this long before the end
@@ -27,17 +27,17 @@ export class Expiry {
   set(conn, expiresAt) {
     if (expiresAt === undefined) return this.deadlines.remove(conn);
     if (this.hooks === undefined) return this.deadlines.set(conn, expiresAt);
-    conn[kExpiresAt] = expiresAt;
+    conn[kSession].expiresAt = expiresAt;
     const spread = Math.min(MAX_LEAD_MS, (expiresAt - Date.now()) / 2);
     this.deadlines.set(conn, expiresAt - spread * (0.5 + 0.5 * Math.random()));
   }
 
   /** Its deadline passed: the end (closed with 4003), or the moment to ask the refresh hook. */
   passed(conn) {
-    const expiresAt = conn[kExpiresAt];
+    const expiresAt = conn[kSession].expiresAt;
     if (expiresAt === undefined || Date.now() >= expiresAt) return expire(conn);
     const transport = conn[kTransport];
-    this.hooks.refresh({ client: conn[kClient], user: userOf(conn) }, () => transport.isOpen(conn)).then(
+    this.hooks.refresh({ client: conn[kSession].id, user: userOf(conn) }, () => transport.isOpen(conn)).then(
       (outcome) => {
         if (!transport.isOpen(conn)) return;
         if (outcome.expired) return expire(conn);

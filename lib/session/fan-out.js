@@ -3,8 +3,7 @@
 // and the same bytes written to each; a subscriber that takes deltas gets the
 // channel's delta instead (./deltas.js); `exclude`, a client id, is left out
 // (a Pusher client event's sender, the socket_id an HTTP API call named).
-import { kTransport } from '../core/symbols.js';
-import { kClient } from '../core/identity.js';
+import { kSession, kTransport } from '../core/symbols.js';
 import { TRANSPORTS } from '../transport/transport.js';
 import { countDelivered, metrics } from './metrics.js';
 
@@ -31,7 +30,7 @@ export class FanOut {
     deltas?.next(seq, dataJson);
     let delivered = 0;
     for (const conn of subscribers) {
-      if (exclude !== undefined && conn[kClient] === exclude) continue;
+      if (exclude !== undefined && conn[kSession].id === exclude) continue;
       const transport = conn[kTransport];
       const message = (encoded[transport.index] ??= transport.encode(channel, seq, subscribers.epoch, dataJson));
       if (deltas?.has(conn) ? deltas.write(conn, channel, message, maxBuffered) : transport.writeMessage(conn, message, maxBuffered)) delivered++;

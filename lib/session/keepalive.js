@@ -6,7 +6,7 @@
 // ping is terminated; the others get their ping only to keep proxies from
 // timing them out, and a peer that is gone fails at that write. The timer
 // runs only while the wheel holds a connection.
-import { kAlive, kKeepaliveSlot, kTransport } from '../core/symbols.js';
+import { kSession, kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 import { Ticker } from '../ticker.js';
 
@@ -14,10 +14,11 @@ const TICK_MS = 50; // finest spacing between two slot visits
 
 export class Keepalive {
   /**
-   * @param {number} interval ms between two pings of one connection
-   * @param {number} maxBuffered passed on to the transport's write
+   * @param {object} options
+   * @param {number} options.interval ms between two pings of one connection (--ping-interval)
+   * @param {number} options.maxBuffered passed on to the transport's write (--max-buffered)
    */
-  constructor(interval, maxBuffered) {
+  constructor({ interval, maxBuffered }) {
     const count = Math.max(1, Math.min(1000, Math.round(interval / TICK_MS)));
     this.slots = Array.from({ length: count }, () => new Set());
     this.maxBuffered = maxBuffered;
@@ -28,8 +29,9 @@ export class Keepalive {
   }
 
   add(conn) {
-    conn[kAlive] = true;
-    conn[kKeepaliveSlot] = this.next;
+    const session = conn[kSession];
+    session.alive = true;
+    session.keepaliveSlot = this.next;
     this.slots[this.next].add(conn);
     this.next = (this.next + 1) % this.slots.length;
     this.size++;
@@ -37,7 +39,7 @@ export class Keepalive {
   }
 
   remove(conn) {
-    if (this.slots[conn[kKeepaliveSlot]]?.delete(conn)) this.size--;
+    if (this.slots[conn[kSession].keepaliveSlot]?.delete(conn)) this.size--;
   }
 
   /** Every connection held, for the drain. */
@@ -47,7 +49,7 @@ export class Keepalive {
 
   /** The peer showed life: pong frame, protocol ping or any message. */
   static alive(conn) {
-    conn[kAlive] = true;
+    conn[kSession].alive = true;
   }
 
   /** @returns {boolean} whether the wheel still holds a connection */
@@ -58,14 +60,15 @@ export class Keepalive {
     for (const conn of slot) {
       const transport = conn[kTransport];
       if (transport.answersPings) {
-        if (!conn[kAlive]) {
+        const session = conn[kSession];
+        if (!session.alive) {
           metrics.terminated.inc();
           slot.delete(conn);
           this.size--;
           transport.terminate(conn);
           continue;
         }
-        conn[kAlive] = false;
+        session.alive = false;
       }
       if (transport.write(conn, transport.ping, this.maxBuffered)) pinged++;
     }

@@ -33,9 +33,6 @@ const UNKNOWN_APP = 'unknown';
 // Each app's figures, by its label: plain numbers on the hot path, reported when collected.
 const apps = new Map();
 
-/** Symbol of a connection's AppFigures, where its protocol has apps (lib/pusher/app-connections.js sets it). */
-export const kAppFigures = Symbol('appFigures');
-
 /** @returns {AppFigures} the figures of app `label` (made on first use) */
 export function appFigures(label) {
   let figures = apps.get(label);

@@ -14,8 +14,8 @@
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../ipc.js';
 import { TRANSPORTS } from '../transport/transport.js';
-import { kTransport } from '../core/symbols.js';
-import { identityOf, kClient } from '../core/identity.js';
+import { kSession, kTransport } from '../core/symbols.js';
+import { identityOf } from '../core/identity.js';
 import { metrics } from './metrics.js';
 
 // Diff bytes one turn writes before the rest waits for the next. Over
@@ -52,7 +52,7 @@ export class WorkerPresence {
   /** A connection's subscription went live. */
   joined(conn, channel) {
     const { user, shown } = identityOf(conn);
-    this.relay.send([Op.PRESENCE_JOIN, channel, conn[kClient], user, shown]);
+    this.relay.send([Op.PRESENCE_JOIN, channel, conn[kSession].id, user, shown]);
   }
 
   /**
@@ -64,12 +64,12 @@ export class WorkerPresence {
    */
   admit(conn, channel, maxUsers) {
     const { user, shown } = identityOf(conn);
-    return this.relay.ask(Op.PRESENCE_ADMIT, channel, conn[kClient], user, shown, maxUsers);
+    return this.relay.ask(Op.PRESENCE_ADMIT, channel, conn[kSession].id, user, shown, maxUsers);
   }
 
   /** A live subscription ended (unsubscribed, or the connection closed), or an admitted one will not go live. */
   left(conn, channel) {
-    this.relay.send([Op.PRESENCE_LEAVE, channel, conn[kClient]]);
+    this.relay.send([Op.PRESENCE_LEAVE, channel, conn[kSession].id]);
   }
 
   /**

@@ -1,6 +1,7 @@
 // A connection's life from open to close, the same for every way in (a
 // native WebSocket in either encoding, an SSE stream, a Pusher WebSocket):
-// it is counted in at the door (./admission.js), given an identity (at once
+// it is given its session (lib/core/session.js: everything the gateway holds
+// for it), counted in at the door (./admission.js), given an identity (at once
 // under --auth none; once its credential or the connect hook says who it
 // is otherwise), joins and leaves channels, is kept to that identity's end
 // (./expiry.js) and, when it closes, taken out of everything it was in. A
@@ -16,12 +17,10 @@ import { AuthFailed, CloseCode, ErrorCode } from '../errors.js';
 import { ANONYMOUS, identify, identityOf } from '../core/identity.js';
 import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';
-import { kTransport } from '../core/symbols.js';
+import { Session } from '../core/session.js';
+import { kSession, kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
 import { Recovery } from '../protocol/outcomes.js';
-
-// The joins of a connection not live yet, by channel: only while one waits.
-const kJoining = Symbol('joining');
 
 // The reason label of gateway_connections_closed_total, by close code.
 const CLOSE_REASONS = new Map([
@@ -65,13 +64,25 @@ export class Sessions {
   }
 
   /**
+   * A new connection's session, made once, when its way in first holds it:
+   * a WebSocket's right after its upgrade, an SSE stream's before its
+   * identity and channels are decided (it opens once they are).
+   * @param {WayIn} way
+   * @param {string} id the connection's id (Admission.clientId, or the way in's own)
+   * @returns {Session}
+   */
+  begin(conn, way, id) {
+    return (conn[kSession] = new (way.Session ?? Session)(way, id));
+  }
+
+  /**
    * A connection let in by the admission gate is open, counted by its way
    * in; under --auth none it is anonymous from now on, otherwise it waits
    * for an identity, and a credential it must present itself
    * (`credentialMs` > 0) has that long.
-   * @param {WayIn} way
    */
-  opened(conn, ip, way, credentialMs = 0) {
+  opened(conn, ip, credentialMs = 0) {
+    const { way } = conn[kSession];
     way.count++;
     way.opened++;
     way.metrics.added();
@@ -89,7 +100,7 @@ export class Sessions {
   async admit(conn, identity) {
     const { user } = identity;
     if (!(await this.users.admit(user))) {
-      throw new AuthFailed(ErrorCode.FORBIDDEN, 'user_cap', `at most ${this.admission.config.maxConnsPerUser} connections per user`);
+      throw new AuthFailed(ErrorCode.FORBIDDEN, 'user_cap', `at most ${this.admission.maxConnsPerUser} connections per user`);
     }
     if (!conn[kTransport].isOpen(conn)) return void this.users.remove(conn, user); // closed while the primary counted
     this.users.add(conn, user);
@@ -116,7 +127,7 @@ export class Sessions {
     request.local = this.subscriptions.add(conn, channel, request.companion);
     if (wait === undefined) return this.route(request);
     request.wait = undefined;
-    (conn[kJoining] ??= new Map()).set(channel, request);
+    (conn[kSession].joining ??= new Map()).set(channel, request);
     wait.then(
       () => this.waited(request),
       (err) => this.waited(request, err)
@@ -126,7 +137,7 @@ export class Sessions {
   /** A join's wait ended: refused, cancelled meanwhile, or on to the engine. */
   waited(request, err) {
     const { conn, channel } = request;
-    if (conn[kJoining]?.get(channel) !== request) return; // left or closed while it waited: cancelled there
+    if (conn[kSession].joining?.get(channel) !== request) return; // left or closed while it waited: cancelled there
     if (err !== undefined || !conn[kTransport].isOpen(conn)) {
       this.cancel(request);
       this.subscriptions.remove(conn, channel, request.companion);
@@ -139,7 +150,7 @@ export class Sessions {
   route(request) {
     const { conn, channel, since } = request;
     if (!this.subscriptions.upToDate(channel, since, request.latest)) {
-      (conn[kJoining] ??= new Map()).set(channel, request);
+      (conn[kSession].joining ??= new Map()).set(channel, request);
       return this.relay.subscribe(request);
     }
     this.live(request);
@@ -151,7 +162,7 @@ export class Sessions {
   /** The primary's answer to a join this worker could not answer itself (../worker/relay.js). */
   routed(request, answer) {
     const { conn, channel, local } = request;
-    if (conn[kJoining]?.get(channel) !== request) return; // cancelled meanwhile: its owner was told then
+    if (conn[kSession].joining?.get(channel) !== request) return; // cancelled meanwhile: its owner was told then
     this.done(conn, channel);
     if (!conn[kTransport].isOpen(conn)) return;
     // A record made anew since the request: the owner is told where the
@@ -175,7 +186,7 @@ export class Sessions {
    * @returns {boolean} whether the connection held or was joining the channel
    */
   leave(conn, channel, companion = false) {
-    const request = conn[kJoining]?.get(channel);
+    const request = conn[kSession].joining?.get(channel);
     const held = this.subscriptions.has(conn, channel);
     this.subscriptions.remove(conn, channel, companion);
     if (request === undefined) return held;
@@ -191,19 +202,16 @@ export class Sessions {
   }
 
   done(conn, channel) {
-    const joining = conn[kJoining];
-    joining.delete(channel);
-    if (joining.size === 0) conn[kJoining] = undefined;
+    const session = conn[kSession];
+    session.joining.delete(channel);
+    if (session.joining.size === 0) session.joining = undefined;
   }
 
-  /**
-   * The connection closed with `code`: out of the wheels, the user index, its channels and the counts.
-   * @param {WayIn} way
-   */
-  closed(conn, way, code) {
+  /** The connection closed with `code`: out of the wheels, the user index, its channels and the counts. */
+  closed(conn, code) {
+    const { way, joining } = conn[kSession];
     way.count--;
     way.metrics.closed(closeReason(code));
-    const joining = conn[kJoining];
     if (joining !== undefined) for (const request of joining.values()) this.cancel(request);
     this.keepalive.remove(conn);
     this.deadlines?.remove(conn);
@@ -227,6 +235,8 @@ export class Sessions {
  * @property {number} count its open connections
  * @property {number} opened its connections ever opened (how lib/worker/upgrade.js tells a handshake that completed)
  * @property {{added: () => void, closed: (reason: string) => void}} metrics its transport's (./metrics.js transportMetrics)
+ * @property {typeof Session} [Session] the class of its sessions, where it
+ *   keeps fields of its own (a subclass of lib/core/session.js's); else Session
  *
  * @typedef {object} JoinRequest
  * @property {{joined: (request: JoinRequest, answer: JoinAnswer) => void, joinRefused: (request: JoinRequest, err: Error) => void}} owner the way in

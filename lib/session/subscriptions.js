@@ -10,13 +10,14 @@
 // join exactly (see ../worker/relay.js and ./fan-out.js).
 import { gaugeReads, metrics } from './metrics.js';
 import { ChannelDeltas } from './deltas.js';
-import { kChannels, kCompanions } from '../core/symbols.js';
+import { kSession } from '../core/symbols.js';
 
-// A connection's channels (kChannels): undefined, one name, or a Set of
-// names. Most connections hold one channel, and a Set for one name costs
-// ~150 bytes. How many of them are companions (kCompanions): channels a
-// protocol holds beside one the client asked for (Pusher's member events
-// beside its presence channel), which do not count toward --max-subscriptions.
+// A connection's channels are its session's (lib/core/session.js), written
+// here alone: `channels` is undefined, one name, or a Set of names (most
+// connections hold one channel, and a Set for one name costs ~150 bytes);
+// `companions` counts those a protocol holds beside one the client asked
+// for (Pusher's member events beside its presence channel), which do not
+// count toward --max-subscriptions.
 
 // Until watch(): no channel is watched (a relay alone, in tests and baselines).
 const UNWATCHED = Object.freeze({ watched: () => false });
@@ -77,18 +78,18 @@ export class Subscriptions {
 
   /** Channels held by one connection, live or pending, companions left out. */
   count(ws) {
-    const mine = ws[kChannels];
-    return (mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size) - (ws[kCompanions] ?? 0);
+    const { channels: mine, companions } = ws[kSession];
+    return (mine === undefined ? 0 : typeof mine === 'string' ? 1 : mine.size) - companions;
   }
 
   /** @returns {string[]} the channels one connection holds, live or pending */
   channelsOf(ws) {
-    const mine = ws[kChannels];
+    const mine = ws[kSession].channels;
     return mine === undefined ? [] : typeof mine === 'string' ? [mine] : [...mine];
   }
 
   has(ws, channel) {
-    const mine = ws[kChannels];
+    const mine = ws[kSession].channels;
     return mine === channel || (typeof mine === 'object' && mine.has(channel));
   }
 
@@ -130,10 +131,11 @@ export class Subscriptions {
    * @returns {LocalChannel}
    */
   add(ws, channel, companion = false) {
-    if (companion) ws[kCompanions] = (ws[kCompanions] ?? 0) + 1;
-    const mine = ws[kChannels];
-    if (mine === undefined) ws[kChannels] = channel;
-    else if (typeof mine === 'string') ws[kChannels] = new Set([mine, channel]);
+    const session = ws[kSession];
+    if (companion) session.companions++;
+    const mine = session.channels;
+    if (mine === undefined) session.channels = channel;
+    else if (typeof mine === 'string') session.channels = new Set([mine, channel]);
     else mine.add(channel);
     let local = this.channels.get(channel);
     if (local === undefined) this.channels.set(channel, (local = new LocalChannel(channel, this.presence.watched(channel))));
@@ -155,18 +157,20 @@ export class Subscriptions {
 
   /** @param {boolean} [companion] as it was added */
   remove(ws, channel, companion = false) {
-    const mine = ws[kChannels];
-    if (mine === channel) ws[kChannels] = undefined;
+    const session = ws[kSession];
+    const mine = session.channels;
+    if (mine === channel) session.channels = undefined;
     else if (typeof mine !== 'object' || !mine.delete(channel)) return;
-    if (companion) ws[kCompanions]--;
+    if (companion) session.companions--;
     this.detach(ws, channel);
   }
 
   /** Drops every subscription of a connection that is closing. */
   removeAll(ws) {
-    const mine = ws[kChannels];
+    const session = ws[kSession];
+    const mine = session.channels;
     if (mine === undefined) return;
-    ws[kChannels] = undefined;
+    session.channels = undefined;
     if (typeof mine === 'string') this.detach(ws, mine);
     else for (const channel of mine) this.detach(ws, channel);
   }

@@ -9,6 +9,7 @@
 import { CloseCode } from '../errors.js';
 import { formatCursor } from '../protocol/cursor.js';
 import { defineTransport, writeBytes } from './transport.js';
+import { kSession } from '../core/symbols.js';
 
 const OPEN = 1;
 const CLOSING = 2;
@@ -29,6 +30,7 @@ export class SseStream {
     this.positions = new Array(channels.length).fill(null);
     this.pending = channels.length; // subscribes not answered yet
     this.closeCode = 1000; // the client ended it, unless the gateway says otherwise
+    this[kSession] = undefined; // its session (lib/core/session.js), from lib/native/sse.js's begin()
   }
 
   close(code) {

@@ -18,9 +18,9 @@
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
 import { CloseCode } from '../errors.js';
-import { kAppFigures, metrics, reportBytes } from '../session/metrics.js';
+import { metrics, reportBytes } from '../session/metrics.js';
 import { coalescer } from './coalesce.js';
-import { kCarries, kTransport } from '../core/symbols.js';
+import { kCarries, kSession, kTransport } from '../core/symbols.js';
 
 // Bytes a connection's writes may hold within a turn before they go out (a
 // burst of thousands of messages is written in pieces this size).
@@ -106,7 +106,9 @@ export function writeBytes(conn, socket, bytes, maxBuffered) {
 export function countSent(conn, bytes) {
   const n = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
   bytesSent[conn[kTransport].index] += n;
-  const app = conn[kAppFigures]; // a connection of a protocol with apps, once it has one
+  // A connection of a way in with apps, once it has one (lib/pusher/session.js);
+  // none for a socket refused at the door, which has no session.
+  const app = conn[kSession]?.appFigures;
   if (app !== undefined) app.bytes += n;
 }
 

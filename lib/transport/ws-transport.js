@@ -10,6 +10,7 @@ import { socketOf } from '../internals.js';
 import * as json from '../codecs/json.js';
 import { countSent, defineTransport, writeBytes } from './transport.js';
 import { coalescer } from './coalesce.js';
+import { kSession } from '../core/symbols.js';
 
 const { Sender, WebSocket } = require('ws');
 
@@ -27,6 +28,14 @@ export function encodeText(text) {
  * sends (answers, acks) coalesced with the fan-out's writes of the turn.
  */
 export class GatewaySocket extends WebSocket {
+  constructor(address, protocols, options) {
+    super(address, protocols, options);
+    // Its session (lib/core/session.js), from its way in's begin(): a field
+    // from the start, so it sits inside the object rather than in a
+    // properties array of its own.
+    this[kSession] = undefined;
+  }
+
   /** Every reply (../protocol/frames.js) leaves here: counted in gateway_bytes_sent_total, and coalesced with the fan-out's writes of the turn. */
   send(data, options, cb) {
     countSent(this, data);
