@@ -121,8 +121,8 @@ export class PrimaryRelay {
           // nothing; scripts/bench-relay.js measures the primary's CPU per
           // publish) and, when the worker waits for the reply, the reply. A
           // field left out travels as null (IPC is JSON).
-          const [, token, channel, data, exclude, idempotencyKey, version] = op;
-          const publication = { channel, data, exclude: exclude ?? undefined, idempotencyKey: idempotencyKey ?? undefined, version: version ?? undefined };
+          const token = op[1];
+          const publication = { channel: op[2], data: op[3], exclude: op[4] ?? undefined, idempotencyKey: op[5] ?? undefined, version: op[6] ?? undefined };
           this.engine.publish(publication, token === 0 ? undefined : new PublishReply(link, token));
           published++;
           break;

@@ -89,9 +89,9 @@ export class WorkerRelay {
    * @returns {Promise<import('../engines/publication.js').PublishResult>}
    */
   publish({ channel, data, exclude, idempotencyKey, version }) {
-    return new Promise((resolve, reject) => {
-      this.link.expect([Op.PUB, 0, channel, data, exclude, idempotencyKey, version], new Published(channel, resolve, reject));
-    });
+    // The fields nobody set are left off the end: a plain publish crosses the IPC as four.
+    const op = exclude === undefined && idempotencyKey === undefined && version === undefined ? [Op.PUB, 0, channel, data] : [Op.PUB, 0, channel, data, exclude, idempotencyKey, version];
+    return new Promise((resolve, reject) => this.link.expect(op, new Published(channel, resolve, reject)));
   }
 
   /** @returns {Promise<import('../engines/index.js').HistoryAnswer>} */
