@@ -32,6 +32,14 @@ describe('--balance ip (4 workers)', function () {
     expect(new Set(workers).size).to.equal(1);
   });
 
+  it('hands a burst of connections over, more than the hand-over keeps in flight per worker, each acknowledged: no stall', async () => {
+    // 256 at once over 4 workers: about 64 a worker, past the 32 a line sends before an acknowledgement must come back.
+    const clients = await Promise.all(Array.from({ length: 256 }, (_, i) => TestClient.connect(gw.url, { localAddress: `127.0.0.${(i % 32) + 1}` })));
+    expect(clients.every((c) => c.welcome !== undefined)).to.equal(true);
+    for (const c of clients) c.close();
+    expect((await gw.metric('gateway_handover_stalls_total')) ?? 0).to.equal(0);
+  });
+
   it('spreads 32 source IPs over all 4 workers', async () => {
     const workers = await Promise.all(addresses(32).map((a) => workerOf(gw.url, a)));
     expect(Object.keys(split(workers)).sort()).to.deep.equal(['1', '2', '3', '4']);

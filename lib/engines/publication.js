@@ -8,8 +8,8 @@ import { Op } from '../ipc.js';
  * @property {string} data the message, serialised (JSON)
  * @property {string} [exclude] a client id the live message is not delivered
  *   to (a Pusher client event's sender; the socket_id a Pusher HTTP API call
- *   names): no space in it. Not kept in the history, which no way in that
- *   excludes replays
+ *   names): no space in it. Not kept in the history: a replay (a recovery, a
+ *   Pusher cache channel's last event on subscribe) reaches that client too
  * @property {string} [idempotencyKey] a retry with the same key on the same
  *   channel within the window publishes nothing (./idempotency.js)
  * @property {number} [version] published only above the channel's last accepted version

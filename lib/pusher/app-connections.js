@@ -8,7 +8,8 @@
 import { Op } from '../ipc.js';
 import { appFigures } from '../session/metrics.js';
 import { kSession } from '../core/symbols.js';
-import { errorFrame, PusherCode } from './frames.js';
+import { PusherCode } from './frames.js';
+import { closeWithError } from './transport.js';
 
 export class AppConnections {
   /**
@@ -77,9 +78,5 @@ export class AppConnections {
 }
 
 function closeAll(set, code, message) {
-  for (const ws of [...set]) {
-    if (ws.readyState !== ws.OPEN) continue;
-    ws.send(errorFrame(code, message));
-    ws.close(code, message);
-  }
+  for (const ws of [...set]) closeWithError(ws, code, message);
 }

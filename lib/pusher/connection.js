@@ -38,6 +38,7 @@ import {
 import { authMatches } from './signatures.js';
 import { AppConnections } from './app-connections.js';
 import { PusherSession } from './session.js';
+import { closeWithError } from './transport.js';
 import { maxEventBytes, maxMemberInfoBytes } from './app-limits.js';
 import { countsSubscriptions, hasCount } from './subscription-count.js';
 import {
@@ -102,14 +103,14 @@ export class PusherConnections {
     const query = req.url.indexOf('?');
     const app = this.apps.byKey.get(req.url.slice(5, query === -1 ? undefined : query));
     const protocol = query === -1 ? null : (PROTOCOL.exec(req.url.slice(query))?.[1] ?? null);
-    if (app === undefined) return refuse(ws, PusherCode.APP_NOT_FOUND, 'no app with this key');
-    if (protocol === null) return refuse(ws, PusherCode.NO_PROTOCOL, 'no protocol version given: connect with ?protocol=7');
-    if (!PROTOCOLS.has(protocol)) return refuse(ws, PusherCode.UNSUPPORTED_PROTOCOL, `protocol ${protocol.slice(0, 16)} is not supported: 5 to 7 are`);
-    if (!app.enabled) return refuse(ws, PusherCode.APP_DISABLED, 'the app is disabled');
+    if (app === undefined) return closeWithError(ws, PusherCode.APP_NOT_FOUND, 'no app with this key');
+    if (protocol === null) return closeWithError(ws, PusherCode.NO_PROTOCOL, 'no protocol version given: connect with ?protocol=7');
+    if (!PROTOCOLS.has(protocol)) return closeWithError(ws, PusherCode.UNSUPPORTED_PROTOCOL, `protocol ${protocol.slice(0, 16)} is not supported: 5 to 7 are`);
+    if (!app.enabled) return closeWithError(ws, PusherCode.APP_DISABLED, 'the app is disabled');
     const admitted = this.byApp.admit(app);
     if (admitted === true) return this.established(ws, app);
     admitted.then((allowed) => {
-      if (!allowed) return this.isOpen(ws) && refuse(ws, PusherCode.OVER_QUOTA, `the app has its ${app.maxConnections} connections`);
+      if (!allowed) return closeWithError(ws, PusherCode.OVER_QUOTA, `the app has its ${app.maxConnections} connections`);
       if (!this.isOpen(ws)) return this.byApp.release(app);
       this.established(ws, app);
     });
@@ -350,11 +351,6 @@ export class PusherConnections {
     this.byApp.delete(ws);
     this.sessions.closed(ws, code);
   }
-}
-
-function refuse(ws, code, message) {
-  ws.send(errorFrame(code, message));
-  ws.close(code, message);
 }
 
 function isCached(kind) {

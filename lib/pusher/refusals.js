@@ -4,7 +4,8 @@
 // client what to do (4100: back off; 4200: reconnect at once). The socket
 // is never admitted: it counts nowhere.
 import { ErrorCode } from '../errors.js';
-import { errorFrame, PusherCode } from './frames.js';
+import { PusherCode } from './frames.js';
+import { closeWithError } from './transport.js';
 
 const CODES = {
   [ErrorCode.DRAINING]: PusherCode.RECONNECT,
@@ -16,8 +17,5 @@ const CODES = {
 /** @param {import('../errors.js').GatewayError} err the admission gate's refusal */
 export function refuseUpgrade(wss, req, socket, head, err) {
   const code = CODES[err.code] ?? PusherCode.OVER_CAPACITY;
-  wss.handleUpgrade(req, socket, head, (ws) => {
-    ws.send(errorFrame(code, err.message));
-    ws.close(code, err.message);
-  });
+  wss.handleUpgrade(req, socket, head, (ws) => closeWithError(ws, code, err.message));
 }

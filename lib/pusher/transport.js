@@ -29,9 +29,16 @@ defineTransport(PusherSocket, {
   close(ws, code, reason) {
     const pusherCode = CLOSE_CODES.get(code) ?? code;
     // Ended as unauthorized (terminate_connections): Pusher's clients are told why in a pusher:error first.
-    if (pusherCode === PusherCode.UNAUTHORIZED && wsTransport.isOpen(ws)) ws.send(errorFrame(pusherCode, reason));
-    ws.close(pusherCode, reason);
+    if (pusherCode === PusherCode.UNAUTHORIZED) closeWithError(ws, pusherCode, reason);
+    else ws.close(pusherCode, reason);
   },
   // Its connections belong to apps: what they are sent is counted by app (lib/session/metrics.js).
   hasApps: true
 });
+
+/** Ends an open Pusher connection for a reason, as Pusher's clients expect: pusher:error with the code, then the close with it. */
+export function closeWithError(ws, code, message) {
+  if (!wsTransport.isOpen(ws)) return;
+  ws.send(errorFrame(code, message));
+  ws.close(code, message);
+}
