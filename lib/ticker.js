@@ -30,6 +30,16 @@ export class Ticker {
     this.timer.unref();
   }
 
+  /** Changes the time between ticks; a running timer's next tick comes one new interval from now. */
+  every(intervalMs) {
+    if (intervalMs === this.intervalMs) return;
+    this.intervalMs = intervalMs;
+    if (this.timer === undefined) return;
+    clearInterval(this.timer);
+    this.timer = setInterval(this.run, intervalMs);
+    this.timer.unref();
+  }
+
   run() {
     ticks.set(this.name, ticks.get(this.name) + 1);
     if (this.tick() === false) this.stop();

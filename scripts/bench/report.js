@@ -37,6 +37,7 @@ const TITLES = {
   loadedP99Ms: 'under load p99 (ms)',
   pingsPerSec: 'pings/s',
   workerCpuUsPerPing: 'worker CPU µs/ping',
+  workerCpuMsPerS: 'worker CPU ms/s',
   eventLoopP99Ms: 'event loop p99 (ms)',
   eventLoopMaxMs: 'event loop max (ms)',
   cpuUsPerClose: 'CPU µs/close',
