@@ -7,21 +7,11 @@
 // each subscriber. GET /stats answers in the shape of the gateway's.
 //
 //   node scripts/baseline-ws.js [--port 8080] [--host 127.0.0.1] [--ping-interval 25000]
-import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
-import { WebSocketServer } from 'ws';
-
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '8080' },
-    host: { type: 'string', default: '127.0.0.1' },
-    'ping-interval': { type: 'string', default: '25000' }
-  }
-});
+import { startBaseline } from './bench/baseline-server.js';
 
 const channels = new Map(); // channel -> {seq, subscribers: Set}
-const counts = { delivered: 0, pings: 0, subscriptions: 0 };
+const counts = { delivered: 0, subscriptions: 0 };
 const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 loopDelay.enable();
 // Never reset: a /stats read served in the same turn as a stall resets
@@ -29,23 +19,23 @@ loopDelay.enable();
 const sinceStart = monitorEventLoopDelay({ resolution: 10 });
 sinceStart.enable();
 
-const server = http.createServer((req, res) => {
-  if (req.url !== '/stats') return void res.writeHead(404).end();
-  res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(stats()));
-});
-const wss = new WebSocketServer({ server, path: '/ws', perMessageDeflate: false });
-
 let nextId = 0;
-wss.on('connection', (ws) => {
-  ws.isAlive = true;
-  ws.channels = new Set();
-  ws.on('pong', () => (ws.isAlive = true));
-  ws.on('message', (data) => handle(ws, data));
-  ws.on('close', () => {
-    for (const name of ws.channels) channels.get(name).subscribers.delete(ws);
-    counts.subscriptions -= ws.channels.size;
-  });
-  ws.send(JSON.stringify({ type: 'welcome', connectionId: String(nextId++), worker: 1, pingInterval: Number(values['ping-interval']) }));
+const { wss, pingInterval, pings } = startBaseline({
+  pingInterval: 25000,
+  path: '/ws',
+  request(req, res) {
+    if (req.url !== '/stats') return void res.writeHead(404).end();
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(stats()));
+  },
+  connection(ws) {
+    ws.channels = new Set();
+    ws.on('message', (data) => handle(ws, data));
+    ws.on('close', () => {
+      for (const name of ws.channels) channels.get(name).subscribers.delete(ws);
+      counts.subscriptions -= ws.channels.size;
+    });
+    ws.send(JSON.stringify({ type: 'welcome', connectionId: String(nextId++), worker: 1, pingInterval }));
+  }
 });
 
 function handle(ws, data) {
@@ -74,19 +64,6 @@ function handle(ws, data) {
   ws.send(JSON.stringify({ type: 'ack', id }));
 }
 
-// ws's README heartbeat: terminate whoever missed the last ping, ping the rest.
-setInterval(() => {
-  for (const ws of wss.clients) {
-    if (!ws.isAlive) {
-      ws.terminate();
-      continue;
-    }
-    ws.isAlive = false;
-    ws.ping();
-    counts.pings++;
-  }
-}, Number(values['ping-interval']));
-
 // The gateway's /stats shape, one worker; event-loop delay since the last read,
 // and its worst since start.
 function stats() {
@@ -98,7 +75,7 @@ function stats() {
     connections: wss.clients.size,
     subscriptions: counts.subscriptions,
     delivered: counts.delivered,
-    pings: counts.pings,
+    pings: pings(),
     eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max), worst: ms(sinceStart.max) },
     rssBytes: rss,
     heapUsedBytes: heapUsed
@@ -106,10 +83,3 @@ function stats() {
   loopDelay.reset();
   return { workers: [figures], totals: { connections: figures.connections, subscriptions: figures.subscriptions, delivered: figures.delivered } };
 }
-
-// A normal exit on SIGTERM lets --cpu-prof write its profile.
-process.on('SIGTERM', () => process.exit(0));
-
-server.listen(Number(values.port), values.host, () => {
-  console.log(JSON.stringify({ msg: 'baseline ready', port: server.address().port }));
-});

@@ -6,8 +6,10 @@
 // connection, CPU per fan-out delivery and deliveries per second (one
 // channel, every connection subscribed, published through the app's HTTP
 // API), and CPU per handshake: connect, connection_established and close.
-// Connections are counted from the kernel's table, so every server is
-// measured the same way. Writes scripts/results/peer.json.
+// Beside them, plain ws speaking as little of Pusher's protocol as the load
+// needs (scripts/baseline-pusher.js): what Node and ws cost before any
+// gateway work. Connections are counted from the kernel's table, so every
+// server is measured the same way. Writes scripts/results/peer.json.
 //
 //   node scripts/bench-peer.js [--peer-bin ~/.cargo/bin/sockudo] [--old ../main-checkout] [--rounds 3]
 import './../lib/runtime.js'; // first: an unsupported Node stops here, with one line
@@ -62,6 +64,7 @@ function targets() {
     list.push(gateway(`old gateway --balance ip (${WORKERS} workers)`, 'gateway', script));
     list.push(gateway(`old gateway --balance reuseport (${WORKERS} workers)`, 'gateway-reuseport', script));
   }
+  list.push({ label: 'plain ws, Pusher floor (1 process)', start: () => Server.start('pusher-ws') });
   if (values['peer-bin'] === undefined) console.log('bench:peer: no --peer-bin given, the peer (e.g. ~/.cargo/bin/sockudo) is skipped');
   else list.push({ label: `peer ${path.basename(values['peer-bin'])}`, start: () => Peer.start(path.resolve(values['peer-bin']), BENCH_APP) });
   return list;

@@ -15,7 +15,8 @@ export const SERVERS = {
   gateway: { script: root('bin/gateway.js'), label: 'gateway (sticky primary)' },
   'gateway-even': { script: root('bin/gateway.js'), flags: ['--balance', 'even'], label: 'gateway --balance even' },
   'gateway-reuseport': { script: root('bin/gateway.js'), flags: ['--balance', 'reuseport'], label: 'gateway --balance reuseport' },
-  ws: { script: root('scripts/baseline-ws.js'), label: 'plain ws (1 process)' },
+  ws: { script: root('scripts/baseline-ws.js'), label: 'plain ws (1 process)', ownPort: true },
+  'pusher-ws': { script: root('scripts/baseline-pusher.js'), label: 'plain ws speaking Pusher (1 process)', ownPort: true },
   cluster: { script: root('scripts/baseline-cluster.js'), label: 'node cluster (round robin)' }
 };
 
@@ -31,7 +32,7 @@ export class Server {
   static async start(kind, flags = [], nodeArgs = [], script = SERVERS[kind].script) {
     const port = await freePort();
     // The gateway and the cluster baseline serve /stats on the metrics port; plain ws on its own.
-    const metricsPort = kind === 'ws' ? 0 : await freePort();
+    const metricsPort = SERVERS[kind].ownPort ? 0 : await freePort();
     const { flags: own = [] } = SERVERS[kind];
     const args = [...nodeArgs, script, '--port', String(port), '--host', '127.0.0.1', ...own, ...flags];
     if (metricsPort !== 0) args.push('--metrics-port', String(metricsPort));
