@@ -135,7 +135,10 @@ export class Keepalive {
     return transport.write(conn, transport.ping, this.maxBuffered);
   }
 
+  /** No more pings: the timer stops, and a visit going on in later turns ends at its next turn. */
   stop() {
     this.ticker.stop();
+    this.due = 0;
+    this.unvisited = undefined;
   }
 }

@@ -31,7 +31,7 @@ export class Server {
    */
   static async start(kind, flags = [], nodeArgs = [], script = SERVERS[kind].script) {
     const port = await freePort();
-    // The gateway and the cluster baseline serve /stats on the metrics port; plain ws on its own.
+    // The gateway and the cluster baseline serve /stats on the metrics port; the plain ws baselines (ownPort) take no metrics port.
     const metricsPort = SERVERS[kind].ownPort ? 0 : await freePort();
     const { flags: own = [] } = SERVERS[kind];
     const args = [...nodeArgs, script, '--port', String(port), '--host', '127.0.0.1', ...own, ...flags];
