@@ -38,12 +38,38 @@ export class IpcLink {
     return new Promise((resolve, reject) => this.expect([name, 0, ...fields], { resolve, reject }));
   }
 
-  /** Sends `op` with a token in its first field; `waiter` gets the reply. */
+  /**
+   * ask(), given up after `ms`: the question fails as unavailable and its
+   * waiter goes with it, so a side that never answers holds nothing here
+   * (a reply that comes later finds nobody waiting).
+   * @returns {Promise<any>}
+   */
+  askWithin(ms, name, ...fields) {
+    return new Promise((resolve, reject) => {
+      const token = this.expect([name, 0, ...fields], {
+        resolve(value) {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        reject(err) {
+          clearTimeout(timer);
+          reject(err);
+        }
+      });
+      const timer = setTimeout(() => {
+        this.waiting.delete(token);
+        reject(new GatewayError(ErrorCode.UNAVAILABLE, `no answer within ${ms / 1000} s`));
+      }, ms);
+    });
+  }
+
+  /** Sends `op` with a token in its first field; `waiter` gets the reply. @returns {number} the token */
   expect(op, waiter) {
     const token = this.nextToken++;
     op[1] = token;
     this.waiting.set(token, waiter);
     this.send(op);
+    return token;
   }
 
   /** Replies `value` to the question `token` (0: nobody waits). */

@@ -21,15 +21,8 @@ export function attachAdminCalls(relay) {
     const links = [...relay.links.values()];
     if (links.length === 0) return unavailable('no worker is running: retry shortly');
     const link = links[turn++ % links.length];
-    let timer;
-    const late = new Promise((resolve) => (timer = setTimeout(() => resolve(unavailable(`no answer from a worker within ${ANSWER_MS / 1000} s`)), ANSWER_MS)));
-    // A worker that dies first fails the question (its link closed): answered as unavailable too.
-    const asked = link.ask(Op.ADMIN, method, params).catch((err) => unavailable(err.message));
-    try {
-      return await Promise.race([asked, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    // A worker that dies first fails the question too (its link closed).
+    return link.askWithin(ANSWER_MS, Op.ADMIN, method, params).catch((err) => unavailable(err.message));
   };
 }
 
