@@ -73,6 +73,18 @@ describe('keepalive wheel', function () {
     expect(transport.terminated).to.be.empty;
   });
 
+  it('puts connections that join one after another in one slot, 32 at a time, the runs going round the slots', () => {
+    // Those connections were allocated together: a visit then walks memory in order.
+    transport = recordingTransport();
+    wheel = new Keepalive({ interval: 1000, maxBuffered: 1 << 20 }); // 20 slots
+    const conns = connections(32 * 21, transport);
+    for (const conn of conns) wheel.add(conn);
+    for (let run = 0; run < 21; run++) {
+      const slots = new Set(conns.slice(run * 32, (run + 1) * 32).map((conn) => conn[kSession].keepaliveSlot));
+      expect([...slots], `run ${run}`).to.deep.equal([run % 20]);
+    }
+  });
+
   it('terminates a connection that did not answer its previous ping, and keeps the others', async () => {
     transport = recordingTransport();
     wheel = new Keepalive({ interval: 400, maxBuffered: 1 << 20 });
