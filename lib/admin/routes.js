@@ -19,7 +19,7 @@ import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { checkDepth } from '../protocol/validate.js';
-import { readBody, reply } from '../transport/http-io.js';
+import { cutOnDefect, readBody, reply } from '../transport/http-io.js';
 import { Sessions, sessionCookie, setCookie } from './session.js';
 import { Logins, LoginResult } from './logins.js';
 
@@ -51,9 +51,10 @@ const HEADERS = {
  * @param {(result: string) => void} options.counted counts a login attempt by result
  * @param {number} options.maxPayload --max-payload: an action's body, as the server API takes it
  * @param {() => Map<string, number>} [options.appConnections] each Pusher app's connections on this node, where apps are served
+ * @param {import('pino').Logger} options.log where a defect is told
  * @returns {(req, res) => void} the handler of every path under /admin
  */
-export function createAdmin({ password, call, stats, counted, maxPayload, appConnections }) {
+export function createAdmin({ password, call, stats, counted, maxPayload, appConnections, log }) {
   const sessions = new Sessions();
   const logins = new Logins(password, counted);
   const files = {
@@ -121,7 +122,7 @@ export function createAdmin({ password, call, stats, counted, maxPayload, appCon
   }
 
   return function admin(req, res) {
-    route(req, res).catch(() => res.destroy());
+    route(req, res).catch(cutOnDefect(res, log));
   };
 
   async function route(req, res) {

@@ -6,7 +6,7 @@
 import { ErrorCode, GatewayError } from '../errors.js';
 import { METHODS, runMethod } from '../core/server.js';
 import { parseObject } from '../protocol/json-object.js';
-import { keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
+import { cutOnDefect, keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
 import { metrics, NATIVE_APP } from '../session/metrics.js';
 
 const OK = 'ok';
@@ -16,9 +16,11 @@ export class ServerApi {
    * @param {object} options
    * @param {object} options.config resolved gateway configuration
    * @param {import('../core/server.js').ServerContext} options.context what the methods run against
+   * @param {import('pino').Logger} options.log where a defect is told
    */
-  constructor({ config, context }) {
+  constructor({ config, context, log }) {
     this.context = context;
+    this.log = log;
     this.checkKey = keyCheck(config.apiKey);
     this.maxPayload = config.maxPayload;
   }
@@ -44,6 +46,6 @@ export class ServerApi {
         metrics.apiRequests.inc({ method, code: OK, app: NATIVE_APP });
         reply(res, 200, { result });
       }, fail)
-      .catch(() => res.destroy());
+      .catch(cutOnDefect(res, this.log));
   }
 }

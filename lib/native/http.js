@@ -10,7 +10,7 @@ import { ErrorCode, GatewayError } from '../errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
 import { carriedBy } from '../transport/transport.js';
-import { keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
+import { cutOnDefect, keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
 import { vendorFile } from './vendor.js';
 import { handling } from '../transport/last-input.js';
 
@@ -34,9 +34,10 @@ const PROTOCOL_PART = /^\/protocol\/([a-z-]+\.js)$/;
  * @param {() => boolean} options.draining
  * @param {() => boolean} options.degraded whether a source the other protocols depend on is out of reach (their apps)
  * @param {{matches: (path: string) => boolean, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (../worker/ways-in.js)
+ * @param {import('pino').Logger} options.log where a defect is told
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, streams, api, draining, degraded, routes = [] }) {
+export function createRequestHandler({ config, relay, streams, api, draining, degraded, routes = [], log }) {
   const checkKey = keyCheck(config.apiKey);
   const files = new Map();
 
@@ -83,7 +84,7 @@ export function createRequestHandler({ config, relay, streams, api, draining, de
     readBody(req, config.maxPayload)
       .then(run)
       .then(([status, body]) => reply(res, status, body), fail)
-      .catch(() => res.destroy());
+      .catch(cutOnDefect(res, log));
   }
 
   // POST /publish and /disconnect are the server API's methods, checked

@@ -107,7 +107,8 @@ export async function startPrimary(config) {
               stats: view.latest,
               counted: (result) => metrics.adminLogins.inc({ result }),
               appConnections: servesPusher(config) ? () => apps.connections : undefined,
-              maxPayload: config.maxPayload
+              maxPayload: config.maxPayload,
+              log
             })
     });
   }

@@ -8,7 +8,7 @@
 import { ErrorCode, GatewayError } from '../errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
-import { decodeSegment, readBody, reply } from '../transport/http-io.js';
+import { cutOnDefect, decodeSegment, readBody, reply } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
 import { Call, MAX_CHANNELS } from '../ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
@@ -27,9 +27,11 @@ export class PusherHttpApi {
    * @param {object} options.config resolved gateway configuration
    * @param {import('./apps.js').Apps} options.apps
    * @param {import('../core/server.js').ServerContext} options.context Pusher's command core, the relay, presence
+   * @param {import('pino').Logger} options.log where a defect is told
    */
-  constructor({ config, apps, context }) {
+  constructor({ config, apps, context, log }) {
     this.apps = apps;
+    this.log = log;
     this.context = context;
     this.maxPayload = config.maxPayload;
   }
@@ -63,7 +65,7 @@ export class PusherHttpApi {
         count('ok');
         reply(res, 200, answer);
       }, fail)
-      .catch(() => res.destroy());
+      .catch(cutOnDefect(res, this.log));
   }
 }
 

@@ -55,7 +55,7 @@ export function pusherWaysIn({ config, relay, subscriptions, namespaces, presenc
     maxPayload: config.maxPayload
   });
   const context = { commands, relay, presence };
-  const api = new PusherHttpApi({ config, apps, context });
+  const api = new PusherHttpApi({ config, apps, context, log });
   return {
     admin: pusherAdmin({ apps, context }),
     degraded: () => apps.degraded,

@@ -1,7 +1,7 @@
 // What the keyed HTTP routes (POST /publish, /disconnect: ../native/http.js; POST
 // /api/<method>: ../native/api.js) and GET /sse share: reading a bounded body,
 // answering JSON, answering an error of the family (../errors.js) with the
-// status it knows, and checking the API key.
+// status it knows, checking the API key, and the last word on a defect.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, GatewayError } from '../errors.js';
 
@@ -72,6 +72,25 @@ export function reply(res, status, body, headers = {}) {
 export function replyError(res, err, body, headers) {
   const told = err.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : err.status === 503 ? { 'Retry-After': '1' } : undefined;
   reply(res, err.status, body, { ...told, ...headers });
+}
+
+const MAX_LOGGED_PATH = 120; // a hostile path stays a short log field
+
+/**
+ * The last catch of a request's promise chain. Each route answers every
+ * refusal (an error of the family) before it, so what reaches it is a
+ * defect: logged with its stack, and that request's connection cut; the
+ * process and every other request go on.
+ * @param {import('node:http').ServerResponse} res
+ * @param {import('pino').Logger} log
+ * @returns {(err: unknown) => void}
+ */
+export function cutOnDefect(res, log) {
+  return (err) => {
+    const path = res.req.url.split('?', 1)[0].slice(0, MAX_LOGGED_PATH);
+    log.error({ err, method: res.req.method, path }, 'defect while answering a request: its connection is cut');
+    res.destroy();
+  };
 }
 
 function sha256(text) {

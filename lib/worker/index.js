@@ -93,13 +93,13 @@ export function startWorker(config, worker) {
     connections
   };
   attachCalls({ relay, users: admission.users, connections, subscriptions });
-  const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence } });
+  const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence }, log });
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
   const protocols = protocolWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log });
   attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
   const routes = protocols.map((protocol) => protocol.route);
   const degraded = () => protocols.some((protocol) => protocol.degraded?.() === true);
-  const handleRequest = createRequestHandler({ config, relay, streams, api, draining, degraded, routes });
+  const handleRequest = createRequestHandler({ config, relay, streams, api, draining, degraded, routes, log });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =
