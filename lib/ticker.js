@@ -35,9 +35,8 @@ export class Ticker {
     if (intervalMs === this.intervalMs) return;
     this.intervalMs = intervalMs;
     if (this.timer === undefined) return;
-    clearInterval(this.timer);
-    this.timer = setInterval(this.run, intervalMs);
-    this.timer.unref();
+    this.stop();
+    this.start();
   }
 
   run() {
