@@ -1,7 +1,8 @@
 // The Redis engine (`--engine redis`): several gateway machines share their
 // channels through one Redis. A channel's seq, epoch and history live there,
-// and one Lua script per publish (./redis/publish.lua) sequences it, keeps it
-// and PUBLISHes it, so every node sees one order. Each node SUBSCRIBEs only
+// and one Lua script (./redis/publish.lua), called for a batch of publishes
+// at a time, sequences each, keeps it and PUBLISHes it, so every node sees
+// one order. Each node SUBSCRIBEs only
 // to the channels its workers hold and delivers to them as the memory engine
 // does (the rules are in ./index.js; the history's size and TTL are the
 // channel's namespace's, given to the script with each publish; the TTL
@@ -129,7 +130,8 @@ export class RedisEngine {
       cluster,
       waitReplicas: options.redisWaitReplicas,
       waitTimeout: options.redisWaitTimeout,
-      observe: (seconds, count) => this.instruments?.published(seconds, count)
+      observe: (seconds, count) => this.instruments?.published(seconds, count),
+      log
     });
     this.channels = new RedisChannels({
       redis,
