@@ -28,6 +28,7 @@ export const OPTIONS = {
   'message-size': [128, 128, 'fan-out: bytes of data per message'],
   'relay-seconds': [3, 1, 'relay: seconds per mode'],
   'redis-seconds': [3, 0.5, 'redis: seconds per engine, alone and under load'],
+  'redis-baseline': ['', '', 'redis: another checkout (an older tree) whose gateway runs the same, in the same run'],
   'keepalive-connections': [15000, 200, 'keepalive: connections on the one worker'],
   'keepalive-seconds': [12, 2, 'keepalive: seconds watched'],
   'ping-interval': [5000, 1000, 'keepalive: ms between pings'],

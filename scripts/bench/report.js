@@ -35,6 +35,11 @@ const TITLES = {
   primaryCpuUsPerPublish: 'primary CPU µs/publish',
   loadedP50Ms: 'under load p50 (ms)',
   loadedP99Ms: 'under load p99 (ms)',
+  publishesVsMemory: 'publishes/s ÷ memory',
+  loadedP99VsMemory: 'p99 under load ÷ memory',
+  redisCpuUsPerPublish: 'redis-server CPU µs/publish',
+  redisCallsPerPublish: 'Redis calls/publish',
+  redisScriptUsPerPublish: 'script µs/publish (commandstats)',
   pingsPerSec: 'pings/s',
   workerCpuUsPerPing: 'worker CPU µs/ping',
   workerCpuMsPerS: 'worker CPU ms/s',
@@ -91,6 +96,9 @@ const TARGETS = [
   { goal: 'Pusher idle ≤ 1.1× native user RSS per connection', scenario: /^pusher: idle/, variant: 'gateway, Pusher', figure: 'ratioUserRssPerConnBytes', met: (v) => v <= 1.1 },
   { goal: 'Pusher handshake ≤ 1.1× native server CPU', scenario: /^pusher: handshake$/, variant: 'gateway, Pusher', figure: 'ratioCpuUsPerHandshake', met: (v) => v <= 1.1 },
   { goal: 'Pusher fan-out ≤ 1.1× native CPU per delivery', scenario: /^pusher: fan-out$/, variant: 'gateway, Pusher', figure: 'ratioCpuUsPerDelivery', met: (v) => v <= 1.1 },
+  { goal: 'Redis engine ≥ 0.8× the memory engine\'s publishes/s', scenario: /^redis$/, variant: 'gateway --engine redis', figure: 'publishesVsMemory', met: (v) => v >= 0.8 },
+  { goal: 'Redis engine p99 under load ≤ 1.5× the memory engine\'s', scenario: /^redis$/, variant: 'gateway --engine redis', figure: 'loadedP99VsMemory', met: (v) => v <= 1.5 },
+  { goal: 'redis-server CPU ≤ 8 µs per publish', scenario: /^redis$/, variant: 'gateway --engine redis', figure: 'redisCpuUsPerPublish', met: (v) => v <= 8 },
   { goal: 'relay ≥ 400k publishes/s', scenario: /^relay$/, variant: 'primary relay, batched', figure: 'publishesPerSec', met: (v) => v >= 400000 }
 ];
 

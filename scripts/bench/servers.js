@@ -91,9 +91,12 @@ export class Server {
   }
 }
 
-/** Starts a server, runs `use(server)`, and stops the server whatever happened. */
-export async function withServer(kind, flags, use, nodeArgs) {
-  const server = await Server.start(kind, flags, nodeArgs);
+/**
+ * Starts a server, runs `use(server)`, and stops the server whatever happened.
+ * @param {string} [script] the kind's script from another checkout (Server.start)
+ */
+export async function withServer(kind, flags, use, nodeArgs, script) {
+  const server = await Server.start(kind, flags, nodeArgs, script);
   try {
     return await use(server);
   } finally {
