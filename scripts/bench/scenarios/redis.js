@@ -121,7 +121,7 @@ export function costPerPublish(before, after, publishes) {
  * Publishes on `channel` for `seconds`, `window` publishes in flight.
  * @returns {Promise<{latenciesUs: number[], error?: string}>} one latency per copy returned
  */
-async function echoes(url, channel, window, seconds) {
+export async function echoes(url, channel, window, seconds) {
   const ws = new WebSocket(url, { perMessageDeflate: false });
   await once(ws, 'open');
   const latenciesUs = [];
