@@ -8,13 +8,15 @@
 // deliveries/s, publish → own copy p50/p99, the redis-server's CPU and its
 // INFO commandstats calls per publish, and each node's CPU (primary and
 // worker) per delivery it made. The setups: memory with 1 node, Redis with
-// 1 node, Redis with --nodes nodes (one worker each).
+// 1 node, Redis with --nodes nodes (one worker each); with --baseline DIR,
+// the two Redis setups again with that checkout's gateway (an older tree).
 //
-//   npm run bench:nodes -- [--nodes 3] [--seconds 3] [--publishers 4] [--window 16] [--json scripts/results/nodes.json]
+//   npm run bench:nodes -- [--nodes 3] [--seconds 3] [--publishers 4] [--window 16] [--baseline DIR] [--json scripts/results/nodes.json]
 import '../lib/runtime.js';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { Server } from './bench/servers.js';
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '3' },
     publishers: { type: 'string', default: '4' },
     window: { type: 'string', default: '16' },
+    baseline: { type: 'string' },
     json: { type: 'string', default: new URL('./results/nodes.json', import.meta.url).pathname }
   }
 });
@@ -42,16 +45,18 @@ for (const [name, value] of Object.entries({ nodes: NODES, seconds: SECONDS, pub
   if (!(value > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
 }
 
+const SETUPS = [
+  ['memory', 1],
+  ['redis', 1],
+  ['redis', NODES]
+];
+const old = values.baseline && { label: 'old gateway', script: path.resolve(values.baseline, 'bin/gateway.js') };
 const store = await RedisServer.start();
 const runs = [];
 try {
-  for (const [engine, nodes] of [
-    ['memory', 1],
-    ['redis', 1],
-    ['redis', NODES]
-  ]) {
+  for (const [engine, nodes, tree] of [...SETUPS, ...(old ? SETUPS.slice(1).map((setup) => [...setup, old]) : [])]) {
     await store.command('FLUSHALL'); // each setup starts its channels from seq 1
-    runs.push(await measure(engine, nodes));
+    runs.push(await measure(engine, nodes, tree));
   }
 } finally {
   await store.remove();
@@ -75,10 +80,13 @@ for (const r of runs) {
 }
 console.log(`(written to ${values.json})`);
 
-/** One setup: `nodes` gateways of one worker on `engine`, the load on all of them at once. */
-async function measure(engine, nodes) {
+/**
+ * One setup: `nodes` gateways of one worker on `engine`, the load on all of them at once.
+ * @param {{label: string, script: string}} [tree] another checkout's gateway
+ */
+async function measure(engine, nodes, tree = { label: 'gateway' }) {
   const flags = ['--workers', '1', '--max-publish-rate', '1000000', '--max-subscriptions', String(nodes * PUBLISHERS), '--engine', engine, '--redis-url', store.url];
-  const servers = await Promise.all(Array.from({ length: nodes }, () => Server.start('gateway', flags)));
+  const servers = await Promise.all(Array.from({ length: nodes }, () => Server.start('gateway', flags, [], tree.script)));
   try {
     for (const server of servers) await eventually(async () => (await server.metric('gateway_engine_up')) === 1, { timeout: 10000, what: 'engine up' });
     const channels = servers.flatMap((_, n) => Array.from({ length: PUBLISHERS }, (_, p) => `node${n}-p${p}`));
@@ -105,7 +113,7 @@ async function measure(engine, nodes) {
     const deliveries = perNode.reduce((sum, node) => sum + node.delivered, 0);
     const cost = redisBefore === undefined ? {} : costPerPublish(redisBefore, redisAfter, publishes);
     return {
-      setup: `${nodes} node${nodes > 1 ? 's' : ''}, --engine ${engine}`,
+      setup: `${tree.label}: ${nodes} node${nodes > 1 ? 's' : ''}, --engine ${engine}`,
       short,
       publishes,
       publishesPerSec: Math.round(publishes / SECONDS),
