@@ -45,7 +45,7 @@ import { publishResult } from '../publication.js';
 import { requireNumbers } from '../check-options.js';
 
 /** Publishes per script call: a call holds Redis for all of them (a few µs each), so it stays short. */
-export const BATCH = 256;
+const BATCH = 256;
 const REPLY_PER_PUBLISH = 3; // publish.lua's
 const LUA = readFileSync(new URL('./publish.lua', import.meta.url), 'utf8');
 const SHA = createHash('sha1').update(LUA).digest('hex');
