@@ -1,7 +1,7 @@
 // Counts across two gateway nodes sharing one real redis-server: the
-// cluster calls behind the server API's `info` and `channels` (and Pusher's
-// channel counts) never drop the other node's answer, however the calls
-// race; Pusher's subscription_count event reaches every node's subscribers
+// cluster calls behind the server API's `info` and `channels` and Pusher's
+// channel list, subscription_count and user_count never drop the other
+// node's answer, however the calls race; Pusher's subscription_count event reaches every node's subscribers
 // with the cluster's count, and again after a node's subscriber connection
 // to Redis was killed.
 import { expect } from 'chai';
@@ -32,16 +32,27 @@ describe('counts across nodes (redis engine, two nodes)', function () {
     await redis?.remove();
   });
 
-  it('answers every concurrent info and channels call on both nodes with both nodes in it', async () => {
-    for (const gw of [a, b]) {
+  it("answers every concurrent info and channels call, native and Pusher's, on both nodes with both nodes in it", async () => {
+    for (const [gw, user] of [[a, 'ann'], [b, 'bob']]) {
       const client = await TestClient.connect(gw.url);
       closers.push(() => client.close());
       await client.subscribe('both');
+      const pusher = pusherClient(gw, { member: { user_id: user } });
+      closers.push(() => pusher.disconnect());
+      await connected(pusher);
+      await subscribed(pusher, 'presence-both');
     }
+    const pusherChannels = async (gw) => (await serverSdk(gw).get({ path: '/channels', params: { filter_by_prefix: 'presence-', info: 'user_count' } })).json();
+    const pusherCount = async (gw) => (await serverSdk(gw).get({ path: '/channels/presence-both', params: { info: 'subscription_count,user_count' } })).json();
+    const asks = [
+      [(gw) => result(gw, 'info'), (answer) => answer.nodes.length === 2],
+      [(gw) => result(gw, 'channels', { prefix: 'both' }), (answer) => answer.channels.both?.subscribers === 2],
+      [pusherChannels, (answer) => answer.channels['presence-both']?.user_count === 2],
+      [pusherCount, (answer) => answer.subscription_count === 2 && answer.user_count === 2]
+    ];
     const incomplete = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const answers = await Promise.all([a, b, a, b].map((gw, i) => result(gw, i < 2 ? 'info' : 'channels', i < 2 ? {} : { prefix: 'both' })));
-      const complete = answers.map((answer, i) => (i < 2 ? answer.nodes.length === 2 : answer.channels.both?.subscribers === 2));
+      const complete = await Promise.all(asks.flatMap(([ask, whole]) => [a, b].map(async (gw) => whole(await ask(gw)))));
       if (!complete.every(Boolean)) incomplete.push(round);
     }
     expect(incomplete, 'rounds with an answer missing a node').to.deep.equal([]);
