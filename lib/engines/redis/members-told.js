@@ -37,9 +37,12 @@ export class MembersTold {
    * @param {import('../join-leave.js').DiffSender} options.diffs where the routes' diffs are folded
    * @param {(channel: string) => boolean} options.joinLeave whether the channel's namespace tells joins and leaves
    * @param {number} options.refreshMs how often every node puts its entries back: the second read follows the first by this
+   * @param {(channel: string, client: string) => boolean} options.ours whether a client a read lacks is still this node's
+   *   (another node swept it while this one was cut off): never told as a leave, since a client never sees its own
    */
-  constructor({ read, diffs, joinLeave, refreshMs }) {
+  constructor({ read, diffs, joinLeave, refreshMs, ours }) {
     this.read = read;
+    this.ours = ours;
     this.refreshMs = refreshMs;
     this.diffs = diffs;
     this.joinLeave = joinLeave;
@@ -113,9 +116,14 @@ export class MembersTold {
     else this.fetch(channel, told, true);
   }
 
+  /** Tells what changed from `before` to `now`; this node's own clients stay in `now`. */
   tellDifference(channel, before, now) {
     for (const [client, fields] of now) if (before.get(client) !== fields) this.diffs.join(channel, client, fields);
-    for (const [client, fields] of before) if (!now.has(client)) this.diffs.leave(channel, client, fields);
+    for (const [client, fields] of before) {
+      if (now.has(client)) continue;
+      if (this.ours(channel, client)) now.set(client, fields);
+      else this.diffs.leave(channel, client, fields);
+    }
   }
 
   tell(channel, join, client, fields) {

@@ -53,7 +53,13 @@ export class RedisPresence {
     this.namespaceOf = namespaceOf;
     this.table = new PresenceTable(); // this node's clients
     this.diffs = new DiffSender(interval, routesOf);
-    this.told = new MembersTold({ read: (channel) => this.readMembers(channel), diffs: this.diffs, joinLeave: (channel) => namespaceOf(channel).joinLeave, refreshMs: (ttl * 1000) / 3 });
+    this.told = new MembersTold({
+      read: (channel) => this.readMembers(channel),
+      diffs: this.diffs,
+      joinLeave: (channel) => namespaceOf(channel).joinLeave,
+      refreshMs: (ttl * 1000) / 3,
+      ours: (channel, client) => this.stillHeld(channel, client)
+    });
     this.members = []; // onMember listeners
     this.calls = new Set(); // script calls not answered yet
     this.toRefresh = new Set(); // channels to refresh at once (refreshSoon)
@@ -157,8 +163,14 @@ export class RedisPresence {
     const client = frame.slice(start, end);
     const fields = frame.slice(end + 1, -1);
     if (frame.startsWith('{"type":"join"')) this.told.received(channel, true, client, fields);
-    else if (this.table.room(channel)?.clients.has(client)) this.refreshSoon(channel);
-    else this.told.received(channel, false, client, fields);
+    else if (!this.stillHeld(channel, client)) this.told.received(channel, false, client, fields);
+  }
+
+  /** Whether this node still holds a client whose entry left Redis (another node's sweep): it is put back at once. */
+  stillHeld(channel, client) {
+    if (!this.table.room(channel)?.clients.has(client)) return false;
+    this.refreshSoon(channel);
+    return true;
   }
 
   /** The channel got its first route on this node, or lost its last. */
