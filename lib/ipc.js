@@ -91,7 +91,8 @@ export const Call = Object.freeze({
   UNSUBSCRIBE: 'unsubscribe', // {user, channel} -> connections unsubscribed
   CHANNELS: 'channels', // {prefix} -> {name: subscribers}, or null past the bound
   INFO: 'info', // {} -> [node figures]
-  CLOSE_SUBSCRIBERS: 'close' // {channel, code, reason} -> connections closed: every connection subscribed to the channel, closed as its way in closes
+  CLOSE_SUBSCRIBERS: 'close', // {channel, code, reason} -> connections closed: every connection subscribed to the channel, closed as its way in closes
+  SUBSCRIPTION_COUNT: 'subcount' // {channel, count} -> nodes told: a channel's count for its subscribers everywhere (Op.SUBSCRIPTION_COUNT to every worker)
 });
 
 /** Channels one answer of Call.CHANNELS may list; past it the answer is null (the API's too_many). */

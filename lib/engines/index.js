@@ -125,6 +125,9 @@
  * @property {UserCounts} [users] the cluster-wide part, under --max-conns-per-user
  * @property {UserCounts} [appConnections] the cluster-wide part of each Pusher app's connection count
  * @property {{take: (appId: string, events: number, limit: number) => Promise<boolean>}} [appRates] the cluster-wide count of each Pusher app's backend events per second
+ * @property {(listener: (channel: string) => void) => void} [onResubscribed] `listener(channel)` once a
+ *   channel routed here is subscribed to the shared engine again after the subscriptions dropped (what
+ *   the other nodes told this node meanwhile never arrived), its messages and members caught up
  * @property {(key: string, ms: number) => Promise<boolean>} [claimOnce] whether this node is the cluster's first to claim `key` within `ms` (alone on its machine, an engine leaves it out: always)
  */
 

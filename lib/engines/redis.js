@@ -25,7 +25,10 @@
 // number may wait for a slow Redis. After the subscriptions drop (the
 // connection came back, Sentinel moved it to a new master, a Cluster shard
 // failed over), every channel is SUBSCRIBEd again and its routes get what
-// they missed from the history, with no action from the clients. A master
+// they missed from the history, in order and once, with no action from the
+// clients (none is told to recover: the history holds what they missed), and
+// its members are read again, the joins and leaves missed told
+// (./redis/members-told.js). A master
 // that comes back behind what this node delivered (a failover to a replica
 // that lacked the tail) starts the channel's sequence over in a new epoch
 // (./redis/read.lua): reported to the subscribers, never a silent gap.
@@ -141,7 +144,14 @@ export class RedisEngine {
       waitTimeout: options.redisWaitTimeout,
       answering: () => this.available && this.subscribing,
       namespaceOf: (channel) => this.namespaces.of(channel),
-      routed: (channel, occupied) => this.occupancy?.changed(channel, occupied),
+      routed: (channel, occupied) => {
+        this.occupancy?.changed(channel, occupied);
+        this.presence.routed(channel, occupied);
+      },
+      resubscribed: (channel) => {
+        this.presence.resync(channel);
+        for (const listener of this.resubscribedListeners) listener(channel);
+      },
       log
     });
     this.calls = new RemoteCalls(redis, cluster ? 'spublish' : 'publish');
@@ -150,6 +160,7 @@ export class RedisEngine {
     this.appRates = new RemoteRates(redis); // each Pusher app's backend events per second
     this.occupancy = undefined; // once a listener is added: this node's routes, told to Redis (./redis/occupancy.js)
     this.occupancyListeners = [];
+    this.resubscribedListeners = [];
     this.departures = new RemoteDepartures(redis);
     this.sub.on('message', (name, message) => this.received(name, message));
     this.configure(options);
@@ -245,6 +256,15 @@ export class RedisEngine {
     this.occupancyListeners.push(listener);
     if (this.occupancy !== undefined) return;
     this.occupancy = new RemoteOccupancy(this.redis, () => this.channels.withRoutes(), tellAll(this.occupancyListeners), this.log);
+  }
+
+  /**
+   * `listener(channel)` once a channel routed here is SUBSCRIBEd again after
+   * the subscriptions dropped, and its routes caught up: what was told of it
+   * over pub/sub meanwhile (a count) never reached this node.
+   */
+  onResubscribed(listener) {
+    this.resubscribedListeners.push(listener);
   }
 
   /** The per-user view of presence (MemberListener in ./index.js). */

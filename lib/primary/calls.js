@@ -1,8 +1,9 @@
-// Calls on the whole cluster (Call in lib/ipc.js): a worker asks, this
-// primary runs the call's part on every one of its workers (or, for a node's
-// figures, answers itself), asks the other nodes through the engine's
-// cluster-wide part where it has one (lib/engines/redis/calls.js), and
-// answers the combined value. A worker that dies while asked is not waited
+// Calls on the whole cluster (Call in lib/ipc.js): a worker (or this
+// primary) asks, this primary runs the call's part on every one of its
+// workers (or, for a node's figures and a channel's subscription count, does
+// it itself), asks the other nodes through the engine's cluster-wide part
+// where it has one (lib/engines/redis/calls.js), and answers the combined
+// value. A worker that dies while asked is not waited
 // for; a node that does not answer in time is left out.
 //
 // Operations: from a worker [Op.CALL, token, name, args] -> the value;
@@ -16,7 +17,8 @@ const COMBINE = {
   [Call.UNSUBSCRIBE]: [sum, 0],
   [Call.CHANNELS]: [mergeChannels, {}],
   [Call.INFO]: [(a, b) => a.concat(b), []],
-  [Call.CLOSE_SUBSCRIBERS]: [sum, 0]
+  [Call.CLOSE_SUBSCRIBERS]: [sum, 0],
+  [Call.SUBSCRIPTION_COUNT]: [sum, 0]
 };
 
 /**
@@ -32,6 +34,7 @@ export function attachCalls(relay, remote, config) {
   const here = async (name, args) => {
     const [combine, zero] = COMBINE[name] ?? unknownCall(name);
     if (name === Call.INFO) return [nodeInfo(relay, config, startedAt)];
+    if (name === Call.SUBSCRIPTION_COUNT) return tellCount(relay, args);
     const parts = await Promise.all([...relay.links.values()].map((link) => link.ask(Op.RUN, name, args).catch(() => zero)));
     return parts.reduce(combine, zero);
   };
@@ -59,6 +62,13 @@ function nodeInfo(relay, config, startedAt) {
     subscriptions: total('subscriptions'),
     uptimeS: Math.round((Date.now() - startedAt) / 1000)
   };
+}
+
+/** Every worker of this node writes the count to its subscribers of the channel. */
+function tellCount(relay, { channel, count }) {
+  if (typeof channel !== 'string' || !Number.isInteger(count)) return 0;
+  relay.broadcast([Op.SUBSCRIPTION_COUNT, channel, count]);
+  return 1;
 }
 
 function sum(a, b) {

@@ -189,8 +189,11 @@ function kindNamespaces(app, config) {
       kind,
       Object.freeze({
         name: `#${app.appId}.${kind}`,
-        // Pusher keeps no history; a cache channel keeps its last event.
-        historySize: CACHED.has(kind) ? 1 : 0,
+        // Pusher keeps no history; a cache channel keeps its last event. The
+        // member events keep the gateway's history size, so a node whose
+        // subscription to Redis dropped catches its subscribers up on who
+        // came and went meanwhile, in order and once (no client reads it).
+        historySize: kind === Kind.MEMBERS ? config.historySize : CACHED.has(kind) ? 1 : 0,
         historyTtl: config.historyTtl,
         presence: PRESENCE.has(kind),
         joinLeave: false,

@@ -5,13 +5,16 @@
 // across the cluster (a Call.CHANNELS on every worker and node). Presence
 // channels have none: their members are their count. The workers say which
 // channels changed (Op.SUBSCRIPTIONS_CHANGED, only for such apps); this
-// primary tells its workers the count (Op.SUBSCRIPTION_COUNT), each writing
-// it to its own subscribers of the channel. Under Redis each node tells its
-// own subscribers when its own workers saw a change, and the webhook goes
-// once for the cluster (the engine's claimOnce).
+// primary tells every node the count (Call.SUBSCRIPTION_COUNT: each primary
+// sends its workers Op.SUBSCRIPTION_COUNT, each worker writes it to its own
+// subscribers of the channel), so a subscriber on one node hears of the
+// subscribers that came and went on another. Under Redis the webhook goes
+// once for the cluster (the engine's claimOnce), and a node whose
+// subscription to Redis was re-established counts its channels again (the
+// counts told meanwhile never reached it).
 import { Call, Op } from '../ipc.js';
 import { appTable } from './apps.js';
-import { appIdOf, clientName, isPresence, kindOf } from './channels.js';
+import { appIdOf, clientName, isInternal, isOwn, isPresence, kindOf, pusherName } from './channels.js';
 import { subscriptionCountFrame } from './frames.js';
 
 const THROTTLE_MS = 5000;
@@ -44,20 +47,26 @@ export function followSubscriptionCounts({ relay, engine, calls, webhooks }) {
     const app = appTable.byId.get(appIdOf(channel));
     if (app === undefined) return channels.delete(channel);
     const count = (await calls(Call.CHANNELS, { prefix: channel }))?.[channel] ?? 0;
-    if (app.subscriptionCount) relay.broadcast([Op.SUBSCRIPTION_COUNT, channel, count]);
+    if (app.subscriptionCount) calls(Call.SUBSCRIPTION_COUNT, { channel, count }).catch(() => {}); // not waited for: the webhook need not
     // The webhook once for the cluster: every node whose workers saw a change counts, one of them sends.
     if (webhooks !== undefined && (engine.claimOnce === undefined || (await engine.claimOnce(`subscription_count:${channel}`, THROTTLE_MS)))) {
       webhooks.add(channel, { name: 'subscription_count', channel: clientName(channel), subscription_count: count });
     }
     if (count === 0) setTimeout(() => channels.get(channel)?.timer === undefined && channels.delete(channel), THROTTLE_MS).unref();
   };
-  relay.handle(Op.SUBSCRIPTIONS_CHANGED, (link, [, channel]) => {
+  const changed = (channel) => {
     let state = channels.get(channel);
     if (state === undefined) channels.set(channel, (state = { timer: undefined, sentAt: 0 }));
     if (state.timer !== undefined) return;
     const wait = Math.max(FIRST_MS, state.sentAt + THROTTLE_MS - Date.now());
     state.timer = setTimeout(() => send(channel), wait);
     state.timer.unref();
+  };
+  relay.handle(Op.SUBSCRIPTIONS_CHANGED, (link, [, channel]) => changed(channel));
+  engine.onResubscribed?.((channel) => {
+    if (!isInternal(channel) || isOwn(channel) || !hasCount(pusherName(channel))) return;
+    const app = appTable.byId.get(appIdOf(channel));
+    if (app !== undefined && countsSubscriptions(app)) changed(channel);
   });
   return { stop: () => channels.forEach(({ timer }) => clearTimeout(timer)) };
 }

@@ -33,15 +33,25 @@ export class RemoteCalls {
     this.here = here;
   }
 
-  /** @returns {Promise<any[]>} the other nodes' values */
-  async call(name, args) {
+  /**
+   * The waiter is recorded before the PUBLISH goes out: another node may
+   * answer before this node hears how many received the call, and that
+   * answer counts all the same.
+   * @returns {Promise<any[]>} the other nodes' values
+   */
+  call(name, args) {
     const request = this.nextRequest++;
-    const receivers = await this.redis[this.publish](CONTROL_CHANNEL, JSON.stringify({ call: name, args, from: this.node, request }));
     return new Promise((resolve) => {
-      const asked = { left: receivers - 1, values: [], resolve, timer: undefined }; // less this node
+      const asked = { left: Infinity, values: [], resolve, timer: setTimeout(() => this.settle(request, asked), ANSWER_MS) };
       this.asked.set(request, asked);
-      asked.timer = setTimeout(() => this.settle(request, asked), ANSWER_MS);
-      if (asked.left <= 0) this.settle(request, asked);
+      this.redis[this.publish](CONTROL_CHANNEL, JSON.stringify({ call: name, args, from: this.node, request })).then(
+        (receivers) => {
+          if (this.asked.get(request) !== asked) return; // timed out meanwhile
+          asked.left = receivers - 1 - asked.values.length; // less this node, less the answers already in
+          if (asked.left <= 0) this.settle(request, asked);
+        },
+        () => this.settle(request, asked) // Redis unreachable: this node's part only
+      );
     });
   }
 

@@ -9,8 +9,9 @@
 // order (lib/worker/relay.js says why). A message ahead of the next seq
 // waits a moment for its predecessors (under --redis-wait-replicas two nodes'
 // confirmations race), then they are read from the history. After the
-// subscriptions drop, every channel is SUBSCRIBEd and read again, and its
-// routes get what they missed.
+// subscriptions drop, every channel is SUBSCRIBEd and read again, its
+// routes get what they missed, in order and once, and then `resubscribed`
+// says so (the presence reads the channel's members again).
 import { readFileSync } from 'node:fs';
 import { Op } from '../../ipc.js';
 import { ErrorCode, GatewayError } from '../../errors.js';
@@ -33,6 +34,7 @@ export class ChannelState {
     this.held = undefined; // live messages [seq, entry] received during that read
     this.ahead = undefined; // live messages past the next seq: Map seq -> entry
     this.gapTimer = undefined;
+    this.resubscribed = false; // SUBSCRIBEd again after the subscriptions dropped: told once its read is in
   }
 }
 
@@ -55,9 +57,10 @@ export class RedisChannels {
    * @param {() => boolean} options.answering whether both connections answer now (./liveness.js)
    * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
    * @param {(channel: string, occupied: boolean) => void} options.routed a channel got its first route here, or lost its last
+   * @param {(channel: string) => void} options.resubscribed a channel is SUBSCRIBEd again after the subscriptions dropped, and caught up
    * @param {import('pino').Logger} options.log
    */
-  constructor({ redis, sub, cluster, waitReplicas, waitTimeout, answering, namespaceOf, routed, log }) {
+  constructor({ redis, sub, cluster, waitReplicas, waitTimeout, answering, namespaceOf, routed, resubscribed, log }) {
     this.redis = redis;
     this.sub = sub;
     this.cluster = cluster;
@@ -66,6 +69,7 @@ export class RedisChannels {
     this.answering = answering;
     this.namespaceOf = namespaceOf;
     this.routed = routed;
+    this.resubscribed = resubscribed;
     this.log = log;
     this.channels = new Map(); // name -> ChannelState
     this.toSubscribe = new Set();
@@ -285,6 +289,10 @@ export class RedisChannels {
       if (route !== undefined && addRoute(state, route)) this.routed(channel, true);
     }
     for (let i = 0; i < held.length; i += 2) if (held[i] > seq) this.deliver(channel, state, held[i], held[i + 1]);
+    if (state.resubscribed) {
+      state.resubscribed = false;
+      this.resubscribed(channel);
+    }
     this.forgetIfUnused(channel, state);
   }
 
@@ -322,7 +330,8 @@ export class RedisChannels {
 
   /** The subscriber connection is new: it subscribes to nothing, so every channel again, and its routes catch up. */
   resubscribe() {
-    for (const channel of this.channels.keys()) {
+    for (const [channel, state] of this.channels) {
+      state.resubscribed = true;
       this.toSubscribe.add(channel);
       this.toRead.add(channel);
     }

@@ -16,12 +16,15 @@
 // Joins and leaves are PUBLISHed by the script on the channel's pub/sub name,
 // so every node with subscribers receives them like its messages; each node
 // folds what it learnt into its own diffs (../join-leave.js) and sends its
-// subscribers one per channel per --join-leave-interval.
+// subscribers one per channel per --join-leave-interval, through what it
+// keeps of what its subscribers were told (./members-told.js), so that the
+// frames a dropped subscriber connection missed are told after all.
 import { readFileSync } from 'node:fs';
 import { ErrorCode } from '../../errors.js';
 import { PresenceTable } from '../presence-table.js';
 import { DiffSender, entryJson, tooMany } from '../join-leave.js';
 import { requireNumbers } from '../check-options.js';
+import { MembersTold } from './members-told.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
 const UNAVAILABLE = { error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' };
@@ -50,6 +53,13 @@ export class RedisPresence {
     this.namespaceOf = namespaceOf;
     this.table = new PresenceTable(); // this node's clients
     this.diffs = new DiffSender(interval, routesOf);
+    this.told = new MembersTold({
+      read: (channel) => this.readMembers(channel),
+      diffs: this.diffs,
+      joinLeave: (channel) => namespaceOf(channel).joinLeave,
+      refreshMs: (ttl * 1000) / 3,
+      ours: (channel, client) => this.stillHeld(channel, client)
+    });
     this.members = []; // onMember listeners
     this.calls = new Set(); // script calls not answered yet
     this.toRefresh = new Set(); // channels to refresh at once (refreshSoon)
@@ -152,9 +162,34 @@ export class RedisPresence {
     const end = frame.indexOf('"', start);
     const client = frame.slice(start, end);
     const fields = frame.slice(end + 1, -1);
-    if (frame.startsWith('{"type":"join"')) this.diffs.join(channel, client, fields);
-    else if (this.table.room(channel)?.clients.has(client)) this.refreshSoon(channel);
-    else this.diffs.leave(channel, client, fields);
+    if (frame.startsWith('{"type":"join"')) this.told.received(channel, true, client, fields);
+    else if (!this.stillHeld(channel, client)) this.told.received(channel, false, client, fields);
+  }
+
+  /** Whether this node still holds a client whose entry left Redis (another node's sweep): it is put back at once. */
+  stillHeld(channel, client) {
+    if (!this.table.room(channel)?.clients.has(client)) return false;
+    this.refreshSoon(channel);
+    return true;
+  }
+
+  /** The channel got its first route on this node, or lost its last. */
+  routed(channel, occupied) {
+    this.told.routed(channel, occupied);
+  }
+
+  /** The channel is SUBSCRIBEd again after the subscriptions dropped: the joins and leaves missed meanwhile are told. */
+  resync(channel) {
+    this.told.resync(channel);
+  }
+
+  /** @returns {Promise<Map<string, string> | null>} the channel's clients now (client -> fields), null past --presence-max-clients */
+  async readMembers(channel) {
+    const [, entries] = await this.run(channel, 'read', [String(this.maxClients)]);
+    if (!Array.isArray(entries)) return null;
+    const members = new Map();
+    for (let i = 0; i < entries.length; i += 2) members.set(entries[i], fieldsOf(entries[i + 1]));
+    return members;
   }
 
   /** Refreshes `channel` once this turn's frames are in: a sweep's many leaves make one call. */
