@@ -7,7 +7,7 @@ import { NATIVE_APP } from '../namespaces.js';
 
 const client = require('prom-client');
 
-// The worker's event-loop delay histograms sample only while it has work (../worker/stats.js).
+// The worker's one event-loop delay sampler, running only while it has work (../worker/stats.js).
 export const loopDelay = new LoopDelay();
 // Three default metrics list every handle, resource or open file at each
 // scrape: ~2 µs a connection, a 30 ms stall of the worker per scrape at
