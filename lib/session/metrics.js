@@ -139,6 +139,29 @@ export const metrics = {
   })
 };
 
+/**
+ * The worker's counts for its stats report (../worker/stats.js), summed from
+ * the plain numbers behind the metrics: a collect() of each labelled metric
+ * costs the report, which runs every second while connections are held,
+ * several times what it reads.
+ */
+export async function workerCounts() {
+  let connections = 0;
+  let streams = 0;
+  for (const t of transports) {
+    connections += t.open;
+    if (t.transport === 'sse') streams += t.open;
+  }
+  let published = 0;
+  let delivered = 0;
+  for (const figures of apps.values()) {
+    published += figures.published;
+    delivered += figures.delivered;
+  }
+  const total = async (metric) => (await metric.get()).values.reduce((sum, v) => sum + v.value, 0);
+  return { connections, streams, subscriptions: await total(metrics.subscriptions), published, delivered, gcRuns: await total(metrics.gcRuns) };
+}
+
 /** Has prom-client read a gauge from `read()` when it collects: nothing to update on the hot path. */
 export function gaugeReads(gauge, read) {
   gauge.collect = function () {

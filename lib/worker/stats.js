@@ -9,7 +9,7 @@
 // the primary is not woken for nothing (its memory figures stay that fresh).
 import { getHeapStatistics } from 'node:v8';
 import { delayFigures } from '../loop-delay.js';
-import { metrics, loopDelay } from '../session/metrics.js';
+import { workerCounts, loopDelay } from '../session/metrics.js';
 
 const HEARTBEAT_S = 10;
 
@@ -33,16 +33,8 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
     delay.reset();
     const max = ms(read.max);
     worst = Math.max(worst, max);
-    const counted = {
-      connections: await value(metrics.connections), // both transports
-      streams: await value(metrics.connections, { transport: 'sse' }),
-      sockets: open,
-      received,
-      subscriptions: await value(metrics.subscriptions),
-      published: await value(metrics.published),
-      delivered: await value(metrics.delivered),
-      gcRuns: await value(metrics.gcRuns)
-    };
+    const { connections, streams, subscriptions, published, delivered, gcRuns } = await workerCounts();
+    const counted = { connections, streams, sockets: open, received, subscriptions, published, delivered, gcRuns };
     const counts = Object.values(counted).join(' ');
     // Read again now: a socket may have come while the figures were read.
     if (sockets.open === 0 && counted.connections === 0 && sockets.received === received && counts === lastCounts) return void sleep();
@@ -88,13 +80,6 @@ function memoryUsage() {
   } catch {
     return { rss: null, heapUsed: getHeapStatistics().used_heap_size };
   }
-}
-
-/** The sum of a metric's samples, or of those with `labels`. */
-async function value(metric, labels = {}) {
-  const { values } = await metric.get();
-  const matches = (v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l);
-  return values.reduce((sum, v) => (matches(v) ? sum + v.value : sum), 0);
 }
 
 function round(x) {
