@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Server } from './bench/servers.js';
 import { Peer } from './bench/peer.js';
@@ -27,7 +27,8 @@ import { publishInTurn } from './bench/publisher.js';
 import { untilEstablished } from './bench/established.js';
 import { BENCH_APP } from './bench/scenarios/pusher.js';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--peer-bin ~/.cargo/bin/sockudo] [--old ../main-checkout] [--rounds 3]',
   options: {
     'peer-bin': { type: 'string' },
     old: { type: 'string' },

@@ -41,7 +41,7 @@ export function scriptArgs({ usage, about, options = {}, allowPositionals = fals
 }
 
 function usageText({ usage, about, options }) {
-  const lines = [`usage: node scripts/${scriptName()} ${usage}`];
+  const lines = [`usage: node scripts/${scriptName()} ${usage}`.trimEnd()];
   if (about !== undefined) lines.push('', about);
   const rows = Object.entries(options).map(([name, { type, default: value, describe = '' }]) => {
     const flag = `--${name}${type === 'string' ? ' VALUE' : ''}`;
