@@ -31,6 +31,7 @@ export const InternalCode = Object.freeze({
   PROXY_TIMEOUT: 'proxy_timeout',
   PROXY_HEADER: 'proxy_header', // the PROXY header could not be read, for another reason
   USAGE: 'usage',
+  LISTEN: 'listen', // a listener could not bind its port
   INTERNALS_CHANGED: 'internals_changed'
 });
 
@@ -165,6 +166,29 @@ export class ProxyHeaderError extends GatewayError {}
 export class UsageError extends GatewayError {
   constructor(message) {
     super(InternalCode.USAGE, message);
+  }
+}
+
+const LISTEN_REASONS = {
+  EADDRINUSE: 'the port is taken (another process, or another gateway, listens there)',
+  EACCES: 'not allowed (a port under 1024 needs privileges)',
+  EADDRNOTAVAIL: 'no interface of this machine has that address'
+};
+
+/**
+ * A listener that could not bind: the flag that set its port, the port and
+ * the reason, in one line an operator can act on.
+ */
+export class ListenError extends GatewayError {
+  /**
+   * @param {string} flag the option that chose the port, e.g. '--metrics-port'
+   * @param {Error & {code?: string, address?: string, port?: number}} cause Node's error from listen()
+   */
+  constructor(flag, cause) {
+    const reason = LISTEN_REASONS[cause.code] ?? cause.message;
+    super(InternalCode.LISTEN, `${flag} ${cause.port}: cannot listen on ${cause.address}:${cause.port}: ${reason} (${cause.code})`);
+    this.flag = flag;
+    this.port = cause.port;
   }
 }
 

@@ -14,7 +14,7 @@
 //   npm run bench:admin -- [--seconds 30] [--json scripts/results/admin.json]
 import '../lib/runtime.js';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { chromium } from 'playwright-core';
 import { startGateway } from './harness/gateway.js';
 import { cpuUsOf } from './bench/proc-sampler.js';
@@ -23,7 +23,8 @@ const PASSWORD = 'bench-admin-password';
 const FAST_RATE = 20;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--seconds 30] [--json scripts/results/admin.json]',
   options: {
     seconds: { type: 'string', default: '30' },
     json: { type: 'string', default: 'scripts/results/admin.json' }

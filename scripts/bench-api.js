@@ -6,14 +6,14 @@
 //   node scripts/bench-api.js [--rounds 10] [--channels 1000] [--json FILE]
 // (--engine redis needs redis-server on PATH: a throwaway one is started.)
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { startGateway, eventually } from './harness/gateway.js';
 import { TestClient } from '../test/helpers/client.js';
 import { RedisServer } from './harness/redis.js';
 import { quantile } from '../lib/loadgen/quantile.js';
 
 const KEY = 'bench-key';
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '10' }, channels: { type: 'string', default: '1000' }, json: { type: 'string' } } });
+const { values } = scriptArgs({ usage: '[--rounds 10] [--channels 1000] [--json FILE]', options: { rounds: { type: 'string', default: '10' }, channels: { type: 'string', default: '1000' }, json: { type: 'string' } } });
 const rounds = Number(values.rounds);
 const count = Number(values.channels);
 

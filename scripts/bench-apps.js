@@ -13,12 +13,13 @@
 import '../lib/runtime.js';
 import os from 'node:os';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import WebSocket from 'ws';
 import { startGateway, eventually } from './harness/gateway.js';
 import { PostgresServer } from './harness/postgres.js';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--apps 1000] [--updates 20] [--json scripts/results/apps.json]',
   options: {
     apps: { type: 'string', default: '1000' },
     updates: { type: 'string', default: '20' },

@@ -15,7 +15,7 @@ import '../lib/runtime.js';
 import { fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { pathToFileURL } from 'node:url';
 import { startGateway, eventually } from './harness/gateway.js';
 import { sampleTree, cpuBetween } from './bench/proc-sampler.js';
@@ -23,7 +23,8 @@ import { askChild, track } from './bench/children.js';
 import { welcomed } from './bench/ws-clients.js';
 
 const MAX_CONNECTIONS = 10000; // one agent process, under the 20,000 open files
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--baseline ../old] [--connections 2000] [--channels 50] [--rate 10] [--seconds 5] [--delays 0,5]',
   options: {
     baseline: { type: 'string' },
     connections: { type: 'string', default: '2000' },

@@ -12,14 +12,15 @@ import './../lib/runtime.js'; // first: an unsupported Node stops here, with one
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Server } from './bench/servers.js';
 import { Load, shortfall } from './bench/load.js';
 import { sampleTree, cpuBetween } from './bench/proc-sampler.js';
 import { untilEstablished } from './bench/established.js';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--old ../main-checkout] [--rounds 3] [--connections 10000] [--out FILE]',
   options: {
     old: { type: 'string' },
     rounds: { type: 'string', default: '3' },

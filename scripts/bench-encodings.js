@@ -20,7 +20,7 @@ import '../lib/runtime.js';
 import { mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
@@ -40,7 +40,8 @@ const GC_INTERVAL_MS = 1000;
 const ECHO_TIMEOUT_MS = 10000;
 const OUT = fileURLToPath(new URL('./results/encodings.json', import.meta.url));
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--subscribers 1000] [--updates 1000] [--idle 5000] [--rounds 3]',
   options: {
     subscribers: { type: 'string', default: '1000' },
     updates: { type: 'string', default: '1000' },

@@ -11,7 +11,7 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { HandOverLine } from '../lib/primary/master.js';
 import { takeConnections } from '../lib/internals.js';
 
@@ -22,7 +22,8 @@ const MODES = {
   handle: 'hands each to a child as the bare TCP handle'
 };
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--connections 10000]',
   options: { role: { type: 'string', default: 'main' }, port: { type: 'string' }, connections: { type: 'string', default: '10000' } }
 });
 if (values.role === 'child') child();

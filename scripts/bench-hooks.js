@@ -22,7 +22,7 @@ import { fork, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import WebSocket from 'ws';
 import { SignJWT } from 'jose';
 import { startGateway } from './harness/gateway.js';
@@ -39,7 +39,8 @@ const SECRET = 'bench-hooks-secret-of-at-least-32-characters';
 const BACKEND = fileURLToPath(new URL('./bench/hook-backend.js', import.meta.url));
 const DEFAULT_JSON = fileURLToPath(new URL('./results/hooks.json', import.meta.url));
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--connects 3000] [--concurrency 50] [--rounds 3] [--storm 2000] [--json FILE]',
   options: {
     connects: { type: 'string', default: '3000' },
     concurrency: { type: 'string', default: '50' },

@@ -9,7 +9,7 @@
 //   (node --expose-gc scripts/bench-idempotency.js …)
 // --against: another checkout of this repository (an older tree), measured
 // the same way in the same run, side by side.
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -17,7 +17,8 @@ import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--publishes 2000000] [--against DIR] [--json FILE]',
   options: {
     publishes: { type: 'string', default: '2000000' },
     against: { type: 'string' },

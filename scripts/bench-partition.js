@@ -25,7 +25,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { unsupported } from './harness/netns.js';
 import { PartitionLab } from './harness/partition.js';
 import { TestClient } from '../test/helpers/client.js';
@@ -39,7 +39,8 @@ const TTL_S = 2;
 const POLL_MS = 20;
 const LOAD_MS = 50;
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--cut-ms 8000] [--probe-ms 1500] [--repeat 1] [--baseline /tmp/old] [--json scripts/results/partition.json]',
   options: {
     'cut-ms': { type: 'string', default: '8000' },
     'probe-ms': { type: 'string', default: '1500' },

@@ -5,19 +5,21 @@
 // idle with no connection (every process), resident memory per idle
 // connection, CPU per fan-out delivery and deliveries per second (one
 // channel, every connection subscribed, published through the app's HTTP
-// API), and CPU per handshake: connect, connection_established and close.
+// API), and CPU per handshake: connect, connection_established and close,
+// both in a burst (all at once) and in steady churn (--in-flight at a time,
+// each opened once an earlier one closed).
 // Beside them, plain ws speaking as little of Pusher's protocol as the load
 // needs (scripts/baseline-pusher.js): what Node and ws cost before any
 // gateway work. Connections are counted from the kernel's table, so every
 // server is measured the same way. Writes scripts/results/peer.json.
 //
-//   node scripts/bench-peer.js [--peer-bin ~/.cargo/bin/sockudo] [--old ../main-checkout] [--rounds 3]
+//   node scripts/bench-peer.js [--peer-bin ~/.cargo/bin/sockudo] [--old ../main-checkout] [--rounds 3] [--in-flight 20]
 import './../lib/runtime.js'; // first: an unsupported Node stops here, with one line
 import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Server } from './bench/servers.js';
 import { Peer } from './bench/peer.js';
@@ -25,18 +27,23 @@ import { Load, shortfall } from './bench/load.js';
 import { sampleTree, cpuBetween, rssOf } from './bench/proc-sampler.js';
 import { publishInTurn } from './bench/publisher.js';
 import { untilEstablished } from './bench/established.js';
+import { churn } from './bench/churn.js';
+import { pusherUrl } from '../lib/loadgen/pusher-wire.js';
 import { BENCH_APP } from './bench/scenarios/pusher.js';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--peer-bin ~/.cargo/bin/sockudo] [--old ../main-checkout] [--rounds 3] [--in-flight 20]',
   options: {
-    'peer-bin': { type: 'string' },
-    old: { type: 'string' },
-    rounds: { type: 'string', default: '3' },
-    workers: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '10000' },
-    'fanout-seconds': { type: 'string', default: '5' },
-    'idle-seconds': { type: 'string', default: '5' },
-    out: { type: 'string', default: fileURLToPath(new URL('results/peer.json', import.meta.url)) }
+    'peer-bin': { type: 'string', describe: 'a Pusher-protocol server binary to compare with (Sockudo)' },
+    old: { type: 'string', describe: "an older checkout whose gateway runs beside this one's" },
+    rounds: { type: 'string', default: '3', describe: 'rounds, each server once a round; figures are medians' },
+    workers: { type: 'string', default: '2', describe: 'gateway workers' },
+    connections: { type: 'string', default: '10000', describe: 'connections held, and opened in the burst' },
+    'in-flight': { type: 'string', default: '20', describe: 'steady churn: handshakes under way at a time' },
+    churn: { type: 'string', default: '5000', describe: 'steady churn: handshakes in all' },
+    'fanout-seconds': { type: 'string', default: '5', describe: 'seconds of fan-out' },
+    'idle-seconds': { type: 'string', default: '5', describe: 'seconds the idle CPU is read over' },
+    out: { type: 'string', default: fileURLToPath(new URL('results/peer.json', import.meta.url)), describe: 'JSON results' }
   }
 });
 const ROUNDS = Number(values.rounds);
@@ -44,6 +51,8 @@ const WORKERS = Number(values.workers);
 const SIZE = Number(values.connections);
 const FANOUT_S = Number(values['fanout-seconds']);
 const IDLE_S = Number(values['idle-seconds']);
+const IN_FLIGHT = Number(values['in-flight']);
+const CHURN = Number(values.churn);
 const PER_AGENT = 10000; // an agent holds this many: each process stays under 20,000 open files
 const SETTLE_MS = 3000; // a started server compiles and settles before its idle CPU is read
 const HOLD_MS = 2000; // connections held this long before memory is read
@@ -107,12 +116,20 @@ async function measure(server) {
   await untilEstablished(server.port, (n) => n === 0);
   const handshakeUs = busySince(connectsFrom) / SIZE;
 
+  // The same handshakes in steady churn, IN_FLIGHT at a time.
+  await sleep(1000);
+  const churnFrom = sampleTree(server.pid);
+  await churn({ url: pusherUrl(server.url, BENCH_APP.key), count: CHURN, inFlight: IN_FLIGHT, expect: 'pusher:connection_established' });
+  if (!(await untilEstablished(server.port, (n) => n === 0))) return { short: 'churn: connections still open' };
+  const churnUs = busySince(churnFrom) / CHURN;
+
   return {
     idleCpuMsPerS: idleUsPerS / 1000,
     rssPerIdleConnKiB: rssPerIdleConnBytes / 1024,
     fanoutCpuUsPerDelivery: fanoutUs / deliveries,
     deliveriesPerSec: deliveries / run.seconds,
-    handshakeCpuUs: handshakeUs
+    handshakeCpuUs: handshakeUs,
+    churnHandshakeCpuUs: churnUs
   };
 }
 
@@ -142,7 +159,7 @@ for (let round = 1; round <= ROUNDS; round++) {
   }
 }
 
-const FIGURES = ['rssPerIdleConnKiB', 'fanoutCpuUsPerDelivery', 'deliveriesPerSec', 'handshakeCpuUs', 'idleCpuMsPerS'];
+const FIGURES = ['rssPerIdleConnKiB', 'fanoutCpuUsPerDelivery', 'deliveriesPerSec', 'handshakeCpuUs', 'churnHandshakeCpuUs', 'idleCpuMsPerS'];
 const results = list.map(({ label }) => {
   const ok = runs.get(label).filter((r) => r.short === undefined);
   const figures = ok.length === 0 ? undefined : Object.fromEntries(FIGURES.map((f) => [f, round2(median(ok.map((r) => r[f])))]));
@@ -154,6 +171,7 @@ const meta = {
   loadAverage: os.loadavg().map(round2),
   command: `node scripts/bench-peer.js ${process.argv.slice(2).join(' ')}`.trim(),
   connections: SIZE,
+  churn: { handshakes: CHURN, inFlight: IN_FLIGHT },
   rounds: ROUNDS
 };
 mkdirSync(path.dirname(values.out), { recursive: true });
@@ -166,4 +184,12 @@ const rows = FIGURES.map((f) => [
   ...results.map(({ median: m }) => (m === undefined ? 'short' : peer !== undefined && peer[f] > 0 && m !== peer ? `${m[f]} (${round2(m[f] / peer[f])}x)` : String(m[f])))
 ]);
 console.log([header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n'));
+const floor = results.find((r) => r.server.startsWith('plain ws'))?.median;
+if (floor !== undefined) {
+  console.log(`handshake CPU against the floor (burst of ${SIZE}; ${IN_FLIGHT} in flight):`);
+  for (const { server, median: m } of results) {
+    if (m === undefined || m === floor) continue;
+    console.log(`  ${server}: ${round2(m.handshakeCpuUs / floor.handshakeCpuUs)}x; ${round2(m.churnHandshakeCpuUs / floor.churnHandshakeCpuUs)}x`);
+  }
+}
 console.log(`load average at the end: ${meta.loadAverage.join(', ')}; written to ${values.out}`);

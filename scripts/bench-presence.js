@@ -18,7 +18,7 @@
 import '../lib/runtime.js';
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import WebSocket from 'ws';
 import { connect } from '../lib/client/index.js';
 import { PresenceTable } from '../lib/engines/presence-table.js';
@@ -34,7 +34,8 @@ const KEY = 'bench-key';
 let nextId = 1; // of the probe's frames
 const NAMESPACES = { namespaces: [{ name: 'big', presence: true }, { name: 'room', presence: true, joinLeave: true }, { name: 'plain' }] };
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--clients 10000] [--agents 2] [--engines memory,redis] [--json scripts/results/presence.json]',
   options: {
     clients: { type: 'string', default: '10000' },
     agents: { type: 'string', default: '2' },

@@ -11,7 +11,7 @@
 //   npm run bench:pusher-presence -- [--connections 10000] [--members 100] [--publish-rate 10] [--seconds 10] [--json scripts/results/pusher-presence.json]
 import '../lib/runtime.js';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import WebSocket from 'ws';
 import { startGateway, eventually } from './harness/gateway.js';
 import { Load } from './bench/load.js';
@@ -21,7 +21,8 @@ import { sign } from '../lib/pusher/signatures.js';
 const APP = { appId: 'bench', key: 'bench-key', secret: 'bench-secret-of-24-chars' };
 const CHANNEL = 'presence-bench';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--connections 10000] [--members 100] [--publish-rate 10] [--seconds 10] [--json scripts/results/pusher-presence.json]',
   options: {
     connections: { type: 'string', default: '10000' },
     members: { type: 'string', default: '100' },

@@ -9,14 +9,15 @@
 // acknowledged publishes the new master lacks (read back from its history).
 //   node scripts/bench-redis-topologies.js [--seconds 5] [--in-flight 64] [--repeat 1] [--failover-only] [--json FILE]
 // Redis processes come from the tests' helpers (free ports, temp dirs, removed at the end).
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { writeFileSync } from 'node:fs';
 import { RedisServer } from './harness/redis.js';
 import { SentinelGroup, RedisClusterGroup } from './harness/redis-topologies.js';
 import { benchEngine, drive, failoverUnderLoad } from './harness/failover-load.js';
 import { quantile } from '../lib/loadgen/quantile.js';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--seconds 5] [--in-flight 64] [--repeat 1] [--failover-only] [--json FILE]',
   options: {
     seconds: { type: 'string', default: '5' },
     'in-flight': { type: 'string', default: '64' },

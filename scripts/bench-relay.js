@@ -14,7 +14,7 @@
 // publisher has its own channels, so its versions only grow.
 import cluster from 'node:cluster';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { PrimaryRelay } from '../lib/primary/relay.js';
 import { MemoryEngine } from '../lib/engines/memory.js';
 import { resolveConfig } from '../lib/config.js';
@@ -32,7 +32,7 @@ if (cluster.isPrimary) {
     namespaces: { type: 'string', default: '0' },
     guarded: { type: 'boolean', default: false }
   };
-  const { values } = parseArgs({ options });
+  const { values } = scriptArgs({ usage: '[--seconds 5] [--workers 2] [--json FILE] [--namespaces N] [--guarded]', options });
   const results = {};
   const setup = { seconds: Number(values.seconds), publishers: Number(values.workers), namespaces: Number(values.namespaces), guarded: values.guarded };
   for (const mode of ['batched', 'unbatched']) results[mode] = await run(mode, setup);

@@ -27,7 +27,7 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { fileURLToPath } from 'node:url';
 import { require } from '../lib/require.js';
 import { Message } from '../lib/ipc.js';
@@ -38,7 +38,8 @@ const SCRIPT = fileURLToPath(import.meta.url);
 const MODES = ['sticky-session', 'gateway'];
 const SOURCES = Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 1}`);
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--connections 5000] [--workers 2] [--rounds 2] [--json FILE]',
   options: {
     role: { type: 'string', default: 'driver' },
     mode: { type: 'string' },

@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import readline from 'node:readline';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { startGateway, eventually } from './harness/gateway.js';
 import { RedisServer } from './harness/redis.js';
 import { cpuUsOf } from './bench/proc-sampler.js';
@@ -27,7 +27,7 @@ import { signatureOf } from '../lib/webhooks/sign.js';
 
 const SECRET = 'bench-webhook-secret-that-is-long-enough-0123';
 const WINDOW = 200; // subscribes and unsubscribes in flight on the client's connection
-const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, pairs: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' }, json: { type: 'string' } } });
+const { values } = scriptArgs({ usage: '[--events 200000] [--pairs 20000] [--rounds 3] [--json FILE]', options: { events: { type: 'string', default: '200000' }, pairs: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '3' }, json: { type: 'string' } } });
 
 const endpoint = await startEndpoint();
 try {

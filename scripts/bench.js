@@ -6,7 +6,7 @@
 //   node scripts/bench.js [--smoke] [--scenarios idle,fan-out] [--idle-connections 15000] ...
 import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
 import os from 'node:os';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { OPTIONS, resolveBenchOptions } from './bench/options.js';
 import { idle } from './bench/scenarios/idle.js';
 import { handshake } from './bench/scenarios/handshake.js';
@@ -59,19 +59,19 @@ const RUN = {
   'base-memory': baseMemory
 };
 
-const { values } = parseArgs({
+const { values, usageError } = scriptArgs({
+  usage: '[--smoke] [options]',
   options: {
-    smoke: { type: 'boolean' },
-    help: { type: 'boolean' },
-    ...Object.fromEntries(Object.keys(OPTIONS).map((name) => [name, { type: 'string' }]))
+    smoke: { type: 'boolean', describe: 'tiny sizes: proves the scripts still work (npm run test:slow)' },
+    ...Object.fromEntries(Object.entries(OPTIONS).map(([name, [full, smoke, help]]) => [name, { type: 'string', describe: `${help} (${full}; smoke ${smoke})` }]))
   }
 });
-if (values.help) {
-  const lines = Object.entries(OPTIONS).map(([name, [full, smoke, help]]) => `  --${name.padEnd(22)} ${help} (${full}; smoke ${smoke})`);
-  console.log(['Usage: node scripts/bench.js [--smoke] [options]', ...lines].join('\n'));
-  process.exit(0);
+let opts;
+try {
+  opts = resolveBenchOptions(values);
+} catch (err) {
+  usageError(err.message);
 }
-const opts = resolveBenchOptions(values);
 const started = performance.now();
 const runs = [];
 for (const scenario of opts.scenarios) {

@@ -5,11 +5,11 @@
 // ticks while one collection runs. It is what settled the gentler variants
 // the soak's GC question asked about (README, "Soak").
 //   node --expose-gc --max-semi-space-size=2 scripts/gc-variants.js [--rounds 6]
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { performance } from 'node:perf_hooks';
 import { quantile } from '../lib/loadgen/quantile.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' } } });
+const { values } = scriptArgs({ usage: '[--rounds 6]', options: { rounds: { type: 'string', default: '6' } } });
 const rounds = Number(values.rounds);
 if (typeof globalThis.gc !== 'function' || !(rounds >= 1)) {
   process.stderr.write('usage: node --expose-gc --max-semi-space-size=2 scripts/gc-variants.js [--rounds N]\n');

@@ -3,7 +3,7 @@
 // options table, so the README cannot drift from the code (a test compares).
 //   node scripts/options-table.js gateway|loadgen
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { options as gateway } from '../lib/config.js';
 import { options as loadgen } from '../lib/loadgen/options.js';
 import { envVariable } from '../lib/cli.js';
@@ -20,4 +20,4 @@ export function optionsTable(name) {
   return ['| flag | environment | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable(parseArgs({ allowPositionals: true }).positionals[0] ?? 'gateway'));
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(optionsTable(scriptArgs({ usage: 'gateway|loadgen', allowPositionals: true }).positionals[0] ?? 'gateway'));

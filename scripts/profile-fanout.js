@@ -11,12 +11,13 @@ import '../lib/runtime.js'; // first: an unsupported Node stops here, with one l
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { Server } from './bench/servers.js';
 import { Load, shortfall } from './bench/load.js';
 import { publishInTurn } from './bench/publisher.js';
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--subscribers 15000] [--seconds 8] [--top 25] [--out /tmp/fanout-profile]',
   options: {
     subscribers: { type: 'string', default: '15000' },
     seconds: { type: 'string', default: '8' },

@@ -10,7 +10,7 @@
 import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import WebSocket from 'ws';
 import { connect, State } from '../lib/client/index.js';
 import { Histogram } from '../lib/loadgen/histogram.js';
@@ -20,7 +20,8 @@ const MAX_CLIENTS = 5000;
 const BATCH = 100; // clients dialled at once while setting up
 const BUCKET_MS = 100; // width of the reconnect-time histogram's bars
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--clients 1000] [--backoff-base 1000] [--backoff-cap 30000] [--json FILE]',
   options: {
     clients: { type: 'string', default: '1000' },
     'backoff-base': { type: 'string', default: '1000' },

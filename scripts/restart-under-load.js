@@ -15,13 +15,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { startGateway, eventually } from './harness/gateway.js';
 
 const MIGRATE = '/proc/sys/net/ipv4/tcp_migrate_req';
 const LOADGEN = fileURLToPath(new URL('../bin/loadgen.js', import.meta.url));
 
-const { values } = parseArgs({
+const { values } = scriptArgs({
+  usage: '[--balance reuseport] [--fault sighup|kill] [--connections 16000] [--rate 2000] [--migrate 1]',
   options: {
     balance: { type: 'string', default: 'reuseport' },
     fault: { type: 'string', default: 'sighup' },

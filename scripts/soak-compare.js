@@ -6,11 +6,11 @@
 //   node scripts/soak-compare.js DIR [DIR ...]
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from './harness/args.js';
 import { workerFits, mib } from './soak/verdict.js';
 import { quantile } from '../lib/loadgen/quantile.js';
 
-const dirs = parseArgs({ allowPositionals: true }).positionals;
+const dirs = scriptArgs({ usage: 'DIR [DIR ...]', allowPositionals: true }).positionals;
 if (dirs.length === 0) {
   process.stderr.write('usage: node scripts/soak-compare.js DIR [DIR ...]  (folders written by npm run soak)\n');
   process.exit(2);

@@ -9,7 +9,7 @@ import '../lib/runtime.js'; // first: an unsupported Node stops here, with one l
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { soakOptions, OPTIONS } from './soak/options.js';
+import { soakOptions } from './soak/options.js';
 import { startHolders, churn } from './soak/loadgens.js';
 import { Sampler } from './soak/sampler.js';
 import { Faults } from './soak/faults.js';
@@ -25,13 +25,7 @@ const LATE_S = 120; // past --minutes, loadgens still running are killed
 const DRAIN_TIMEOUT_MS = 30000;
 const EXIT_GRACE_MS = 5000;
 
-let o;
-try {
-  o = soakOptions(process.argv.slice(2));
-} catch (err) {
-  process.stderr.write(`${err.message}\nflags:\n${Object.entries(OPTIONS).map(([k, v]) => `  --${k}  ${v.describe} (${v.default ?? 'unset'})`).join('\n')}\n`);
-  process.exit(2);
-}
+const o = soakOptions(process.argv.slice(2));
 mkdirSync(o.out, { recursive: true });
 const log = (line) => process.stderr.write(`[soak ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 

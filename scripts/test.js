@@ -8,11 +8,13 @@
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { scriptArgs } from './harness/args.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MOCHA = fileURLToPath(new URL('../node_modules/mocha/bin/mocha.js', import.meta.url));
 const GROUPS = { main: '.mocharc.json', redis: '.mocharc.redis.json' };
 
+scriptArgs({ usage: '', about: 'the whole test suite: the main and Redis groups side by side' });
 const started = Date.now();
 const codes = await Promise.all(Object.entries(GROUPS).map(([name, config]) => run(name, config)));
 for (const [i, name] of Object.keys(GROUPS).entries()) console.log(`[${name}] exit ${codes[i]}`);

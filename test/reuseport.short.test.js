@@ -150,7 +150,8 @@ describe('--balance reuseport', function () {
         .filter(Boolean)
         .map((l) => JSON.parse(l))
         .find((l) => l.msg === 'cannot start');
-      expect(fatal.code).to.equal('EADDRINUSE');
+      expect(fatal.code).to.equal('listen');
+      expect(fatal.err).to.include(`--port ${port}:`).and.include('EADDRINUSE');
     });
   });
 });

@@ -32,6 +32,7 @@ import { attachAdminCalls } from './admin-calls.js';
 import { startApps } from './apps.js';
 import { servesPusher } from '../pusher/apps.js';
 import { readyFields } from './ready-line.js';
+import { ListenError } from '../errors.js';
 
 const SETTLE_MS = 2000;
 
@@ -110,7 +111,7 @@ export async function startPrimary(config) {
               maxPayload: config.maxPayload,
               log
             })
-    });
+    }).catch(refuse);
   }
 
   supervisor.start();
@@ -178,7 +179,8 @@ async function listenHere(config, { supervisor, metrics, log }) {
     }
   });
   master.on('error', (err) => {
-    log.fatal({ err: err.message, code: err.code }, 'public listener failed');
+    const failed = err.syscall === 'listen' ? new ListenError('--port', err) : err;
+    log.fatal({ err: failed.message, code: failed.code }, 'public listener failed');
     process.exit(1);
   });
   master.listen({ port: config.port, host: config.host, backlog: config.backlog });

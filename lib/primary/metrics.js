@@ -5,6 +5,7 @@
 // restarts, relay) are appended from its own registry.
 import http from 'node:http';
 import { require } from '../require.js';
+import { ListenError } from '../errors.js';
 import { LoopDelay, collectDefaultMetrics } from '../loop-delay.js';
 
 const client = require('prom-client');
@@ -16,7 +17,7 @@ const client = require('prom-client');
  */
 export function createPrimaryMetrics({ liveWorkers, engine }) {
   const registry = new client.Registry();
-  // Its event-loop delay is sampled only while the workers hold sockets (./index.js).
+  // Its event-loop delay sampler runs only while the workers hold sockets (./index.js).
   const loopDelay = new LoopDelay();
   collectDefaultMetrics(loopDelay, { register: registry, prefix: 'gateway_primary_' });
   const make = (Type, options) => new Type({ registers: [registry], ...options });
@@ -98,7 +99,7 @@ export function createPrimaryMetrics({ liveWorkers, engine }) {
  * @param {() => object|null} options.stats the latest cluster stats (lib/primary/cluster-stats.js)
  * @param {Buffer} options.page the status page (lib/primary/status-page.js)
  * @param {(req, res) => void} [options.admin] the admin page's routes; without them /admin is not found
- * @returns {Promise<http.Server>} once listening
+ * @returns {Promise<http.Server>} once listening; a ListenError naming --metrics-port when it cannot
  */
 export function serveMetrics({ host, port, registry, log, stats, page, admin }) {
   const aggregator = new client.AggregatorRegistry();
@@ -130,7 +131,7 @@ export function serveMetrics({ host, port, registry, log, stats, page, admin }) 
     }
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(err.syscall === 'listen' ? new ListenError('--metrics-port', err) : err));
     server.listen(port, host, () => resolve(server));
   });
 }

@@ -5,7 +5,7 @@
 // else) is refused at start, with the reason, not found out by the workers.
 // It also settles --port 0: the workers must share one port, so the primary
 // picks it here.
-import { UsageError } from '../errors.js';
+import { ListenError, UsageError } from '../errors.js';
 import net from 'node:net';
 import { once } from 'node:events';
 
@@ -16,7 +16,9 @@ import { once } from 'node:events';
  */
 export async function reservePort({ host, port, platform = process.platform }) {
   if (platform !== 'linux') throw new UsageError(`--balance reuseport needs Linux (SO_REUSEPORT spreading connections): this is ${platform}`);
-  const first = await listen(host, port);
+  const first = await listen(host, port).catch((err) => {
+    throw err.syscall === 'listen' ? new ListenError('--port', err) : err;
+  });
   try {
     const shared = first.address().port;
     const second = await listen(host, shared).catch((err) => {

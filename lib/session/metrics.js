@@ -7,7 +7,7 @@ import { NATIVE_APP } from '../namespaces.js';
 
 const client = require('prom-client');
 
-// The worker's event-loop delay histograms sample only while it has work (../worker/stats.js).
+// The worker's one event-loop delay sampler, running only while it has work (../worker/stats.js).
 export const loopDelay = new LoopDelay();
 // Three default metrics list every handle, resource or open file at each
 // scrape: ~2 µs a connection, a 30 ms stall of the worker per scrape at
@@ -138,6 +138,29 @@ export const metrics = {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1]
   })
 };
+
+/**
+ * The worker's counts for its stats report (../worker/stats.js), summed from
+ * the plain numbers behind the metrics: a collect() of each labelled metric
+ * costs the report, which runs every second while connections are held,
+ * several times what it reads.
+ */
+export async function workerCounts() {
+  let connections = 0;
+  let streams = 0;
+  for (const t of transports) {
+    connections += t.open;
+    if (t.transport === 'sse') streams += t.open;
+  }
+  let published = 0;
+  let delivered = 0;
+  for (const figures of apps.values()) {
+    published += figures.published;
+    delivered += figures.delivered;
+  }
+  const total = async (metric) => (await metric.get()).values.reduce((sum, v) => sum + v.value, 0);
+  return { connections, streams, subscriptions: await total(metrics.subscriptions), published, delivered, gcRuns: await total(metrics.gcRuns) };
+}
 
 /** Has prom-client read a gauge from `read()` when it collects: nothing to update on the hot path. */
 export function gaugeReads(gauge, read) {

@@ -2,13 +2,16 @@
 // primary, which merges them into the cluster view behind GET /stats. Work
 // is a socket or connection held, or a figure that moved since the last
 // report; a worker with neither reports nothing and measures nothing (its
-// event-loop histograms and its periodic GC stop too) until its next
-// connection wakes it.
+// event-loop sampler and its periodic GC stop too) until its next
+// connection wakes it. The second is the sampler's (../loop-delay.js): a
+// worker holding connections arms no timer of its own for its report. One
+// whose counts stand still reports every HEARTBEAT_S seconds only, so that
+// the primary is not woken for nothing (its memory figures stay that fresh).
 import { getHeapStatistics } from 'node:v8';
-import { STATS_INTERVAL_MS } from '../ipc.js';
-import { RESOLUTION_MS } from '../loop-delay.js';
-import { Ticker } from '../ticker.js';
-import { metrics, loopDelay } from '../session/metrics.js';
+import { delayFigures } from '../loop-delay.js';
+import { workerCounts, loopDelay } from '../session/metrics.js';
+
+const HEARTBEAT_S = 10;
 
 /**
  * @param {object} options
@@ -19,52 +22,44 @@ import { metrics, loopDelay } from '../session/metrics.js';
  * @returns {{wake: () => void, stop: () => void}} wake: a connection arrived
  */
 export function startStatsReporter({ worker, relay, gc, sockets }) {
-  const delay = loopDelay.histogram();
-  // Never reset: when this timer runs before the histogram's own after a
-  // stall, the reset drops the stall from `delay`; `worst` still has it.
-  const sinceStart = loopDelay.histogram();
-  let counted = ''; // the counts last reported
+  const delay = loopDelay.window();
+  let worst = 0; // the longest delay since start, ms
+  let lastCounts = ''; // the counts last reported
+  let quiet = 0; // seconds since the last report, while the counts stood still
   const report = async () => {
     const { open, received } = sockets; // one moment, for the primary's arithmetic
-    const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
-    const max = ms(delay.max);
+    const ms = (ns) => Math.round(ns / 1e4) / 100;
+    const read = delayFigures(delay);
+    delay.reset();
+    const max = ms(read.max);
+    worst = Math.max(worst, max);
+    const { connections, streams, subscriptions, published, delivered, gcRuns } = await workerCounts();
+    const counted = { connections, streams, sockets: open, received, subscriptions, published, delivered, gcRuns };
+    const counts = Object.values(counted).join(' ');
+    // Read again now: a socket may have come while the figures were read.
+    if (sockets.open === 0 && counted.connections === 0 && sockets.received === received && counts === lastCounts) return void sleep();
+    if (counts === lastCounts && ++quiet < HEARTBEAT_S) return;
+    quiet = 0;
+    lastCounts = counts;
     const memory = memoryUsage();
-    const figures = {
+    relay.reportStats({
       worker,
       pid: process.pid,
       at: Date.now(), // when measured: the cluster view reaches /stats a second or two later
-      connections: await value(metrics.connections), // both transports
-      streams: await value(metrics.connections, { transport: 'sse' }),
-      sockets: open,
-      received,
-      subscriptions: await value(metrics.subscriptions),
-      published: await value(metrics.published),
-      delivered: await value(metrics.delivered),
-      gcRuns: await value(metrics.gcRuns),
+      ...counted,
       gcPauseMs: { last: round(gc.lastPauseMs), max: round(gc.maxPauseMs) },
-      eventLoopDelayMs: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max, worst: ms(sinceStart.max) },
+      eventLoopDelayMs: { p50: ms(read.p50), p99: ms(read.p99), max, worst },
       rssBytes: memory.rss,
       heapUsedBytes: memory.heapUsed
-    };
-    delay.reset();
-    const counts = `${figures.connections} ${open} ${received} ${figures.subscriptions} ${figures.published} ${figures.delivered} ${figures.gcRuns}`;
-    // Read again now: a socket may have come while the figures were read.
-    if (sockets.open === 0 && figures.connections === 0 && sockets.received === received && counts === counted) return void sleep();
-    counted = counts;
-    relay.reportStats(figures);
+    });
   };
-  const ticker = new Ticker('stats', STATS_INTERVAL_MS, () => {
-    report();
-    return true; // the report itself decides, once its figures are read
-  });
+  loopDelay.eachSecond(report);
   const wake = () => {
-    if (ticker.running) return;
+    if (loopDelay.running) return;
     loopDelay.set(true);
     gc.wake();
-    ticker.start();
   };
   const sleep = () => {
-    ticker.stop();
     loopDelay.set(false);
     gc.sleep();
   };
@@ -72,7 +67,6 @@ export function startStatsReporter({ worker, relay, gc, sockets }) {
   return {
     wake,
     stop() {
-      ticker.stop();
       loopDelay.set(false);
     }
   };
@@ -86,13 +80,6 @@ function memoryUsage() {
   } catch {
     return { rss: null, heapUsed: getHeapStatistics().used_heap_size };
   }
-}
-
-/** The sum of a metric's samples, or of those with `labels`. */
-async function value(metric, labels = {}) {
-  const { values } = await metric.get();
-  const matches = (v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l);
-  return values.reduce((sum, v) => (matches(v) ? sum + v.value : sum), 0);
 }
 
 function round(x) {

@@ -4,7 +4,7 @@
 // missed the last ping and pings the rest), a normal exit on SIGTERM (so
 // --cpu-prof writes its profile) and the ready line the benchmarks wait for.
 import http from 'node:http';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from '../harness/args.js';
 import { WebSocketServer } from 'ws';
 
 /**
@@ -16,7 +16,8 @@ import { WebSocketServer } from 'ws';
  * @returns {{wss: WebSocketServer, pingInterval: number, pings: () => number}} pings: sent so far
  */
 export function startBaseline({ pingInterval, path, request, connection }) {
-  const { values } = parseArgs({
+  const { values } = scriptArgs({
+  usage: '[options]',
     options: {
       port: { type: 'string', default: '8080' },
       host: { type: 'string', default: '127.0.0.1' },

@@ -3,13 +3,13 @@
 // says, then reports its memory. What the gateway's worker holds beyond
 // `http+ws` is its own; below that is Node's and ws's floor.
 //   --mode bare (nothing) | http+ws (an HTTP server and a ws server on it)
-import { parseArgs } from 'node:util';
+import { scriptArgs } from '../harness/args.js';
 import { require } from '../../lib/require.js';
 import { smapsOf } from './smaps.js';
 
 const SETTLE_MS = 1500;
 
-if (parseArgs({ options: { mode: { type: 'string', default: 'bare' } } }).values.mode === 'http+ws') {
+if (scriptArgs({ usage: '[options]', options: { mode: { type: 'string', default: 'bare' } } }).values.mode === 'http+ws') {
   const http = require('node:http');
   const { WebSocketServer } = require('ws');
   const server = http.createServer();

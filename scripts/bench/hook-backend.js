@@ -5,9 +5,9 @@
 // in flight at once per gateway worker.
 //   node scripts/bench/hook-backend.js --delay-ms N   (forked: talks over IPC)
 import http from 'node:http';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from '../harness/args.js';
 
-const delayMs = Number(parseArgs({ options: { 'delay-ms': { type: 'string', default: '0' } } }).values['delay-ms']);
+const delayMs = Number(scriptArgs({ usage: '--delay-ms N', options: { 'delay-ms': { type: 'string', default: '0' } } }).values['delay-ms']);
 let requests = 0;
 let inFlight = 0;
 let maxInFlight = 0;

@@ -2,7 +2,7 @@
 // every worker it forked), read from /proc. CPU is what an operation costs the
 // server whatever the wall clock did, so every "per operation" figure is a
 // difference of two of these snapshots divided by a count.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
 const TICK_US = 1e6 / 100; // USER_HZ: /proc reports CPU time in 1/100 s on Linux
 
@@ -74,5 +74,28 @@ function childrenOf(pid) {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {
     return [];
+  }
+}
+
+/**
+ * A process's CPU to the nanosecond, summed over its threads (the scheduler's
+ * own count, /proc/<pid>/task/<tid>/schedstat), and the voluntary context
+ * switches of its main thread: each is one wait of the event loop that ended,
+ * so their rate is how often the loop wakes. For figures too small for the
+ * 10 ms steps of cpuUsOf.
+ * @returns {{cpuNs: number, wakeups: number} | undefined} undefined once the process is gone
+ */
+export function schedOf(pid) {
+  try {
+    let cpuNs = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        cpuNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      } catch {} // a thread that exited between the listing and the read
+    }
+    const wakeups = Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))[1]);
+    return { cpuNs, wakeups };
+  } catch {
+    return undefined;
   }
 }

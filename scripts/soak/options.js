@@ -2,7 +2,7 @@
 // minute) that `npm test` runs so the script cannot rot.
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { scriptArgs } from '../harness/args.js';
 import { machineDefaults } from './machine.js';
 
 // Sized to this machine (scripts/soak/machine.js says the rule).
@@ -42,9 +42,9 @@ const SHORT = {
   'sample-every': '2'
 };
 
-/** @returns {object} numbers as numbers, the short mode's values where a flag was not given */
+/** @returns {object} numbers as numbers, the short mode's values where a flag was not given (a mistake ends the process: one line and the usage, exit 2) */
 export function soakOptions(argv) {
-  const { values } = parseArgs({ args: argv, options: OPTIONS, strict: true });
+  const { values, usageError } = scriptArgs({ usage: '--minutes 30 [options]', about: 'a long run under load with faults, sampled as it goes', args: argv, options: OPTIONS });
   const given = new Set(argv.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0]));
   const raw = { ...values };
   if (values.short) for (const [k, v] of Object.entries(SHORT)) if (!given.has(k)) raw[k] = v;
@@ -52,12 +52,12 @@ export function soakOptions(argv) {
   for (const k of Object.keys(OPTIONS)) {
     if (['short', 'auth', 'engine', 'redis-url', 'out'].includes(k)) continue;
     const n = Number(raw[k]);
-    if (!Number.isFinite(n) || n < 0) throw new Error(`--${k} must be a number >= 0, got ${raw[k]}`);
+    if (!Number.isFinite(n) || n < 0) usageError(`--${k} must be a number >= 0, got ${raw[k]}`);
     o[camel(k)] = n;
   }
-  if (!['none', 'jwt'].includes(o.auth)) throw new Error(`--auth must be none or jwt, got ${o.auth}`);
-  if (!['memory', 'redis'].includes(o.engine)) throw new Error(`--engine must be memory or redis, got ${o.engine}`);
-  if (o.minutes <= 0 || o.connections < 1 || o.workers < 1 || o.channels < 1) throw new Error('--minutes, --connections, --workers and --channels must be positive');
+  if (!['none', 'jwt'].includes(o.auth)) usageError(`--auth must be none or jwt, got ${o.auth}`);
+  if (!['memory', 'redis'].includes(o.engine)) usageError(`--engine must be memory or redis, got ${o.engine}`);
+  if (o.minutes <= 0 || o.connections < 1 || o.workers < 1 || o.channels < 1) usageError('--minutes, --connections, --workers and --channels must be positive');
   o.sizing = SIZE.rule;
   o.out = raw.out ?? path.join(os.tmpdir(), `soak-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   o.durationS = o.minutes * 60;

@@ -1,13 +1,18 @@
 // handshake: connections opened as fast as the load generator can, no
 // subscriptions: connects per second and the server CPU each handshake costs,
 // split between the primary (accept and hand-over) and the workers (HTTP
-// upgrade, WebSocket setup, welcome).
+// upgrade, WebSocket setup, welcome). Then, once they are gone, the same
+// handshake in steady churn (../churn.js: --in-flight at a time, each opened
+// once an earlier one closed, the close included), on the same server.
 import { withServer } from '../servers.js';
 import { Load, shortfall } from '../load.js';
 import { idleCpuRate, busyCpuSince } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { runResult, loadSummary } from '../result.js';
 import { pusherLoad } from './fanout.js';
+import { churn } from '../churn.js';
+import { untilEstablished } from '../established.js';
+import { pusherUrl } from '../../../lib/loadgen/pusher-wire.js';
 
 /**
  * @param {string[]} kinds servers to compare
@@ -28,6 +33,12 @@ export async function handshake(opts, kinds, { scenario = 'handshake', flags: ex
         const report = await load.report;
         const short = shortfall(report, held);
         if (short !== undefined) return runResult({ scenario, variant: kind, size, short, load: loadSummary(report) });
+        if (!(await untilEstablished(server.port, (n) => n === 0))) return runResult({ scenario, variant: kind, size, short: 'the burst still open' });
+        const churnedFrom = sampleTree(server.pid);
+        const url = pusherApp === undefined ? server.url : pusherUrl(server.url, pusherApp.key);
+        await churn({ url, count: opts.churn, inFlight: opts.inFlight, expect: pusherApp === undefined ? '"welcome"' : 'pusher:connection_established' });
+        if (!(await untilEstablished(server.port, (n) => n === 0))) return runResult({ scenario, variant: kind, size, short: 'the churn still open' });
+        const churned = busyCpuSince(server, churnedFrom, idle);
         return runResult({
           scenario,
           variant: kind,
@@ -37,7 +48,8 @@ export async function handshake(opts, kinds, { scenario = 'handshake', flags: ex
             cpuUsPerHandshake: cpu.totalUs / size,
             primaryUsPerHandshake: kind === 'ws' ? 0 : cpu.primaryUs / size,
             workersUsPerHandshake: kind === 'ws' ? cpu.primaryUs / size : cpu.workersUs / size,
-            handshakeP99Ms: report.handshakeMs.p99
+            handshakeP99Ms: report.handshakeMs.p99,
+            churnCpuUsPerHandshake: churned.totalUs / opts.churn
           },
           load: loadSummary(report)
         });
