@@ -209,13 +209,42 @@ export function endReceiversOnce() {
   };
 }
 
-// ---- ioredis: one shard's subscriber connection under Redis Cluster ----
+// ---- ioredis: the shard subscribers under Redis Cluster, the Sentinels' connections ----
 
 /** Throws InternalsChanged when ioredis no longer exposes its sharded subscribers (checked when the engine starts). */
 export function checkShardSubscribers(cluster) {
   if (typeof cluster.shardedSubscribers?.getResponsibleSubscriber !== 'function') {
     throw new InternalsChanged('ioredis has no Cluster#shardedSubscribers.getResponsibleSubscriber (the Redis engine pings a shard through it)');
   }
+  if (!(cluster.shardedSubscribers.shardedSubscribers instanceof Map)) {
+    throw new InternalsChanged('ioredis has no Map Cluster#shardedSubscribers.shardedSubscribers (the Redis engine watches each shard subscriber)');
+  }
+}
+
+/** @returns {import('ioredis').Redis[]} every shard's subscriber connection now (ioredis replaces one that ended) */
+export function shardSubscriberConnections(cluster) {
+  const connections = [];
+  for (const subscriber of cluster.shardedSubscribers.shardedSubscribers.values()) {
+    const redis = subscriber.getInstance();
+    if (redis) connections.push(redis);
+  }
+  return connections;
+}
+
+/** Throws InternalsChanged when a connection made through Sentinel has no failover detector field where ioredis kept it. */
+export function checkSentinelConnections(redis) {
+  if (redis.connector === undefined || !('failoverDetector' in redis.connector)) {
+    throw new InternalsChanged("ioredis's Sentinel connector has no failoverDetector (the Redis engine watches the Sentinels through it)");
+  }
+}
+
+/**
+ * @returns {import('ioredis').Redis[]} the connections to the Sentinels that
+ *   ioredis's failover detector holds for `redis` now, subscribed to
+ *   +switch-master (a new set after each reconnect to the master)
+ */
+export function sentinelConnectionsOf(redis) {
+  return redis.connector.failoverDetector?.sentinels?.map((sentinel) => sentinel.client) ?? [];
 }
 
 /** @returns {import('ioredis').Redis | undefined} the connection that SSUBSCRIBEs `slot`'s channels: a PING there follows its messages */

@@ -9,8 +9,7 @@ import { startGateway, eventually } from '../scripts/harness/gateway.js';
 import { TestClient } from './helpers/client.js';
 import { SentinelGroup } from '../scripts/harness/redis-topologies.js';
 import { RedisServer } from '../scripts/harness/redis.js';
-import { SteadyPublisher, holdSubscribers, expectAllDelivered, expectRecovery } from './helpers/through-fault.js';
-import { sleep } from './helpers/wait.js';
+import { SteadyPublisher, holdSubscribers, expectAllDelivered, expectRecovery, watchHealth } from './helpers/through-fault.js';
 
 const CHANNELS = ['s1', 's2'];
 
@@ -119,24 +118,6 @@ describe('redis engine: a Redis behind what a node delivered', function () {
     expect(await again.request({ type: 'subscribe', channel: 'tail', since: { seq: 5, epoch } })).to.include({ recovered: false, epoch: ack.epoch });
   });
 });
-
-/** Polls /health until stopped; `seen` holds every status answered. */
-function watchHealth(gw) {
-  const watch = { seen: new Set(), stopped: false };
-  (async () => {
-    while (!watch.stopped) {
-      const { body } = await gw.request('/health').catch(() => ({ body: {} }));
-      watch.seen.add(body.status);
-      await sleep(50);
-    }
-  })();
-  return {
-    get seen() {
-      return [...watch.seen];
-    },
-    stop: () => (watch.stopped = true)
-  };
-}
 
 /**
  * Under --redis-wait-replicas a node delivers only what the replicas hold, so

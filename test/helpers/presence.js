@@ -24,10 +24,10 @@ export async function addressesByWorker(url, workers = 2) {
   return found;
 }
 
-/** A client authenticated as `user` (with `info`), from `localAddress`. */
-export async function member(url, user, { info, localAddress = '127.0.0.1', subscribe = ['*'] } = {}) {
+/** A client authenticated as `user` (with `info`), from `localAddress`; with `publish`, allowed to publish there. */
+export async function member(url, user, { info, localAddress = '127.0.0.1', subscribe = ['*'], publish } = {}) {
   const client = await TestClient.connect(url, { localAddress });
-  const ack = await client.request({ type: 'auth', token: await joseHs256({ sub: user, info, subscribe }) });
+  const ack = await client.request({ type: 'auth', token: await joseHs256({ sub: user, info, subscribe, ...(publish && { publish }) }) });
   if (ack.type !== 'ack') throw new Error(`auth refused: ${JSON.stringify(ack)}`);
   return client;
 }

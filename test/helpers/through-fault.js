@@ -112,3 +112,25 @@ export async function expectRecovery(gw, acked, clients) {
     await eventually(() => later.every((id) => client.messages(channel).some((m) => m.data.id === id)), { what: `recovery of ${channel}` });
   }
 }
+
+/**
+ * Polls /health until stopped; `seen` holds every status answered, and
+ * `changes` each change with when it was seen ({at, status}).
+ */
+export function watchHealth(gw) {
+  const watch = { changes: [], stopped: false };
+  (async () => {
+    while (!watch.stopped) {
+      const { body } = await gw.request('/health').catch(() => ({ body: {} }));
+      if (watch.changes.at(-1)?.status !== body.status) watch.changes.push({ at: Date.now(), status: body.status });
+      await sleep(50);
+    }
+  })();
+  return {
+    get seen() {
+      return [...new Set(watch.changes.map((c) => c.status))];
+    },
+    changes: watch.changes,
+    stop: () => (watch.stopped = true)
+  };
+}

@@ -72,6 +72,9 @@ export function connectRedis({ redisUrl, redisSentinels, redisMasterName, redisC
           failoverDetector: true,
           sentinelRetryStrategy: () => SENTINEL_RETRY_MS, // all sentinels down: keep asking, degraded meanwhile
           sentinelCommandTimeout: SENTINEL_COMMAND_MS, // a sentinel that does not answer is passed over for the next
+          // The failover detector's connection to a sentinel that dropped (or
+          // went silent: ./liveness.js) is tried again this soon, not after ioredis's minute.
+          sentinelReconnectStrategy: () => SENTINEL_RETRY_MS,
           enableAutoPipelining: true
         }))
       : new Redis(redisUrl, { ...CONNECTION, enableAutoPipelining: true });

@@ -12,9 +12,21 @@
 // pipeline is not mistaken for silence; a blocking WAIT holds the replies
 // back for up to its timeout, which is added to both limits (`slackMs`).
 //
+// Some connections come and go with a watched one, and are followed on
+// every tick: a Cluster's shard subscribers (ioredis replaces one that
+// ended) and, under Sentinel, the connections ioredis's failover detector
+// keeps to the Sentinels to hear of a failover. Each has a heartbeat too.
+// A shard subscriber counts as one of the Cluster's connections. A Sentinel
+// that goes silent is torn down (ioredis connects to it again later) and
+// left for the others: the master connection counts as down only while none
+// of its Sentinels answers, since a master replaced behind a node that hears
+// no Sentinel would take its writes for good (the old master's data is
+// dropped when it rejoins as a replica).
+//
 // The engine is up when every watched connection answers; one log line when
 // it goes down, one when it comes back.
 import { EventEmitter } from 'node:events';
+import { checkSentinelConnections, sentinelConnectionsOf, shardSubscriberConnections } from '../../internals.js';
 
 const HEARTBEAT_MS = 500;
 const SILENT_MS = 500;
@@ -31,7 +43,8 @@ class Heartbeat {
     this.silent = false;
     this.pingAt = 0; // when the PING waiting for an answer was sent (0: none)
     this.lastPing = 0;
-    this.heardAt = 0; // the last byte received
+    this.heardAt = Date.now(); // the last byte received (or the connect), from when it is watched
+    this.answered = true; // a Sentinel's: whether it answered when last told in the log
     this.heard = () => {
       this.heardAt = Date.now();
       if (this.silent) this.setSilent(false);
@@ -81,6 +94,12 @@ class Heartbeat {
     this.changed();
   }
 
+  /** Whether it answers: ready and not silent, or, not connected, heard from within SILENT_MS (it is connecting again). */
+  answering(now) {
+    if (this.redis.status === 'ready') return !this.silent;
+    return now - this.heardAt < SILENT_MS + this.slackMs;
+  }
+
   stop() {
     this.redis.off('connect', this.connected);
     this.stream?.off('data', this.heard);
@@ -104,6 +123,7 @@ export class Liveness extends EventEmitter {
     this.slackMs = slackMs;
     this.beats = new Map(); // ioredis Redis -> Heartbeat
     this.names = new Map(); // a watched connection (Redis or Cluster) -> its name, for the log
+    this.companions = new Map(); // a watched connection -> Map(its shard subscribers' or Sentinels' connections -> Heartbeat)
     this.up = false;
     this.downSince = Date.now();
     this.reason = undefined; // why it is down, once known
@@ -120,21 +140,65 @@ export class Liveness extends EventEmitter {
     this.timer.unref();
   }
 
-  /** Watches a plain (or Sentinel) connection, or a Cluster and each of its node connections. */
+  /** Watches a plain (or Sentinel) connection and its Sentinels', or a Cluster and each of its node and shard subscriber connections. */
   watch(name, connection) {
     this.names.set(connection, name);
+    this.companions.set(connection, new Map());
     for (const event of EVENTS) connection.on(event, this.recheck);
-    if (!isCluster(connection)) return this.beat(connection);
+    if (!isCluster(connection)) {
+      if (connection.options.sentinels) checkSentinelConnections(connection);
+      return this.beat(connection);
+    }
     connection.on('+node', (node) => this.beat(node));
     connection.on('-node', (node) => this.forget(node));
     for (const node of connection.nodes('all')) this.beat(node);
   }
 
-  /** Whether a watched connection can take a command now: connected, and not silent (a Cluster: none of its nodes). */
+  /**
+   * Whether a watched connection can take a command now: connected, not
+   * silent, and under Sentinel one of its Sentinels answering (a Cluster:
+   * none of its nodes and shard subscribers silent).
+   */
   answering(connection) {
-    if (connection.status !== 'ready') return false;
-    if (isCluster(connection)) return connection.nodes('all').every((node) => !this.beats.get(node)?.silent);
-    return !this.beats.get(connection)?.silent;
+    return this.trouble(connection, Date.now()) === undefined;
+  }
+
+  /** Why a watched connection cannot take a command now ('disconnected', 'silent', 'no Sentinel'), or undefined. */
+  trouble(connection, now) {
+    if (connection.status !== 'ready') return 'disconnected';
+    const companions = [...(this.companions.get(connection)?.values() ?? [])];
+    if (isCluster(connection)) {
+      return connection.nodes('all').some((node) => this.beats.get(node)?.silent) || companions.some((beat) => beat.silent) ? 'silent' : undefined;
+    }
+    if (this.beats.get(connection)?.silent) return 'silent';
+    if (companions.length > 0 && !companions.some((beat) => beat.answering(now))) return 'no Sentinel';
+    return undefined;
+  }
+
+  /** Starts a heartbeat on each connection that came with `connection` since the last tick, and stops those of the ones gone. */
+  follow(connection) {
+    const beats = this.companions.get(connection);
+    const cluster = isCluster(connection);
+    if (!cluster && !connection.options.sentinels) return;
+    const now = new Set(cluster ? shardSubscriberConnections(connection) : sentinelConnectionsOf(connection));
+    for (const [redis, beat] of beats) {
+      if (now.has(redis)) continue;
+      beat.stop();
+      beats.delete(redis);
+    }
+    for (const redis of now) {
+      if (!beats.has(redis)) beats.set(redis, new Heartbeat(redis, 0, this.recheck)); // no WAIT runs on these
+    }
+  }
+
+  /** Logs a Sentinel that stopped answering, once, and once when it answers again. */
+  tellSentinel(beat, now) {
+    const answers = beat.answering(now);
+    if (answers === beat.answered) return;
+    beat.answered = answers;
+    const sentinel = `${beat.redis.options.host}:${beat.redis.options.port}`;
+    if (answers) this.log.info({ sentinel }, 'redis engine: a Sentinel answers again');
+    else this.log.warn({ sentinel }, 'redis engine: a Sentinel does not answer; failovers are heard through the others');
   }
 
   beat(redis) {
@@ -149,11 +213,25 @@ export class Liveness extends EventEmitter {
 
   tick() {
     const now = Date.now();
+    for (const connection of this.names.keys()) this.follow(connection);
     for (const beat of this.beats.values()) beat.tick(now);
+    for (const [connection, beats] of this.companions) {
+      for (const beat of beats.values()) {
+        beat.tick(now);
+        if (!isCluster(connection)) this.tellSentinel(beat, now);
+      }
+    }
+    this.check(); // a Sentinel that stays away is judged by time, not by an event
   }
 
   check() {
-    const down = [...this.names.keys()].filter((connection) => !this.answering(connection));
+    const now = Date.now();
+    const troubles = new Map();
+    for (const connection of this.names.keys()) {
+      const trouble = this.trouble(connection, now);
+      if (trouble !== undefined) troubles.set(connection, trouble);
+    }
+    const down = [...troubles.keys()];
     if (down.length === 0) {
       if (this.up) return;
       this.up = true;
@@ -167,7 +245,9 @@ export class Liveness extends EventEmitter {
       this.up = false;
       this.downSince = Date.now();
       this.emit('down');
-      if (down.some((connection) => connection.status === 'ready')) this.reason = `no answer within ${SILENT_MS + this.slackMs} ms`;
+      const seen = new Set(troubles.values());
+      if (seen.has('silent')) this.reason = `no answer within ${SILENT_MS + this.slackMs} ms`;
+      else if (seen.has('no Sentinel')) this.reason = 'no Sentinel answers';
       this.reason ??= 'disconnected';
     }
     if (this.logged || this.reason === undefined) return; // still connecting at start: said once it fails
@@ -181,6 +261,8 @@ export class Liveness extends EventEmitter {
     for (const connection of this.names.keys()) for (const event of EVENTS) connection.off(event, this.recheck);
     for (const beat of this.beats.values()) beat.stop();
     this.beats.clear();
+    for (const beats of this.companions.values()) for (const beat of beats.values()) beat.stop();
+    this.companions.clear();
   }
 }
 
