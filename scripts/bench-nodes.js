@@ -17,7 +17,6 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { Server } from './bench/servers.js';
 import { RedisServer } from './harness/redis.js';
@@ -26,15 +25,18 @@ import { sampleTree, cpuBetween } from './bench/proc-sampler.js';
 import { subscribeFrame } from '../lib/loadgen/frames.js';
 import { quantile } from '../lib/loadgen/quantile.js';
 import { eventually } from './harness/gateway.js';
+import { scriptArgs } from './harness/args.js';
 
-const { values } = parseArgs({
+const { values, usageError } = scriptArgs({
+  usage: '[options]',
+  about: 'Several gateway nodes on one Redis beside one node on the memory engine, in one run.',
   options: {
-    nodes: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '3' },
-    publishers: { type: 'string', default: '4' },
-    window: { type: 'string', default: '16' },
-    baseline: { type: 'string' },
-    json: { type: 'string', default: new URL('./results/nodes.json', import.meta.url).pathname }
+    nodes: { type: 'string', default: '3', describe: 'Redis nodes in the several-node setup' },
+    seconds: { type: 'string', default: '3', describe: 'load per setup' },
+    publishers: { type: 'string', default: '4', describe: 'publishing clients per node' },
+    window: { type: 'string', default: '16', describe: 'publishes each keeps in flight' },
+    baseline: { type: 'string', describe: "an older checkout whose gateway runs the Redis setups again" },
+    json: { type: 'string', default: new URL('./results/nodes.json', import.meta.url).pathname, describe: 'where the figures go' }
   }
 });
 const NODES = Number(values.nodes);
@@ -42,7 +44,7 @@ const SECONDS = Number(values.seconds);
 const PUBLISHERS = Number(values.publishers);
 const WINDOW = Number(values.window);
 for (const [name, value] of Object.entries({ nodes: NODES, seconds: SECONDS, publishers: PUBLISHERS, window: WINDOW })) {
-  if (!(value > 0)) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
+  if (!(value > 0)) usageError(`--${name} must be a positive number, got ${values[name]}`);
 }
 
 const SETUPS = [
