@@ -148,8 +148,8 @@ export class RedisEngine {
         this.occupancy?.changed(channel, occupied);
         this.presence.routed(channel, occupied);
       },
-      resubscribed: (channel) => {
-        this.presence.resync(channel);
+      resubscribed: (channel, lost) => {
+        this.presence.resync(channel, lost);
         for (const listener of this.resubscribedListeners) listener(channel);
       },
       log

@@ -57,7 +57,8 @@ export class RedisChannels {
    * @param {() => boolean} options.answering whether both connections answer now (./liveness.js)
    * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
    * @param {(channel: string, occupied: boolean) => void} options.routed a channel got its first route here, or lost its last
-   * @param {(channel: string) => void} options.resubscribed a channel is SUBSCRIBEd again after the subscriptions dropped, and caught up
+   * @param {(channel: string, lost: boolean) => void} options.resubscribed a channel is SUBSCRIBEd again after the subscriptions dropped, and caught up
+   *   (`lost`: Redis no longer held its keys, as after a restart with no data)
    * @param {import('pino').Logger} options.log
    */
   constructor({ redis, sub, cluster, waitReplicas, waitTimeout, answering, namespaceOf, routed, resubscribed, log }) {
@@ -278,6 +279,7 @@ export class RedisChannels {
     state.reading = undefined;
     const history = entries.map(entryOf);
     // After a new epoch the history holds it from its start (read.lua): the routes get all they missed of it.
+    const lost = state.epoch !== undefined && epoch !== state.epoch;
     if (epoch !== state.epoch) this.restart(channel, state, epoch);
     if (state.routes !== undefined) for (const [s, data] of history) this.send(channel, state, s, data);
     for (let i = 0; i < held.length && held[i] <= seq; i += 2) this.send(channel, state, held[i], held[i + 1]);
@@ -291,7 +293,7 @@ export class RedisChannels {
     for (let i = 0; i < held.length; i += 2) if (held[i] > seq) this.deliver(channel, state, held[i], held[i + 1]);
     if (state.resubscribed) {
       state.resubscribed = false;
-      this.resubscribed(channel);
+      this.resubscribed(channel, lost);
     }
     this.forgetIfUnused(channel, state);
   }

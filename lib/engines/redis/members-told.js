@@ -16,7 +16,9 @@
 // outcome. A Redis that restarted empty holds only the entries the nodes
 // have put back so far (each within one refresh, quietly: ./presence.js), so
 // the channel is read once more a refresh period after each resync, and
-// what came back is told too. The cost: one map of members per routed
+// what came back is told too; when the channel's keys were lost with it, a
+// member the first read lacks is told gone only if the second lacks it too,
+// so a restart costs no member list a leave and a join. The cost: one map of members per routed
 // joinLeave channel per node, and two reads per such channel per resubscribe.
 
 const RETRY_MS = 500;
@@ -27,6 +29,7 @@ class Told {
     this.held = undefined; // [join, client, fields, ...] received while a read is in flight
     this.resyncing = false; // that read follows a resubscribe: the held frames wait for its difference
     this.again = false; // a resubscribe came while a read was in flight
+    this.keepAbsent = false; // Redis lost the channel: the next resync read tells no leave (the one a refresh later does)
   }
 }
 
@@ -68,10 +71,16 @@ export class MembersTold {
     else if (told.members) apply(told.members, join, client, fields);
   }
 
-  /** The channel is SUBSCRIBEd again: what was published meanwhile never arrived. */
-  resync(channel) {
+  /**
+   * The channel is SUBSCRIBEd again: what was published meanwhile never arrived.
+   * `lost`: Redis lost the channel's keys (a restart with no data), so a member
+   * the first read lacks may only be waiting for its node's refresh: its
+   * leave waits for the read a refresh later, which finds it back or not.
+   */
+  resync(channel, lost = false) {
     const told = this.channels.get(channel);
     if (told === undefined) return;
+    told.keepAbsent = lost;
     this.resyncOnce(channel, told);
     setTimeout(() => this.channels.get(channel) === told && this.resyncOnce(channel, told), this.refreshMs).unref();
   }
@@ -102,7 +111,8 @@ export class MembersTold {
     if (members === undefined) {
       told.again ||= resynced || told.members === undefined;
     } else {
-      if (resynced && told.members && members) this.tellDifference(channel, told.members, members);
+      if (resynced && told.members && members) this.tellDifference(channel, told.members, members, told.keepAbsent);
+      if (resynced) told.keepAbsent = false;
       told.members = members;
       this.diffs.reading(channel); // frames published before the read may still come
     }
@@ -116,12 +126,12 @@ export class MembersTold {
     else this.fetch(channel, told, true);
   }
 
-  /** Tells what changed from `before` to `now`; this node's own clients stay in `now`. */
-  tellDifference(channel, before, now) {
+  /** Tells what changed from `before` to `now`; this node's own clients (and, with `keepAbsent`, every absent one) stay in `now`. */
+  tellDifference(channel, before, now, keepAbsent) {
     for (const [client, fields] of now) if (before.get(client) !== fields) this.diffs.join(channel, client, fields);
     for (const [client, fields] of before) {
       if (now.has(client)) continue;
-      if (this.ours(channel, client)) now.set(client, fields);
+      if (keepAbsent || this.ours(channel, client)) now.set(client, fields);
       else this.diffs.leave(channel, client, fields);
     }
   }

@@ -179,8 +179,8 @@ export class RedisPresence {
   }
 
   /** The channel is SUBSCRIBEd again after the subscriptions dropped: the joins and leaves missed meanwhile are told. */
-  resync(channel) {
-    this.told.resync(channel);
+  resync(channel, lost) {
+    this.told.resync(channel, lost);
   }
 
   /** @returns {Promise<Map<string, string> | null>} the channel's clients now (client -> fields), null past --presence-max-clients */
