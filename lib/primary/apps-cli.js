@@ -6,7 +6,7 @@
 // key, unless given) and prints the secret once; `set --rotate-secret`
 // makes a new one. The running gateways pick every change up by themselves.
 import { randomBytes } from 'node:crypto';
-import { parseCommandLine, exitOnUsageError, UsageError, camel } from '../cli.js';
+import { parseCommandLine, exitOnUsageError, UsageError, camel, checkOption } from '../cli.js';
 import { options as gatewayOptions } from '../config.js';
 import { APP_FIELDS, appProblem } from '../pusher/apps.js';
 import { appOfRow, openAppsDatabase, TABLE } from './apps-database.js';
@@ -47,6 +47,14 @@ export async function main(argv) {
   }).catch(exitOnUsageError);
   const url = given.appsDatabase ?? process.env.GATEWAY_APPS_DATABASE;
   if (url === undefined) exitOnUsageError(new UsageError('give --apps-database postgres://… or GATEWAY_APPS_DATABASE'));
+  let fields;
+  try {
+    fields = fieldsOf(given);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`error: ${err.message}\n`);
+    return 2;
+  }
   let client;
   try {
     client = await openAppsDatabase(url);
@@ -55,7 +63,7 @@ export async function main(argv) {
     return 1;
   }
   try {
-    return await run(action, given, client);
+    return await run(action, given, fields, client);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`error: ${err.message}\n`);
@@ -65,8 +73,7 @@ export async function main(argv) {
   }
 }
 
-async function run(action, given, client) {
-  const fields = fieldsOf(given);
+async function run(action, given, fields, client) {
   if (action === 'list') return list(client, given.json);
   if (action === 'add') {
     const app = { appId: fields.appId ?? randomId(), key: fields.key ?? randomBytes(10).toString('hex'), secret: randomSecret(), ...fields };
@@ -150,8 +157,10 @@ function parseValue(key, field, value) {
     }
   }
   if (value === NONE && field.default === null) return null;
-  const number = Number(value);
-  if (!Number.isInteger(number)) throw new UsageError(`--${field.column.replaceAll('_', '-')} must be an integer${field.default === null ? ` or ${NONE}` : ''}, got ${value}`);
+  // Number('') and Number(' ') are 0: blank text is no number.
+  const number = value.trim() === '' ? NaN : Number(value);
+  const problem = checkOption(field.column.replaceAll('_', '-'), field.number, number, value);
+  if (problem !== undefined) throw new UsageError(field.default === null ? `${problem}, or ${NONE}` : problem);
   return number;
 }
 

@@ -31,7 +31,11 @@ const URL_EVENTS = Object.freeze(WEBHOOK_EVENTS.filter((event) => event !== 'sub
 
 const text = (pattern, what) => (v) => (typeof v === 'string' && pattern.test(v) ? undefined : `must be ${what}`);
 const flag = (v) => (typeof v === 'boolean' ? undefined : 'must be true or false');
-const limit = (min) => (v) => (Number.isInteger(v) && v >= min && v <= MAX_LIMIT ? undefined : `must be an integer from ${min} to ${MAX_LIMIT}`);
+// A limit's range, also the command line's option spec (lib/cli.js checkOption) for `gateway apps`.
+const limit = (min) => ({
+  number: { type: 'number', integer: true, min, max: MAX_LIMIT },
+  check: (v) => (Number.isInteger(v) && v >= min && v <= MAX_LIMIT ? undefined : `must be an integer from ${min} to ${MAX_LIMIT}`)
+});
 
 /**
  * An app's fields: the config file's key, the apps table's column, the
@@ -47,14 +51,14 @@ export const APP_FIELDS = Object.freeze({
   enabled: { column: 'enabled', default: true, check: flag },
   clientEvents: { column: 'client_events', default: false, check: flag },
   subscriptionCount: { column: 'subscription_count', default: false, check: flag },
-  maxConnections: { column: 'max_connections', default: null, check: limit(0) },
-  maxClientEventsPerSecond: { column: 'max_client_events_per_second', default: 10, check: limit(0) },
-  maxBackendEventsPerSecond: { column: 'max_backend_events_per_second', default: null, check: limit(0) },
-  maxEventPayloadKb: { column: 'max_event_payload_kb', default: 10, check: limit(1) },
-  maxEventBatchSize: { column: 'max_event_batch_size', default: 10, check: limit(1) },
-  maxEventChannels: { column: 'max_event_channels', default: 100, check: limit(1) },
-  maxPresenceMembers: { column: 'max_presence_members', default: 100, check: limit(1) },
-  maxPresenceMemberInfoKb: { column: 'max_presence_member_info_kb', default: 2, check: limit(1) },
+  maxConnections: { column: 'max_connections', default: null, ...limit(0) },
+  maxClientEventsPerSecond: { column: 'max_client_events_per_second', default: 10, ...limit(0) },
+  maxBackendEventsPerSecond: { column: 'max_backend_events_per_second', default: null, ...limit(0) },
+  maxEventPayloadKb: { column: 'max_event_payload_kb', default: 10, ...limit(1) },
+  maxEventBatchSize: { column: 'max_event_batch_size', default: 10, ...limit(1) },
+  maxEventChannels: { column: 'max_event_channels', default: 100, ...limit(1) },
+  maxPresenceMembers: { column: 'max_presence_members', default: 100, ...limit(1) },
+  maxPresenceMemberInfoKb: { column: 'max_presence_member_info_kb', default: 2, ...limit(1) },
   webhooks: { column: 'webhooks', default: [], check: webhooksProblem },
   // The config file's and the flags' one URL for every event; the table has `webhooks` only.
   webhookUrl: { check: (v) => (typeof v === 'string' && /^https?:\/\/./.test(v) ? undefined : 'must be an http:// or https:// URL') }
