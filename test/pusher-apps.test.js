@@ -164,7 +164,7 @@ describe('Pusher apps from PostgreSQL', function () {
     await eventually(async () => (await outcome(gw, 'cli-key')) === 4001, { what: 'removed from the command line' });
     const refused = await run(process.execPath, [GATEWAY, 'apps', 'add', '--max-connections', '-5'], { env }).catch((err) => err);
     expect(refused.code).to.equal(2);
-    expect(refused.stderr).to.include('maxConnections must be an integer from 0');
+    expect(refused.stderr).to.include('--max-connections must be at least 0, got -5');
   });
 });
 
