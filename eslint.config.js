@@ -1,7 +1,7 @@
 // `npm run lint`: a few rules that catch mistakes cheaply, and the layering
-// rule (./lint-layers.js) that keeps each layer from importing the ones
+// rule (./scripts/lint/layers.js) that keeps each layer from importing the ones
 // above it. ESLint's core rules only.
-import { layerRules } from './lint-layers.js';
+import { layerRules } from './scripts/lint/layers.js';
 
 /** The globals the code uses (no-undef): Node's, the browser's (the client, the admin page, code a test runs in a page), mocha's. */
 const globals = Object.fromEntries(

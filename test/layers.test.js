@@ -1,4 +1,4 @@
-// The layering rule (lint-layers.js) and the lint rules: the tree passes
+// The layering rule (scripts/lint/layers.js) and the lint rules: the tree passes
 // them, and an import from a higher layer fails, whichever layer plants it.
 import { expect } from 'chai';
 import { ESLint } from 'eslint';
