@@ -3,7 +3,7 @@
 // lib/worker/stats.js, lib/primary/index.js), every COARSE_MS while the loop
 // is nearly idle and every FINE_MS once it is busy (a second in which it
 // worked BUSY_SHARE of the time or more). A process holding idle connections
-// thus wakes four times a second for it, not the hundred of a delay
+// thus wakes once a second for it, not the hundred of a delay
 // histogram (prom-client's own event-loop metric keeps one enabled for
 // ever). Whatever the pace, a stall longer than the period delays a tick and
 // is seen; the coarse pace misses shorter ones only while the loop is nearly
