@@ -18,10 +18,10 @@ import { kSession, kTransport } from '../core/symbols.js';
 import { identityOf } from '../core/identity.js';
 import { metrics } from './metrics.js';
 
-// Diff bytes one turn writes before the rest waits for the next. Over
-// loopback a write also costs the kernel the receiving side: in a storm of
-// 10,000 clients, 4 MiB a turn left a worker's worst turn at 47–108 ms, 1
-// MiB at 30–43 ms, for the same diffs delivered.
+// Diff bytes one turn writes before the rest waits for the next. A write
+// also costs the kernel the receiving side (over loopback, this machine), so
+// the bound is what keeps a storm's turns short: the same diffs go out,
+// spread over more turns (bench:presence measures the worst turn).
 const TURN_BYTES = 2 ** 20;
 
 export class WorkerPresence {
