@@ -2,9 +2,9 @@
 // The gateway's command line: `gateway [options]` starts the primary, which
 // forks the workers; `gateway doctor ...` checks this machine's limits;
 // `gateway apps ...` manages the Pusher apps table.
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
-import { exitOnUsageError } from '../lib/cli.js';
-import { gatewayConfig } from '../lib/config-file.js';
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
+import { exitOnUsageError } from '../lib/config/cli.js';
+import { gatewayConfig } from '../lib/config/file.js';
 
 const argv = process.argv.slice(2);
 

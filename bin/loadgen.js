@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // The load generator's command line (lib/loadgen/). Exit codes: 0 the run did
 // what was asked, 1 it fell short (see the report's shortfalls), 2 bad flags.
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import { writeFileSync } from 'node:fs';
-import { parseCommandLine, exitOnUsageError } from '../lib/cli.js';
+import { parseCommandLine, exitOnUsageError } from '../lib/config/cli.js';
 import { options } from '../lib/loadgen/options.js';
 import { runLoad } from '../lib/loadgen/orchestrator.js';
 import { formatSummary } from '../lib/loadgen/report.js';

@@ -13,17 +13,17 @@ if (cluster.isPrimary) {
   await primary();
 } else {
   const { startWorker } = await import('../lib/worker/index.js');
-  const { whenStarted } = await import('../lib/ipc.js');
+  const { whenStarted } = await import('../lib/core/ipc.js');
   whenStarted((config, n) => startWorker(config, n).server.listen(config.port, config.host));
 }
 
 async function primary() {
-  const { parseCommandLine, exitOnUsageError } = await import('../lib/cli.js');
-  const { options, workerConfig } = await import('../lib/config.js');
+  const { parseCommandLine, exitOnUsageError } = await import('../lib/config/cli.js');
+  const { options, workerConfig } = await import('../lib/config/options.js');
   const { PrimaryRelay } = await import('../lib/primary/relay.js');
   const { MemoryEngine } = await import('../lib/engines/memory.js');
   const { clusterStats } = await import('../lib/primary/cluster-stats.js');
-  const { Message } = await import('../lib/ipc.js');
+  const { Message } = await import('../lib/core/ipc.js');
   const config = await parseCommandLine({ argv: process.argv.slice(2), table: options, usage: 'baseline-cluster [options]' }).catch(
     exitOnUsageError
   );

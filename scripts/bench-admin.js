@@ -12,7 +12,7 @@
 // Chromium's own CPU is not counted: it runs on the admin's machine.
 //
 //   npm run bench:admin -- [--seconds 30] [--json scripts/results/admin.json]
-import '../lib/runtime.js';
+import '../lib/runtime/node-version.js';
 import { writeFileSync } from 'node:fs';
 import { scriptArgs } from './harness/args.js';
 import { chromium } from 'playwright-core';

@@ -10,7 +10,7 @@
 // enabled again between them.
 //
 //   npm run bench:apps -- [--apps 1000] [--updates 20] [--json scripts/results/apps.json]
-import '../lib/runtime.js';
+import '../lib/runtime/node-version.js';
 import os from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { scriptArgs } from './harness/args.js';

@@ -11,7 +11,7 @@
 // (scripts/bench/coalesce-agent.js).
 //
 //   npm run bench:coalesce -- [--baseline ../old] [--connections 2000] [--channels 50] [--rate 10] [--seconds 5] [--delays 0,5]
-import '../lib/runtime.js';
+import '../lib/runtime/node-version.js';
 import { fork } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';

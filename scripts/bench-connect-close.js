@@ -8,7 +8,7 @@
 // (bench:peer measures the same for Pusher's protocol beside a peer.)
 //
 //   node scripts/bench-connect-close.js [--old ../main-checkout] [--rounds 3] [--connections 10000] [--out FILE]
-import './../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

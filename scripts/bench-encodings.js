@@ -16,7 +16,7 @@
 // table and writes scripts/results/encodings.json.
 //
 //   node scripts/bench-encodings.js [--subscribers 1000] [--updates 1000] [--idle 5000] [--rounds 3]
-import '../lib/runtime.js';
+import '../lib/runtime/node-version.js';
 import { mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { scriptArgs } from './harness/args.js';
 import { HandOverLine } from '../lib/primary/master.js';
-import { takeConnections } from '../lib/internals.js';
+import { takeConnections } from '../lib/runtime/internals.js';
 
 const IN_FLIGHT = 200; // connections the client keeps opening at once
 const MODES = {

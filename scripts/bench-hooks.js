@@ -17,7 +17,7 @@
 // rounds: on a shared machine, a neighbour's burst then hits every mode alike.
 //
 //   node scripts/bench-hooks.js [--connects 3000] [--concurrency 50] [--rounds 3] [--storm 2000] [--json FILE]
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import { fork, execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';

@@ -107,7 +107,7 @@ function nsPerPublish(guarded) {
 async function measure(root) {
   const url = pathToFileURL(path.resolve(root) + '/').href;
   ({ MemoryEngine } = await import(`${url}lib/engines/memory.js`));
-  ({ resolveConfig } = await import(`${url}lib/config.js`));
+  ({ resolveConfig } = await import(`${url}lib/config/options.js`));
   ({ MAX_IDEMPOTENCY_KEYS } = await import(`${url}lib/engines/idempotency.js`));
   // One shape for both interfaces: publish(publication, reply), or the positional one of older trees.
   positional = MemoryEngine.prototype.publish.length > 4;

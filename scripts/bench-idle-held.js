@@ -6,7 +6,7 @@
 // wake-ups of each event loop are read over a window in which no ping comes
 // (the clients count them: a window with one says so). This tree's gateway
 // and, with --old, an older checkout's, in turn, each round.
-import './../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

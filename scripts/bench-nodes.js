@@ -12,7 +12,7 @@
 // the two Redis setups again with that checkout's gateway (an older tree).
 //
 //   npm run bench:nodes -- [--nodes 3] [--seconds 3] [--publishers 4] [--window 16] [--baseline DIR] [--json scripts/results/nodes.json]
-import '../lib/runtime.js';
+import '../lib/runtime/node-version.js';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -14,7 +14,7 @@
 // server is measured the same way. Writes scripts/results/peer.json.
 //
 //   node scripts/bench-peer.js [--peer-bin ~/.cargo/bin/sockudo] [--old ../main-checkout] [--rounds 3] [--in-flight 20]
-import './../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';

@@ -15,7 +15,7 @@
 // process holds 20,000 open files.
 //
 //   npm run bench:presence -- [--clients 10000] [--agents 2] [--engines memory,redis] [--json scripts/results/presence.json]
-import '../lib/runtime.js';
+import '../lib/runtime/node-version.js';
 import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { scriptArgs } from './harness/args.js';

@@ -9,7 +9,7 @@
 // HTTP API's users) and the delivery latency the load generator measured.
 //
 //   npm run bench:pusher-presence -- [--connections 10000] [--members 100] [--publish-rate 10] [--seconds 10] [--json scripts/results/pusher-presence.json]
-import '../lib/runtime.js';
+import '../lib/runtime/node-version.js';
 import { writeFileSync } from 'node:fs';
 import { scriptArgs } from './harness/args.js';
 import WebSocket from 'ws';

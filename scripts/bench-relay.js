@@ -17,8 +17,8 @@ import { writeFileSync } from 'node:fs';
 import { scriptArgs } from './harness/args.js';
 import { PrimaryRelay } from '../lib/primary/relay.js';
 import { MemoryEngine } from '../lib/engines/memory.js';
-import { resolveConfig } from '../lib/config.js';
-import { Message, Op } from '../lib/ipc.js';
+import { resolveConfig } from '../lib/config/options.js';
+import { Message, Op } from '../lib/core/ipc.js';
 
 const CHANNELS = 100;
 const IN_FLIGHT = 64; // sends a worker keeps outstanding: enough to keep the pipe full

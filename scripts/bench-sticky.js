@@ -9,7 +9,7 @@
 //   Node's send, which holds it until the worker acknowledges and queues the
 //   next ones behind it.
 // - gateway: lib/primary/master.js, a subclass of that Master which takes
-//   the listening handle's connections itself (lib/internals.js,
+//   the listening handle's connections itself (lib/runtime/internals.js,
 //   takeConnections): the bare TCP handle, never a net.Socket in the
 //   primary, the worker picked by lib/primary/balancer.js, one handle at a
 //   time per worker on its hand-over line.
@@ -29,8 +29,8 @@ import net from 'node:net';
 import os from 'node:os';
 import { scriptArgs } from './harness/args.js';
 import { fileURLToPath } from 'node:url';
-import { require } from '../lib/require.js';
-import { Message } from '../lib/ipc.js';
+import { require } from '../lib/runtime/require.js';
+import { Message } from '../lib/core/ipc.js';
 import { openHandshakes } from './bench/raw-handshakes.js';
 import { cpuUsOf } from './bench/proc-sampler.js';
 

@@ -4,7 +4,7 @@
 // and latest.md. See scripts/bench/ for the parts, --help for the options.
 //
 //   node scripts/bench.js [--smoke] [--scenarios idle,fan-out] [--idle-connections 15000] ...
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import os from 'node:os';
 import { scriptArgs } from './harness/args.js';
 import { OPTIONS, resolveBenchOptions } from './bench/options.js';

@@ -4,9 +4,9 @@
 //   node scripts/options-table.js gateway|loadgen
 import { fileURLToPath } from 'node:url';
 import { scriptArgs } from './harness/args.js';
-import { options as gateway } from '../lib/config.js';
+import { options as gateway } from '../lib/config/options.js';
 import { options as loadgen } from '../lib/loadgen/options.js';
-import { envVariable } from '../lib/cli.js';
+import { envVariable } from '../lib/config/cli.js';
 
 export const TABLES = { gateway: [gateway, 'GATEWAY'], loadgen: [loadgen, 'LOADGEN'] };
 

@@ -7,7 +7,7 @@
 // Chrome DevTools opens.
 //
 //   node scripts/profile-fanout.js [--subscribers 15000] [--seconds 8] [--top 25] [--out /tmp/fanout-profile]
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import path from 'node:path';

@@ -7,7 +7,7 @@
 // already knows how to run one and read its logs).
 //
 //   node scripts/reconnect-storm.js [--clients 1000] [--backoff-base 1000] [--backoff-cap 30000] [--json FILE]
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { scriptArgs } from './harness/args.js';

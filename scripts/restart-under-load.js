@@ -8,7 +8,7 @@
 // the run and puts the old value back. Loopback only, bounded.
 //
 //   node scripts/restart-under-load.js [--balance reuseport] [--fault sighup|kill] [--connections 16000] [--rate 2000] [--migrate 1]
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

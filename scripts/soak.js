@@ -5,7 +5,7 @@
 // --sample-every s), summary.json and plot.html into --out, prints the
 // verdict, and exits 0 only if every criterion held (scripts/soak/verdict.js).
 //   npm run soak -- --minutes 30 [--connections C] [--workers W] [--auth jwt] [--engine redis [--redis-url U]]
-import '../lib/runtime.js'; // first: an unsupported Node stops here, with one line
+import '../lib/runtime/node-version.js'; // first: an unsupported Node stops here, with one line
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';

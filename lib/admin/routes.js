@@ -16,7 +16,7 @@
 // A POST needs an Origin of this very host (a page elsewhere cannot make the
 // browser act for the admin), and every route past the login a live session.
 import { readFileSync } from 'node:fs';
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { checkDepth } from '../protocol/validate.js';
 import { cutOnDefect, readBody, reply } from '../transport/http-io.js';

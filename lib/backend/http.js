@@ -11,8 +11,8 @@
 // (stopped as soon as it is over, never buffered whole: a 10 MB answer costs
 // the cap), a redirect (never followed: the backend is one URL the operator
 // chose), an unreachable backend (refused, reset, DNS, TLS).
-import { require } from '../require.js';
-import { BackendError, InternalCode } from '../errors.js';
+import { require } from '../runtime/require.js';
+import { BackendError, InternalCode } from '../core/errors.js';
 
 export { BackendError };
 

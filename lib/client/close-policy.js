@@ -1,6 +1,6 @@
 // What each close code asks of the client. Retrying is the default: a worker
 // crash (1006), a drain (1001) or a restart (1012) all mean "come back".
-import { CloseCode, ErrorCode } from '../errors.js';
+import { CloseCode, ErrorCode } from '../core/errors.js';
 
 /**
  * @typedef {object} ClosePolicy

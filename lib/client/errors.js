@@ -1,7 +1,7 @@
 // Errors the client raises itself. Errors the gateway reports arrive as the
 // gateway's own GatewayError (codes in ErrorCode); both are of one family and
 // carry `.code`, so callers branch on the code alone.
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../core/errors.js';
 
 export const ClientErrorCode = Object.freeze({
   QUEUE_FULL: 'queue_full', // publish while disconnected, with maxQueued already waiting

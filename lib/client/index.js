@@ -7,8 +7,8 @@
 // Browsers load this file as /client.js and its siblings as /client/*.js, so
 // it imports them as '../client/x.js': the same file in Node (lib/client/x.js)
 // and in the browser (/client/x.js). Likewise '../protocol/x.js' is
-// /protocol/x.js there, and '../errors.js' is /errors.js.
-import { ErrorCode, GatewayError } from '../errors.js';
+// /protocol/x.js there, and '../core/errors.js' is /core/errors.js.
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { isValidChannel } from '../protocol/validate.js';
 import { backoffDelay } from '../client/backoff.js';
 import { closePolicy } from '../client/close-policy.js';
@@ -23,10 +23,10 @@ import { Members } from '../client/members.js';
 import { ENCODINGS, jsonCodec, loadEncoding } from '../client/encoding.js';
 import { applyDelta, baseOf, deltasLoaded, loadDeltas } from '../client/delta.js';
 
-export { ErrorCode, CloseCode, GatewayError } from '../errors.js';
+export { ErrorCode, CloseCode, GatewayError } from '../core/errors.js';
 export { presenceDigest } from '../protocol/presence-hash.js';
 // The name the gateway's reported errors had in earlier releases of this client.
-export { GatewayError as ProtocolError } from '../errors.js';
+export { GatewayError as ProtocolError } from '../core/errors.js';
 export { ClientError, ClientErrorCode } from '../client/errors.js';
 
 export const State = Object.freeze({

@@ -5,7 +5,7 @@
 // that a presence read plus every diff after it is the truth; diffs that
 // arrive while a read is on its way are held and applied to its answer, in
 // order, so one that crossed the answer is not lost.
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '../core/errors.js';
 import { Emitter } from '../client/emitter.js';
 import { ClientErrorCode } from '../client/errors.js';
 

@@ -3,7 +3,7 @@
 // knows. No header means JSON; a header that offers none of them is
 // refused (400) before the handshake, so a client never talks past the
 // gateway in an encoding it did not ask for.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import * as json from './json.js';
 import * as msgpack from './msgpack.js';
 

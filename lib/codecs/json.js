@@ -1,7 +1,7 @@
 // The JSON encoding (`gateway.json`, and a WebSocket that names none): text
 // frames both ways. The server's frames are built as this text by
 // ../protocol/frames.js.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseClientFrame } from '../protocol/client-frame.js';
 
 export const name = 'json';

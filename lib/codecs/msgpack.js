@@ -9,7 +9,7 @@
 // nesting with its own stack, so depth cannot overflow ours; `data` is then
 // held to the same depth as JSON's (checkDepth).
 import { Decoder, Encoder } from '@msgpack/msgpack';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { checkClientFrame } from '../protocol/client-frame.js';
 
 export const name = 'msgpack';

@@ -25,7 +25,7 @@
 //
 // Checks throw the GatewayError that answers them (../errors.js); an
 // operation that waits for a hook returns a promise that rejects with it.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from './errors.js';
 import { checkChannel } from '../protocol/validate.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from './permissions.js';
@@ -43,7 +43,7 @@ export class Commands {
    * @param {number} options.maxSubscriptions per connection (--max-subscriptions)
    * @param {{authFailures: {inc: (labels: object) => void}, apiRequests: {inc: (labels: object) => void}}} options.metrics
    *   the counters the core keeps (lib/session/metrics.js's, handed in by the wiring)
-   * @param {import('../namespaces.js').Namespaces} options.namespaces the process's one
+   * @param {import('./namespaces.js').Namespaces} options.namespaces the process's one
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../session/presence.js').WorkerPresence} options.presence
@@ -189,7 +189,7 @@ export class Commands {
 
 /**
  * 5 for presence: the namespace keeps presence.
- * @param {import('../namespaces.js').Namespace} ns
+ * @param {import('./namespaces.js').Namespace} ns
  */
 export function presenceAllowed(ns, channel, id) {
   if (ns.presence) return;
@@ -225,4 +225,4 @@ function withId(id) {
   };
 }
 
-/** @typedef {import('../namespaces.js').Namespace} Namespace */
+/** @typedef {import('./namespaces.js').Namespace} Namespace */

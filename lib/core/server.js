@@ -13,13 +13,13 @@
 // - idempotencyKey: 1 to 64 characters; version: a positive safe integer;
 // - subscribe, unsubscribe and disconnect reach users' connections: they
 //   need --auth jwt or hook (no users without them).
-import { CloseCode, ErrorCode, GatewayError } from '../errors.js';
+import { CloseCode, ErrorCode, GatewayError } from './errors.js';
 import { MAX_USER_LENGTH } from '../protocol/limits.js';
 import { shown } from '../protocol/shown.js';
 import { checkDepth, checkSince } from '../protocol/validate.js';
-import { Call, MAX_CHANNELS } from '../ipc.js';
+import { Call, MAX_CHANNELS } from './ipc.js';
 import { presenceAllowed } from './commands.js';
-import { isProtocolChannel, NATIVE_APP } from '../namespaces.js';
+import { isProtocolChannel, NATIVE_APP } from './namespaces.js';
 
 const MAX_BROADCAST = 1000;
 const MAX_BATCH = 100;

@@ -1,9 +1,9 @@
 // `gateway doctor`: checks this machine's limits against N connections over W
 // workers, prints OK/WARN/FAIL per limit with the fix, and resolves to the
 // exit code: 1 when a limit would stop N connections, else 0 (2 for bad flags).
-import { parseCommandLine, exitOnUsageError } from '../cli.js';
-import { options as gatewayOptions } from '../config.js';
-import { readSnapshot } from './proc.js';
+import { parseCommandLine, exitOnUsageError } from '../config/cli.js';
+import { options as gatewayOptions } from '../config/options.js';
+import { readSnapshot } from '../runtime/proc.js';
 import { checkLimits, UNCAPPED_PER_WORKER } from './limits.js';
 import { formatReport } from './format.js';
 import { Status } from './status.js';

@@ -2,8 +2,8 @@
 // checked against a target of N connections over W workers. The same checks
 // serve `gateway doctor` (./cli.js) and the warnings the primary logs at start
 // (capacityWarnings below), so the two never disagree.
-import { readSnapshot, sysctlFile } from './proc.js';
-import { FD_HEADROOM, workerCapacity } from '../capacity.js';
+import { readSnapshot, sysctlFile } from '../runtime/proc.js';
+import { FD_HEADROOM, workerCapacity } from '../runtime/capacity.js';
 import { Status } from './status.js';
 import { count, bytes, show } from './format.js';
 

@@ -2,7 +2,7 @@
 // that is missing or not finite: Node turns a timer of NaN ms into 1 ms (a
 // busy loop, with only a warning), and NaN in a bound lets everything
 // through or nothing. The gateway's options are checked against their table
-// (lib/config.js) before any of this is built; this holds for whoever else
+// (lib/config/options.js) before any of this is built; this holds for whoever else
 // builds an engine (a script, a test) and names what is missing.
 
 /**

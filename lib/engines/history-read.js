@@ -3,7 +3,7 @@
 // what the query asks for. The rules: a `since` from another epoch (or ahead
 // of the channel) is `epoch_changed`, one older than the history reaches is
 // `too_old`: never a silent gap. Without `since`, the latest `limit`.
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '../core/errors.js';
 
 /**
  * @param {string} epoch the channel's

@@ -18,7 +18,7 @@
 //   answer is newer than it, every one before older, so the replay and the
 //   live messages join with no gap and no overlap.
 //
-// A route is anything with `push(op)` (a worker's IpcBatch, lib/ipc.js).
+// A route is anything with `push(op)` (a worker's IpcBatch, lib/core/ipc.js).
 // Engines send it [Op.MSG, channel, seq, dataJson, exclude?], and [Op.EPOCH,
 // channel, epoch] when a routed channel's sequence starts over.
 
@@ -33,7 +33,7 @@
 /**
  * @typedef {{since?: Position, limit?: number, reverse?: boolean}} HistoryQuery
  * @typedef {{epoch: string, seq: number, messages: Array<{seq: number, data: string}>} | {error: string, message: string}} HistoryAnswer
- *   `data` serialised; an error with an ErrorCode (lib/errors.js): ./history-read.js says which
+ *   `data` serialised; an error with an ErrorCode (lib/core/errors.js): ./history-read.js says which
  *
  * @typedef {object} Instruments
  * @property {(seconds: number, count: number) => void} published `count`
@@ -46,7 +46,7 @@
  * and PresenceManager are beside each other, held by one object per process
  * (the relay and the wiring take each part from it).
  *
- * Namespaces (lib/namespaces.js): a channel's history size and TTL, and
+ * Namespaces (lib/core/namespaces.js): a channel's history size and TTL, and
  * whether a subscribe without `since` also gets the latest message (a
  * `latest` namespace: the answer's replay holds it), are its namespace's.
  * idempotencyKey and version are kept by the engine, so that every route to
@@ -188,7 +188,7 @@
  * on its machine (memory) leaves it out, and lib/primary/users.js counts and
  * lib/primary/calls.js reaches this node only.
  *
- * Cluster calls (Call in lib/ipc.js: POST /disconnect, the server API's
+ * Cluster calls (Call in lib/core/ipc.js: POST /disconnect, the server API's
  * subscribe, unsubscribe, channels and info) on the other nodes.
  * @typedef {object} Calls
  * @property {(name: string, args: any[]) => Promise<any[]>} call runs the
@@ -217,10 +217,10 @@ export const engines = Object.freeze({
 });
 
 /**
- * @param {object} config the resolved gateway configuration (lib/config.js)
+ * @param {object} config the resolved gateway configuration (lib/config/options.js)
  * @param {import('pino').Logger} log
  * @param {(config: object) => Map} [protocolNamespaces] the other protocols'
- *   namespaces, as the wiring attaches them (lib/namespaces.js)
+ *   namespaces, as the wiring attaches them (lib/core/namespaces.js)
  * @returns {Promise<Engine>}
  */
 export async function createEngine(config, log, protocolNamespaces) {

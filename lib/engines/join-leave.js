@@ -9,8 +9,8 @@
 // --auth none with no info), built once per connection by the worker
 // (lib/session/presence.js). Both a presence answer's entry and a diff's entry
 // are that text with braces around it: nothing is parsed again.
-import { Op } from '../ipc.js';
-import { ErrorCode } from '../errors.js';
+import { Op } from '../core/ipc.js';
+import { ErrorCode } from '../core/errors.js';
 import { presenceDiffFrame } from '../protocol/frames.js';
 import { pushAll } from './routes.js';
 

@@ -24,7 +24,7 @@
 //   place among the route's messages by being given at once.
 import { History } from './history.js';
 import { Skipped } from '../protocol/outcomes.js';
-import { Namespaces } from '../namespaces.js';
+import { Namespaces } from '../core/namespaces.js';
 import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { LocalDepartures } from './departures-memory.js';
@@ -33,7 +33,7 @@ import { IdempotencyKeys } from './idempotency.js';
 import { messageOp, publishResult } from './publication.js';
 import { requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
-import { Ticker } from '../ticker.js';
+import { Ticker } from '../runtime/ticker.js';
 import { tellAll } from './listeners.js';
 
 const SWEEP_MS = 1000;
@@ -54,14 +54,14 @@ class ChannelState {
 /** @implements {import('./index.js').Engine} */
 export class MemoryEngine {
   /**
-   * @param {object} config the resolved configuration (lib/config.js)
+   * @param {object} config the resolved configuration (lib/config/options.js)
    * @param {number} config.historySize messages per channel (0: no history), outside namespaces
    * @param {number} config.historyTtl seconds, outside namespaces
    * @param {object[]} config.namespaces
    * @param {number} config.historyMemory MiB for all channels
    * @param {number} config.presenceMaxClients
    * @param {number} config.joinLeaveInterval
-   * @param {(config: object) => Map} [config.protocolNamespaces] the other protocols' namespaces (lib/namespaces.js)
+   * @param {(config: object) => Map} [config.protocolNamespaces] the other protocols' namespaces (lib/core/namespaces.js)
    * @throws {RangeError} for a number above that is missing or not finite
    */
   constructor(config) {

@@ -11,7 +11,7 @@ export class MemoryPresence {
    * @param {number} options.maxClients --presence-max-clients
    * @param {number} options.interval --join-leave-interval, ms
    * @param {(channel: string) => object|undefined} options.routesOf the channel's routed state
-   * @param {(channel: string) => import('../namespaces.js').Namespace} options.namespaceOf
+   * @param {(channel: string) => import('../core/namespaces.js').Namespace} options.namespaceOf
    */
   constructor({ maxClients, interval, routesOf, namespaceOf }) {
     this.table = new PresenceTable();

@@ -1,6 +1,6 @@
 // What a publish carries into an engine, and what the engine answers
 // (./index.js, Engine.publish).
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 
 /**
  * @typedef {object} Publication

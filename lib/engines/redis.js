@@ -48,8 +48,8 @@
 // ./redis/subscriber.js) and the batched publishes with WAIT
 // (./redis/publisher.js) are kept apart from the rules here.
 import { historyAnswer } from './history-read.js';
-import { Namespaces } from '../namespaces.js';
-import { ErrorCode } from '../errors.js';
+import { Namespaces } from '../core/namespaces.js';
+import { ErrorCode } from '../core/errors.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RemoteRates } from './redis/rates.js';
@@ -77,7 +77,7 @@ export class RedisEngine {
   }
 
   /**
-   * @param {object} options the resolved configuration (lib/config.js), and the log
+   * @param {object} options the resolved configuration (lib/config/options.js), and the log
    * @param {string} options.redisUrl
    * @param {string} [options.redisSentinels] Sentinel instead of redisUrl
    * @param {string} options.redisMasterName
@@ -92,7 +92,7 @@ export class RedisEngine {
    * @param {number} options.presenceMaxClients
    * @param {number} options.joinLeaveInterval
    * @param {import('pino').Logger} options.log
-   * @param {(config: object) => Map} [options.protocolNamespaces] the other protocols' namespaces (lib/namespaces.js)
+   * @param {(config: object) => Map} [options.protocolNamespaces] the other protocols' namespaces (lib/core/namespaces.js)
    * @throws {RangeError} for a number above that is missing or not finite, before any connection is made
    */
   constructor(options) {

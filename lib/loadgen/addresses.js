@@ -4,8 +4,8 @@
 // own ephemeral port range, so a range of sources multiplies the connections
 // one target port can take.
 import net from 'node:net';
-import { UsageError } from '../cli.js';
-import { readSnapshot } from '../doctor/proc.js';
+import { UsageError } from '../config/cli.js';
+import { readSnapshot } from '../runtime/proc.js';
 
 /** Largest range accepted, so a typo cannot ask for millions of addresses. */
 const MAX_RANGE = 65536;

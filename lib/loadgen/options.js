@@ -1,8 +1,8 @@
-// Every loadgen option in one table (the shape lib/cli.js reads): the CLI, the
+// Every loadgen option in one table (the shape lib/config/cli.js reads): the CLI, the
 // LOADGEN_* environment variables, the checks and the README come from here.
 // Checks that involve two flags, and the defaults that depend on the machine,
 // are in plan.js.
-import { commaList } from '../cli.js';
+import { commaList } from '../config/cli.js';
 import { expandAddresses } from './addresses.js';
 import { isValidChannel } from '../protocol/validate.js';
 

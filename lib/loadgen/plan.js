@@ -1,8 +1,8 @@
 // Splits a run among agent processes: how many (from the open-files limit),
 // which connections each opens, and its share of the rates. Also the checks
 // that involve more than one flag.
-import { UsageError } from '../cli.js';
-import { readSnapshot } from '../doctor/proc.js';
+import { UsageError } from '../config/cli.js';
+import { readSnapshot } from '../runtime/proc.js';
 import { isLoopback, ephemeralPorts } from './addresses.js';
 import { pusherUrl } from './pusher-wire.js';
 

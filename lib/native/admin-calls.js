@@ -10,8 +10,8 @@
 //                   {error: {code, message}} | null: the call failed without
 //                   a code, a defect (the server API's own route drops such a
 //                   request the same way)
-import { Op } from '../ipc.js';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { Op } from '../core/ipc.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { runMethod } from '../core/server.js';
 import { handling } from '../transport/last-input.js';
 import { shown } from '../protocol/shown.js';

@@ -3,7 +3,7 @@
 // most --max-payload bytes); a success answers 200 {"result": …}, a failure
 // {"error": {"code", "message"}} with the status its error knows. The
 // methods are the command core's (../core/server.js).
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { METHODS, runMethod } from '../core/server.js';
 import { parseObject } from '../protocol/json-object.js';
 import { cutOnDefect, keyCheck, readBody, reply, replyError } from '../transport/http-io.js';

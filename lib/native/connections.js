@@ -7,8 +7,8 @@
 // joined and answered (an ack, a `subscribed` frame, the replay). Handlers
 // are created once per worker and read the connection from `this`, so a
 // connection costs no closures of its own.
-import { require } from '../require.js';
-import { AuthFailed, ErrorCode, GatewayError, HookFailed } from '../errors.js';
+import { require } from '../runtime/require.js';
+import { AuthFailed, ErrorCode, GatewayError, HookFailed } from '../core/errors.js';
 import {
   ackFrame,
   authAckFrame,

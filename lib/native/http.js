@@ -6,7 +6,7 @@
 // 200 {disconnected}; a failure is {error: <code>, message}.
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
 import { carriedBy } from '../transport/transport.js';
@@ -16,12 +16,12 @@ import { handling } from '../transport/last-input.js';
 
 const STATIC = {
   '/client.js': ['client/index.js', 'text/javascript; charset=utf-8'],
-  '/errors.js': ['errors.js', 'text/javascript; charset=utf-8']
+  '/core/errors.js': ['core/errors.js', 'text/javascript; charset=utf-8']
 };
 
 // The browser client's modules, served from lib/ at the paths their relative
 // imports name: /client.js imports ./client/<name>.js and ./protocol/<name>.js,
-// and those import ../errors.js.
+// and those import ../core/errors.js.
 const CLIENT_PART = /^\/client\/([a-z-]+\.js)$/;
 const PROTOCOL_PART = /^\/protocol\/([a-z-]+\.js)$/;
 

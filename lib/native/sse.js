@@ -7,7 +7,7 @@
 // `since` (../worker/relay.js), the cursor of Last-Event-ID giving each channel's
 // `since`. From then on the stream is a subscriber like any other
 // (../transport/sse-stream.js).
-import { ErrorCode, GatewayError, HookFailed } from '../errors.js';
+import { ErrorCode, GatewayError, HookFailed } from '../core/errors.js';
 import { parseCursor } from '../protocol/cursor.js';
 import { ANONYMOUS, identify } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';

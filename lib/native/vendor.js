@@ -3,7 +3,7 @@
 // paths with an import map (see the README). Loaded only by a client that
 // uses them (encoding 'msgpack', a delta subscription).
 import { dirname, join } from 'node:path';
-import { require } from '../require.js';
+import { require } from '../runtime/require.js';
 
 const FOSSIL = require.resolve('fossil-delta');
 // The package's ES module build: index.mjs and the modules it imports, relative to it.

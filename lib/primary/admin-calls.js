@@ -5,8 +5,8 @@
 // than ANSWER_MS, is answered for as unavailable: the page never hangs.
 //
 // To a worker: [Op.ADMIN, token, method, params] -> the answer
-import { ErrorCode } from '../errors.js';
-import { Op } from '../ipc.js';
+import { ErrorCode } from '../core/errors.js';
+import { Op } from '../core/ipc.js';
 
 const ANSWER_MS = 10000;
 

@@ -6,7 +6,7 @@
 // cannot answer.
 //
 // From a worker:  [Op.APP_EVENTS, token, appId, events] -> allowed
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { appTable } from '../pusher/apps.js';
 
 /**

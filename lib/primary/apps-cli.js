@@ -6,8 +6,8 @@
 // key, unless given) and prints the secret once; `set --rotate-secret`
 // makes a new one. The running gateways pick every change up by themselves.
 import { randomBytes } from 'node:crypto';
-import { parseCommandLine, exitOnUsageError, UsageError, camel, checkOption } from '../cli.js';
-import { options as gatewayOptions } from '../config.js';
+import { parseCommandLine, exitOnUsageError, UsageError, camel, checkOption } from '../config/cli.js';
+import { options as gatewayOptions } from '../config/options.js';
 import { APP_FIELDS, appProblem } from '../pusher/apps.js';
 import { appOfRow, openAppsDatabase, TABLE } from './apps-database.js';
 

@@ -8,7 +8,7 @@
 // again with a growing delay, and once back everything is read again (the
 // changes made meanwhile were never notified).
 import { EventEmitter } from 'node:events';
-import { require } from '../require.js';
+import { require } from '../runtime/require.js';
 import { APP_FIELDS } from '../pusher/apps.js';
 
 const { Client } = require('pg');

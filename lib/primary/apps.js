@@ -5,7 +5,7 @@
 // the ids removed (Op.APPS); a worker that comes up is sent them all. A row
 // of the table that cannot be served (a bad value, an id or key another
 // source holds) is refused alone, logged once with its reason.
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { appTable, configApps, mergeApps, servesPusher } from '../pusher/apps.js';
 import { AppsDatabase, appOfRow, shown, TABLE } from './apps-database.js';
 import { attachCounts } from './counts.js';

@@ -1,4 +1,4 @@
-// Calls on the whole cluster (Call in lib/ipc.js): a worker (or this
+// Calls on the whole cluster (Call in lib/core/ipc.js): a worker (or this
 // primary) asks, this primary runs the call's part on every one of its
 // workers (or, for a node's figures and a channel's subscription count, does
 // it itself), asks the other nodes through the engine's cluster-wide part
@@ -9,7 +9,7 @@
 // Operations: from a worker [Op.CALL, token, name, args] -> the value;
 // to every worker [Op.RUN, token, name, args] -> its part.
 import os from 'node:os';
-import { Call, MAX_CHANNELS, Op } from '../ipc.js';
+import { Call, MAX_CHANNELS, Op } from '../core/ipc.js';
 
 const COMBINE = {
   [Call.KICK]: [sum, 0],

@@ -3,8 +3,8 @@
 // (lib/primary/metrics.js). The view is built when asked, at most once a
 // second: nobody asking costs nothing.
 import { getHeapStatistics } from 'node:v8';
-import { STATS_INTERVAL_MS } from '../ipc.js';
-import { ticks } from '../ticker.js';
+import { STATS_INTERVAL_MS } from '../core/ipc.js';
+import { ticks } from '../runtime/ticker.js';
 
 const TOTALS = ['connections', 'subscriptions', 'published', 'delivered'];
 

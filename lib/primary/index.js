@@ -1,7 +1,7 @@
 // The primary process: the public listener, the workers, the publish relay and
 // the metrics endpoint; and the signals: SIGTERM/SIGINT drain, SIGHUP rolls.
 import { once } from 'node:events';
-import { createLogger } from '../logger.js';
+import { createLogger } from '../runtime/logger.js';
 import { GatewayMaster } from './master.js';
 import { Balancer } from './balancer.js';
 import { Supervisor } from './supervisor.js';
@@ -11,32 +11,32 @@ import { attachUsers } from './users.js';
 import { attachCalls } from './calls.js';
 import { attachIpCounts } from './ip-counts.js';
 import { attachPresence } from './presence.js';
-import { ipCapInPrimary } from '../config.js';
-import { withholdSecretVariables } from '../config-file.js';
-import { Op } from '../ipc.js';
+import { ipCapInPrimary } from '../config/options.js';
+import { withholdSecretVariables } from '../config/file.js';
+import { Op } from '../core/ipc.js';
 import { clusterStats } from './cluster-stats.js';
 import { createPrimaryMetrics, serveMetrics } from './metrics.js';
-import { readProxyHeader } from '../proxy-protocol.js';
+import { readProxyHeader } from '../transport/proxy-protocol.js';
 import { statusPage } from './status-page.js';
 import { capacityWarnings, capacityNote } from '../doctor/limits.js';
-import { workerCapacity } from '../capacity.js';
-import { checkWs } from '../internals.js';
+import { workerCapacity } from '../runtime/capacity.js';
+import { checkWs } from '../runtime/internals.js';
 import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
-import { attachProtocols, protocolNamespaces } from '../protocols.js';
-import { NATIVE_APP } from '../namespaces.js';
+import { attachProtocols, protocolNamespaces } from '../wiring/ways-in.js';
+import { NATIVE_APP } from '../core/namespaces.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
 import { startApps } from './apps.js';
 import { servesPusher } from '../pusher/apps.js';
 import { readyFields } from './ready-line.js';
-import { ListenError } from '../errors.js';
+import { ListenError } from '../core/errors.js';
 
 const SETTLE_MS = 2000;
 
-/** @param {object} config resolved gateway configuration (lib/config.js) */
+/** @param {object} config resolved gateway configuration (lib/config/options.js) */
 export async function startPrimary(config) {
   withholdSecretVariables(); // before anything is forked: a child inherits the environment
   const log = createLogger(config.logLevel, { role: 'primary' }, config.logFormat);

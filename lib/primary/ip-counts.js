@@ -6,7 +6,7 @@
 // releases the count when the connection closes, and a dead worker's counts
 // go with it. (Under --balance ip one IP always reaches one worker, which
 // counts by itself: lib/session/ip-counts.js.)
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay

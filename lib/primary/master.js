@@ -4,12 +4,12 @@
 // optionally reads a PROXY protocol header first, and sends the handle over
 // IPC; it closes the connection when no worker is alive instead of throwing.
 import net from 'node:net';
-import { require } from '../require.js';
-import { Message } from '../ipc.js';
+import { require } from '../runtime/require.js';
+import { Message } from '../core/ipc.js';
 import { normalizeIp } from '../session/client-ip.js';
-import { detachHandle, freeHandleQueue, holdHandleQueue, onHandleAck, takeConnections } from '../internals.js';
-import { Ticker } from '../ticker.js';
-import { InternalCode } from '../errors.js';
+import { detachHandle, freeHandleQueue, holdHandleQueue, onHandleAck, takeConnections } from '../runtime/internals.js';
+import { Ticker } from '../runtime/ticker.js';
+import { InternalCode } from '../core/errors.js';
 
 const sticky = require('sticky-session');
 

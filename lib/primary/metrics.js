@@ -4,9 +4,9 @@
 // over cluster IPC and sums them; the primary's own figures (workers,
 // restarts, relay) are appended from its own registry.
 import http from 'node:http';
-import { require } from '../require.js';
-import { ListenError } from '../errors.js';
-import { LoopDelay, collectDefaultMetrics } from '../loop-delay.js';
+import { require } from '../runtime/require.js';
+import { ListenError } from '../core/errors.js';
+import { LoopDelay, collectDefaultMetrics } from '../runtime/loop-delay.js';
 
 const client = require('prom-client');
 

@@ -1,8 +1,8 @@
 // The primary's part of presence: the workers' joins, leaves and reads go to
 // the engine (lib/engines/index.js, "Presence"); a dead worker's clients leave
-// through the engine's detach. The operations are listed in lib/ipc.js; a
+// through the engine's detach. The operations are listed in lib/core/ipc.js; a
 // read's refusal (too_many, Redis unreachable) is replied as a failure.
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { replyResult } from './relay.js';
 
 /**

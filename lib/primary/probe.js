@@ -5,8 +5,8 @@
 // first connection and hold the rest; this makes it refuse to start instead.
 import net from 'node:net';
 import { once } from 'node:events';
-import { Message } from '../ipc.js';
-import { InternalsChanged, onHandleAck } from '../internals.js';
+import { Message } from '../core/ipc.js';
+import { InternalsChanged, onHandleAck } from '../runtime/internals.js';
 
 const PROBE_TIMEOUT_MS = 5000; // a worker busy starting may be slow to read its channel
 

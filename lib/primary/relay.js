@@ -2,7 +2,7 @@
 // publish goes to the engine (lib/engines/), which gives it its
 // channel's next seq and forwards it to the workers that have subscribers on
 // the channel. One sequencer per channel is what makes one order for all
-// subscribers; batching (lib/ipc.js) is what makes it fast.
+// subscribers; batching (lib/core/ipc.js) is what makes it fast.
 //
 // Backpressure: when a worker stops keeping up (its channel congested), or
 // the engine has too many publishes waiting, the primary tells every worker
@@ -10,12 +10,12 @@
 // primary queueing without bound. An engine that cannot publish at all (Redis
 // unreachable) is broadcast too: the workers refuse publishes as unavailable.
 //
-// The operations are listed in lib/ipc.js; each worker's end of the IPC is
-// an IpcLink (lib/ipc-link.js), as the worker's end of it is.
-import { Op, unknownOp } from '../ipc.js';
-import { IpcLink } from '../ipc-link.js';
-import { ErrorCode, GatewayError } from '../errors.js';
-import { Ticker } from '../ticker.js';
+// The operations are listed in lib/core/ipc.js; each worker's end of the IPC is
+// an IpcLink (lib/core/ipc-link.js), as the worker's end of it is.
+import { Op, unknownOp } from '../core/ipc.js';
+import { IpcLink } from '../core/ipc-link.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
+import { Ticker } from '../runtime/ticker.js';
 
 const PRESSURE_CHECK_MS = 20;
 

@@ -3,7 +3,7 @@
 // follows: the new workers start with it, the engine takes the new
 // namespaces. A configuration that no longer passes its checks is refused
 // whole: the running workers are kept and the log says why.
-import { gatewayConfig } from '../config-file.js';
+import { gatewayConfig } from '../config/file.js';
 
 // What the primary set up once at start (its listener, engine, counts, the
 // workers' V8 flags): a change takes a full restart.

@@ -5,7 +5,7 @@
 // else) is refused at start, with the reason, not found out by the workers.
 // It also settles --port 0: the workers must share one port, so the primary
 // picks it here.
-import { ListenError, UsageError } from '../errors.js';
+import { ListenError, UsageError } from '../core/errors.js';
 import net from 'node:net';
 import { once } from 'node:events';
 

@@ -4,10 +4,10 @@
 import cluster from 'node:cluster';
 import { EventEmitter, once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { Message } from '../ipc.js';
-import { workerConfig } from '../config.js';
+import { Message } from '../core/ipc.js';
+import { workerConfig } from '../config/options.js';
 import { workerApps } from './apps.js';
-import { prettifyLines } from '../logger.js';
+import { prettifyLines } from '../runtime/logger.js';
 
 const WORKER_ENTRY = fileURLToPath(new URL('../worker/main.js', import.meta.url));
 const HEALTHY_UPTIME_MS = 10000; // a worker that lived this long resets the backoff

@@ -3,7 +3,7 @@
 // exact across workers and nodes, counted as ./counts.js counts.
 // What reaches a user's connections everywhere (POST /disconnect, the server
 // API's subscribe and unsubscribe) is a cluster call: ./calls.js.
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { attachCounts } from './counts.js';
 
 /**

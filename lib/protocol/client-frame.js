@@ -5,7 +5,7 @@
 // into a plain object and checks that (checkClientFrame), so both encodings
 // take the same commands. Plain JavaScript importing only the error family
 // and its siblings.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { MAX_HELD, MAX_ID_LENGTH } from './limits.js';
 import { parseObject } from './json-object.js';
 import { shown } from './shown.js';

@@ -5,7 +5,7 @@
 // names; a cursor replayed against other channels meets other epochs and
 // reads as a gap, never as someone else's messages. Written by
 // ../transport/sse-stream.js, read by ../native/sse.js.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 
 /** @param {Array<{seq: number, epoch: string}|null>} positions */
 export function formatCursor(positions) {

@@ -3,7 +3,7 @@
 // admin page's actions. Parsed and refused the same way wherever it comes
 // in; what the object holds is the caller's to check (the server API's
 // methods, ../core/server.js, check their params whole).
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 
 /**
  * Parses `text` as one JSON object.

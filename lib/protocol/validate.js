@@ -5,7 +5,7 @@
 // once; the browser client calls isValidChannel before it sends. Plain
 // JavaScript importing only the error family and ./limits.js, so the browser
 // loads it as it is.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { MAX_DATA_DEPTH, MAX_INFO_BYTES } from './limits.js';
 
 const CHANNEL = /^[A-Za-z0-9_.:@/-]{1,128}$/;

@@ -4,7 +4,7 @@
 // the server API's operations (lib/core/server.js) as the HTTP API runs
 // them, so the page holds no rule of its own. Names are the clients': a
 // channel is one of the app's, never an internal name.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { runMethod } from '../core/server.js';
 import { checkName, internalName, isPresence, kindOf } from './channels.js';
 import { eventData } from './frames.js';

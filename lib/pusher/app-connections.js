@@ -5,7 +5,7 @@
 // connections are counted by the primary too (lib/primary/counts.js), which
 // admits an app's connection within its maxConnections across workers and
 // nodes; an app without one is counted without waiting for an answer.
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { appFigures } from '../session/metrics.js';
 import { kSession } from '../core/symbols.js';
 import { PusherCode } from './frames.js';

@@ -7,8 +7,8 @@
 // an event's channels past their counts, 400; a presence member's user_info
 // past its size, subscription_error. The connection quota is counted where
 // connections join their app (./app-connections.js).
-import { ErrorCode, GatewayError } from '../errors.js';
-import { Op } from '../ipc.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
+import { Op } from '../core/ipc.js';
 import { kSession } from '../core/symbols.js';
 
 const KB = 1024;

@@ -31,7 +31,7 @@ const URL_EVENTS = Object.freeze(WEBHOOK_EVENTS.filter((event) => event !== 'sub
 
 const text = (pattern, what) => (v) => (typeof v === 'string' && pattern.test(v) ? undefined : `must be ${what}`);
 const flag = (v) => (typeof v === 'boolean' ? undefined : 'must be true or false');
-// A limit's range, also the command line's option spec (lib/cli.js checkOption) for `gateway apps`.
+// A limit's range, also the command line's option spec (lib/config/cli.js checkOption) for `gateway apps`.
 const limit = (min) => ({
   number: { type: 'number', integer: true, min, max: MAX_LIMIT },
   check: (v) => (Number.isInteger(v) && v >= min && v <= MAX_LIMIT ? undefined : `must be an integer from ${min} to ${MAX_LIMIT}`)
@@ -69,7 +69,7 @@ const REQUIRED = ['appId', 'key', 'secret'];
 /**
  * The apps a resolved configuration names, each with where it is defined:
  * the flags' one, then the file's.
- * @param {object} config camelCase keys (lib/config.js)
+ * @param {object} config camelCase keys (lib/config/options.js)
  * @returns {{app: object, source: string}[]} as given, unchecked
  */
 export function configApps(config) {

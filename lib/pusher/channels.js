@@ -6,13 +6,13 @@
 // and no other app can either, since a connection and an HTTP request only
 // ever name channels of their own app; so isolation holds by construction.
 //
-// The part before ':' is the channel's namespace (lib/namespaces.js): one
+// The part before ':' is the channel's namespace (lib/core/namespaces.js): one
 // per app and kind, whose settings say what Pusher says of that kind:
 // presence kept for presence channels, the last event kept and replayed for
 // cache channels, client events on private and presence channels when the
 // app allows them. Nothing here imports the worker: the primary's engines
 // read these namespaces too.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { appTable } from './apps.js';
 
 const MAX_NAME_LENGTH = 164;
@@ -163,7 +163,7 @@ export function checkName(name) {
 /**
  * The namespaces of every app's channels, looked up by namespace name
  * (`#<appId>.<kind>`) in this process's apps as they are now, resolved as
- * lib/namespaces.js resolves a native one; an app's are made once per
+ * lib/core/namespaces.js resolves a native one; an app's are made once per
  * version of it (an app changed is a new object).
  * @param {object} config resolved
  * @returns {{get: (name: string) => object|undefined}}

@@ -11,14 +11,14 @@
 // channel_data's user the one presence shows. Handlers are created once per
 // worker and read the connection from `this`.
 import { randomInt } from 'node:crypto';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { Keepalive } from '../session/keepalive.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { grantChannel, identify, identityOf, revokeChannel } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
 import { transportMetrics, metrics } from '../session/metrics.js';
 import { MAX_USER_LENGTH } from '../protocol/limits.js';
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import {
   checkName,
   clientName,

@@ -3,7 +3,7 @@
 // publisher JSON-encoded; the `pusher:` frames from the server carry an
 // object (pusher:error, pusher:subscription_error, pusher:pong) or, where
 // pusher-js parses a string, a string.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { checkDepth } from '../protocol/validate.js';
 

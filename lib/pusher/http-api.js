@@ -5,12 +5,12 @@
 // are published through the server's operations (lib/core/server.js), on
 // Pusher's command core: its names, the app's channels only. Answers are
 // Pusher's: 200 with a JSON object, or the status and a plain-text reason.
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
 import { cutOnDefect, decodeSegment, readBody, reply } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
-import { Call, MAX_CHANNELS } from '../ipc.js';
+import { Call, MAX_CHANNELS } from '../core/ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
 import { eventData, PusherCode } from './frames.js';
 import { md5, sameText, signatureMatches } from './signatures.js';

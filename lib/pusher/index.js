@@ -3,9 +3,9 @@
 // names, Pusher's client event rate) and the worker's one relay,
 // subscriptions, presence and sessions. Without an app, nothing: /app/ and
 // /apps/ answer 404 as any unknown path.
-import { require } from '../require.js';
+import { require } from '../runtime/require.js';
 import { Commands } from '../core/commands.js';
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { appsOf, appTable, servesPusher } from './apps.js';
 import { checkInternal, pusherName } from './channels.js';
 import { PusherConnections } from './connection.js';

@@ -3,7 +3,7 @@
 // refusal comes as pusher:error and a close code whose range tells the
 // client what to do (4100: back off; 4200: reconnect at once). The socket
 // is never admitted: it counts nowhere.
-import { ErrorCode } from '../errors.js';
+import { ErrorCode } from '../core/errors.js';
 import { PusherCode } from './frames.js';
 import { closeWithError } from './transport.js';
 
@@ -14,7 +14,7 @@ const CODES = {
   [ErrorCode.ORIGIN]: PusherCode.UNAUTHORIZED
 };
 
-/** @param {import('../errors.js').GatewayError} err the admission gate's refusal */
+/** @param {import('../core/errors.js').GatewayError} err the admission gate's refusal */
 export function refuseUpgrade(wss, req, socket, head, err) {
   const code = CODES[err.code] ?? PusherCode.OVER_CAPACITY;
   wss.handleUpgrade(req, socket, head, (ws) => closeWithError(ws, code, err.message));

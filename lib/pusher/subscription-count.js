@@ -12,7 +12,7 @@
 // once for the cluster (the engine's claimOnce), and a node whose
 // subscription to Redis was re-established counts its channels again (the
 // counts told meanwhile never reached it).
-import { Call, Op } from '../ipc.js';
+import { Call, Op } from '../core/ipc.js';
 import { appTable } from './apps.js';
 import { appIdOf, clientName, isInternal, isOwn, isPresence, kindOf, pusherName } from './channels.js';
 import { subscriptionCountFrame } from './frames.js';

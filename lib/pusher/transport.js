@@ -3,7 +3,7 @@
 // and the close codes. A message is encoded once per worker as Pusher's
 // event frame; a client event's sender is left out by the fan-out (the
 // publication's `exclude`), so nothing is echoed.
-import { CloseCode } from '../errors.js';
+import { CloseCode } from '../core/errors.js';
 import { defineTransport } from '../transport/transport.js';
 import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
 import { errorFrame, eventFrame, PusherCode } from './frames.js';

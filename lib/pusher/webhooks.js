@@ -8,7 +8,7 @@
 // well. Apps come and go (lib/pusher/apps.js): an app's targets are made on
 // its first event and made again when it changes; the old ones send what
 // they hold, then stop.
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { WebhookQueue } from '../webhooks/queue.js';
 import { MemberGrace } from '../webhooks/members.js';
 import { webhookSender } from '../webhooks/send.js';

@@ -21,10 +21,10 @@
 // Each refusal is a GatewayError (../errors.js) whose code and status the
 // way in answers with.
 import { randomBytes } from 'node:crypto';
-import { ErrorCode, GatewayError } from '../errors.js';
-import { Op } from '../ipc.js';
-import { ipCapInPrimary } from '../config.js';
-import { workerCapacity } from '../capacity.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
+import { Op } from '../core/ipc.js';
+import { ipCapInPrimary } from '../config/options.js';
+import { workerCapacity } from '../runtime/capacity.js';
 import { createVerifier } from './auth.js';
 import { Hooks, hooksConfigured } from './hooks.js';
 import { clientIp } from './client-ip.js';
@@ -65,11 +65,11 @@ export class Admission {
    * @param {import('../worker/relay.js').WorkerRelay} options.relay the primary counts users and, with ipsInPrimary, IPs
    * @param {() => boolean} options.draining
    * @param {number} options.worker this worker's number, in the connection ids
-   * @param {number} [options.capacity=Infinity] connections the worker holds, every transport together (lib/capacity.js)
+   * @param {number} [options.capacity=Infinity] connections the worker holds, every transport together (lib/runtime/capacity.js)
    * @param {string[]} [options.allowedOrigins] --allowed-origins: the Origins let in; any without a list
    * @param {number} [options.maxConnsPerIp=0] --max-conns-per-ip (0: none)
    * @param {boolean} [options.ipsInPrimary=false] the primary counts each IP's connections, since
-   *   one IP's land on several workers (lib/config.js ipCapInPrimary); otherwise this worker does
+   *   one IP's land on several workers (lib/config/options.js ipCapInPrimary); otherwise this worker does
    * @param {number} [options.maxConnsPerUser=0] --max-conns-per-user (0: none)
    * @param {boolean} [options.trustForwarded=false] --trust-forwarded: the client's IP is X-Forwarded-For's last
    * @param {'none'|'jwt'|'hook'} [options.auth='none'] --auth

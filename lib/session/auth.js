@@ -9,8 +9,8 @@
 // with the RSA public key as its secret) can change that.
 import { readFileSync } from 'node:fs';
 import { createPublicKey } from 'node:crypto';
-import { require } from '../require.js';
-import { AuthFailed, ErrorCode } from '../errors.js';
+import { require } from '../runtime/require.js';
+import { AuthFailed, ErrorCode } from '../core/errors.js';
 import { identityFrom } from '../core/identity.js';
 import { boundedJwksFetch } from './jwks-fetch.js';
 

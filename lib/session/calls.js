@@ -7,7 +7,7 @@
 //
 // From the primary: [Op.RUN, token, name, args] -> this worker's part
 // To the primary:   [Op.CALL, token, name, args] -> the cluster's value
-import { Call, MAX_CHANNELS, Op } from '../ipc.js';
+import { Call, MAX_CHANNELS, Op } from '../core/ipc.js';
 import { kTransport } from '../core/symbols.js';
 
 /**

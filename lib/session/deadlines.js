@@ -11,7 +11,7 @@
 //
 // The timer runs only while a deadline is set.
 import { kSession } from '../core/symbols.js';
-import { Ticker } from '../ticker.js';
+import { Ticker } from '../runtime/ticker.js';
 
 const SLOT_MS = 250; // a deadline is acted on within about two slots of passing
 const SLOTS = 240; // one turn: a minute

@@ -1,6 +1,6 @@
 // The drain's closes: every connection, whatever its transport, closed with
 // 1001 (a stream ends: EventSource reconnects with its cursor).
-import { CloseCode } from '../errors.js';
+import { CloseCode } from '../core/errors.js';
 import { kTransport } from '../core/symbols.js';
 
 const GRACE_MS = 2000; // a peer that never answers the close is cut after this

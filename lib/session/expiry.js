@@ -5,7 +5,7 @@
 // storm admitted in one second, an application that ends sessions on the
 // hour) do not come back to the backend all at once. Deadlines sit in the
 // transport's timer wheel (./deadlines.js).
-import { CloseCode, HookFailed } from '../errors.js';
+import { CloseCode, HookFailed } from '../core/errors.js';
 import { kSession, kTransport } from '../core/symbols.js';
 import { userOf } from '../core/identity.js';
 import { metrics } from './metrics.js';

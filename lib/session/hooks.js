@@ -11,7 +11,7 @@
 // HookFailed (no usable answer: the client is told to come back later).
 // Each outcome is counted under its result label, so the metrics say what
 // the backend did.
-import { BackendError, HookFailed, HookRefused, InternalCode } from '../errors.js';
+import { BackendError, HookFailed, HookRefused, InternalCode } from '../core/errors.js';
 import { BackendClient } from '../backend/http.js';
 import { Limiter, QUEUE_FULL } from '../backend/limiter.js';
 import { identityFrom } from '../core/identity.js';

@@ -6,7 +6,7 @@
 //   - between them, and when a request fails, jose is handed the last keys
 //     that were fetched, so tokens signed with them keep verifying;
 //   - an outage is logged once when it starts and once when it ends.
-import { BackendError, InternalCode } from '../errors.js';
+import { BackendError, InternalCode } from '../core/errors.js';
 import { metrics } from './metrics.js';
 
 /**

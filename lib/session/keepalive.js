@@ -25,7 +25,7 @@
 import { performance } from 'node:perf_hooks';
 import { kSession, kTransport } from '../core/symbols.js';
 import { metrics } from './metrics.js';
-import { Ticker } from '../ticker.js';
+import { Ticker } from '../runtime/ticker.js';
 
 const TICK_MS = 50; // finest spacing between two slot visits
 const BATCH = 250;

@@ -1,9 +1,9 @@
 // The worker's Prometheus metrics. prom-client's AggregatorRegistry in the
 // primary asks every worker for these over cluster IPC and sums them.
-import { require } from '../require.js';
-import { LoopDelay, collectDefaultMetrics } from '../loop-delay.js';
-import { ticks } from '../ticker.js';
-import { NATIVE_APP } from '../namespaces.js';
+import { require } from '../runtime/require.js';
+import { LoopDelay, collectDefaultMetrics } from '../runtime/loop-delay.js';
+import { ticks } from '../runtime/ticker.js';
+import { NATIVE_APP } from '../core/namespaces.js';
 
 const client = require('prom-client');
 

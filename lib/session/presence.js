@@ -12,7 +12,7 @@
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
 //                   ['padmit', channel, client, user, fields, maxUsers, token] -> ['padmitd', token, added]
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
-import { Op } from '../ipc.js';
+import { Op } from '../core/ipc.js';
 import { TRANSPORTS } from '../transport/transport.js';
 import { kSession, kTransport } from '../core/symbols.js';
 import { identityOf } from '../core/identity.js';
@@ -29,7 +29,7 @@ export class WorkerPresence {
    * @param {object} options
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('./subscriptions.js').Subscriptions} options.subscriptions
-   * @param {import('../namespaces.js').Namespaces} options.namespaces
+   * @param {import('../core/namespaces.js').Namespaces} options.namespaces
    * @param {number} options.maxBuffered
    */
   constructor({ relay, subscriptions, namespaces, maxBuffered }) {
@@ -112,7 +112,7 @@ export class WorkerPresence {
    * @param {string} channel of a presence namespace (lib/core/commands.js checks it)
    * @param {boolean} stats presence_stats rather than presence
    * @returns {Promise<{clients: string} | {clients: number, users: number}>} the engine's answer
-   * @throws {import('../errors.js').GatewayError} too_many, unavailable
+   * @throws {import('../core/errors.js').GatewayError} too_many, unavailable
    */
   read(channel, stats) {
     return this.relay.ask(Op.PRESENCE, channel, stats);

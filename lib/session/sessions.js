@@ -13,7 +13,7 @@
 // of it is left anywhere (the subscription, the presence entry, the
 // engine's route). Its owner (the way in) hears once, through
 // joined(request, answer), where the join ended.
-import { AuthFailed, CloseCode, ErrorCode } from '../errors.js';
+import { AuthFailed, CloseCode, ErrorCode } from '../core/errors.js';
 import { ANONYMOUS, identify, identityOf } from '../core/identity.js';
 import { Deadlines } from './deadlines.js';
 import { Expiry } from './expiry.js';

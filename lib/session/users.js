@@ -6,8 +6,8 @@
 // To the primary:   ['uadd', user, token]   may this user open one more? (only with a cap)
 //                   ['udel', user]          one of its connections closed (only with a cap)
 // From the primary: ['uok', token, allowed] answer to uadd
-import { CloseCode } from '../errors.js';
-import { Call, Op } from '../ipc.js';
+import { CloseCode } from '../core/errors.js';
+import { Call, Op } from '../core/ipc.js';
 import { kTransport } from '../core/symbols.js';
 
 export class WorkerUsers {

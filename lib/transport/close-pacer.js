@@ -39,7 +39,7 @@
 // of waiting for the client's FIN. scripts/bench.js (mass-close) measures the
 // longest stall.
 import { performance } from 'node:perf_hooks';
-import { readStart, readStop, receiverOf, socketOf, userEndListeners } from '../internals.js';
+import { readStart, readStop, receiverOf, socketOf, userEndListeners } from '../runtime/internals.js';
 import { kPacedSocket, kPacerWaiting, kPacerPaused } from '../core/symbols.js';
 
 const BUDGET_MS = 5;

@@ -3,7 +3,7 @@
 // answering JSON, answering an error of the family (../errors.js) with the
 // status it knows, checking the API key, and the last word on a defect.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 
 /**
  * The API key guards every keyed route: POST /publish, POST /disconnect and

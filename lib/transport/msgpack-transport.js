@@ -9,7 +9,7 @@
 // ../protocol/frames.js, the one place frames are defined; a MessagePack
 // connection re-encodes them in send(), field for field. They are few; the
 // messages, the hot path, are encoded directly.
-import { require } from '../require.js';
+import { require } from '../runtime/require.js';
 import { valueOf } from '../codecs/data.js';
 import * as msgpack from '../codecs/msgpack.js';
 import { GatewaySocket, wsTransport } from './ws-transport.js';

@@ -6,7 +6,7 @@
 // The response is written straight to the socket and delimited by its close
 // (`Connection: close`, no chunked framing), so an event is the same bytes
 // on every stream of the worker and HTTP/1.0 clients and proxies read it too.
-import { CloseCode } from '../errors.js';
+import { CloseCode } from '../core/errors.js';
 import { formatCursor } from '../protocol/cursor.js';
 import { defineTransport, writeBytes } from './transport.js';
 import { kSession } from '../core/symbols.js';

@@ -17,7 +17,7 @@
 //   that has not answered the previous ping is dead (the keepalive wheel
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
-import { CloseCode } from '../errors.js';
+import { CloseCode } from '../core/errors.js';
 import { metrics, reportBytes } from '../session/metrics.js';
 import { coalescer } from './coalesce.js';
 import { kCarries, kSession, kTransport } from '../core/symbols.js';

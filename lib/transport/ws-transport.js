@@ -4,9 +4,9 @@
 // framed once per worker whatever its fan-out. Writing to the socket
 // directly is safe because the gateway never compresses (ws queues only
 // while deflating), and ws's bufferedAmount still counts these bytes.
-import { require } from '../require.js';
+import { require } from '../runtime/require.js';
 import { deltaFrame, messageFrame } from '../protocol/frames.js';
-import { socketOf } from '../internals.js';
+import { socketOf } from '../runtime/internals.js';
 import * as json from '../codecs/json.js';
 import { countSent, defineTransport, writeBytes } from './transport.js';
 import { coalescer } from './coalesce.js';

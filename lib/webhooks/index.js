@@ -9,14 +9,14 @@ import { WebhookQueue } from './queue.js';
 import { MemberGrace } from './members.js';
 import { signatureOf } from './sign.js';
 import { webhookSender } from './send.js';
-import { isProtocolChannel } from '../namespaces.js';
+import { isProtocolChannel } from '../core/namespaces.js';
 
 /** ms the primary, exiting, waits for the events still queued (the drain's vacated among them). */
 const CLOSE_MS = 5000;
 
 /**
  * @param {object} options
- * @param {object} options.config the resolved configuration (lib/config.js)
+ * @param {object} options.config the resolved configuration (lib/config/options.js)
  * @param {import('../engines/index.js').Engine} options.engine
  * @param {(result: string, events: number) => void} options.count gateway_webhook_events_total
  * @param {import('pino').Logger} options.log

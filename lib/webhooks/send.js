@@ -3,7 +3,7 @@
 // connection (batches go one at a time, in the events' order), redirects not
 // followed, each attempt bounded in time.
 import { BackendClient, BackendError } from '../backend/http.js';
-import { InternalCode } from '../errors.js';
+import { InternalCode } from '../core/errors.js';
 import { SIGNATURE_HEADER } from './sign.js';
 
 /** ms for one attempt, connect to the end of the answer: past it the attempt failed and is retried. */

@@ -6,7 +6,7 @@
 // collects once more, for what its last connections left, and then not
 // until it wakes.
 import { performance } from 'node:perf_hooks';
-import { Ticker } from '../ticker.js';
+import { Ticker } from '../runtime/ticker.js';
 import { metrics } from '../session/metrics.js';
 
 export class PeriodicGc {

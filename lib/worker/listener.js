@@ -7,9 +7,9 @@
 // --proxy-timeout.
 import net from 'node:net';
 import { once } from 'node:events';
-import { readProxyHeader } from '../proxy-protocol.js';
+import { readProxyHeader } from '../transport/proxy-protocol.js';
 import { normalizeIp } from '../session/client-ip.js';
-import { InternalCode } from '../errors.js';
+import { InternalCode } from '../core/errors.js';
 
 /**
  * @param {object} config resolved gateway configuration (the primary has settled --port)

@@ -14,8 +14,8 @@
 // The operations and their fields are listed in ../ipc.js. Operations this
 // module does not own go to the module that registered them with handle()
 // (../session/users.js, ../session/calls.js, ...).
-import { Op, unknownOp } from '../ipc.js';
-import { IpcLink } from '../ipc-link.js';
+import { Op, unknownOp } from '../core/ipc.js';
+import { IpcLink } from '../core/ipc-link.js';
 import { FanOut } from '../session/fan-out.js';
 import { countPublished, metrics } from '../session/metrics.js';
 import { coalescer } from '../transport/coalesce.js';

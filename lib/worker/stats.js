@@ -8,7 +8,7 @@
 // whose counts stand still reports every HEARTBEAT_S seconds only, so that
 // the primary is not woken for nothing (its memory figures stay that fresh).
 import { getHeapStatistics } from 'node:v8';
-import { delayFigures } from '../loop-delay.js';
+import { delayFigures } from '../runtime/loop-delay.js';
 import { workerCounts, loopDelay } from '../session/metrics.js';
 
 const HEARTBEAT_S = 10;

@@ -5,7 +5,7 @@
 // gate (../session/admission.js), then ws's handshake. Where the primary counts IPs,
 // the upgrade waits for its answer first.
 import { STATUS_CODES } from 'node:http';
-import { ErrorCode, GatewayError } from '../errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { clientIp } from '../session/client-ip.js';
 import { handling } from '../transport/last-input.js';
 

@@ -4,7 +4,7 @@
 // `http+ws` is its own; below that is Node's and ws's floor.
 //   --mode bare (nothing) | http+ws (an HTTP server and a ws server on it)
 import { scriptArgs } from '../harness/args.js';
-import { require } from '../../lib/require.js';
+import { require } from '../../lib/runtime/require.js';
 import { smapsOf } from './smaps.js';
 
 const SETTLE_MS = 1500;

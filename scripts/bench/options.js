@@ -1,7 +1,7 @@
 // The benchmark's options: full-size defaults that finish the whole suite in
 // under 10 minutes on a 2-core machine, and the tiny sizes of --smoke, which
 // only proves the scripts still work: npm run test:slow runs it
-// (test/bench-smoke.slow.js), so it runs the
+// (test/slow/bench-smoke.test.js), so it runs the
 // scenarios that start every server (idle, fan-out), the relay and the base
 // memory, in well under a minute; the others share their parts.
 import os from 'node:os';

@@ -8,7 +8,7 @@ import { chownSync, mkdtempSync, rmSync, existsSync, readdirSync } from 'node:fs
 import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
-import { require } from '../../lib/require.js';
+import { require } from '../../lib/runtime/require.js';
 import { eventually, onFreePort } from './gateway.js';
 
 const { Client } = require('pg');

@@ -1,7 +1,10 @@
 // The layering rule: each layer imports only the layers below it.
 //
 //   core        lib/core/ (commands, server operations, identity, permissions,
-//               rates, symbols), errors, protocol, namespaces, codecs, the IPC ops
+//               rates, the error family, channel namespaces, the IPC ops),
+//               lib/protocol/ (the native wire protocol), lib/codecs/
+//   runtime     lib/runtime/ (the process and the machine: logger, timers,
+//               event-loop delay, Node's internals, capacity, /proc)
 //   engines     lib/engines/ (memory, Redis)
 //   connection  lib/session/ (a connection's life, the same for every way in:
 //               admission, sessions, subscriptions, presence, keepalive, metrics)
@@ -9,7 +12,7 @@
 //   ways in     lib/native/ (the gateway's own protocol: WebSocket, SSE, HTTP),
 //               lib/pusher/, lib/admin/, lib/webhooks/: none imports another
 //               but the webhooks' delivery, which Pusher's webhooks use
-//   wiring      lib/worker/ and lib/primary/, lib/protocols.js
+//   wiring      lib/worker/, lib/primary/ and lib/wiring/ (the ways-in registry)
 //
 // What a lower layer needs from a higher one (metrics, another protocol's
 // namespaces, the relay) is handed to it by the wiring. Within the core, the
@@ -24,15 +27,16 @@ const folder = (name, why) => ({ regex: `^(\\.\\.?/)+${name}/`, message: why });
 const module = (name, why) => ({ regex: `^(\\.\\.?/)+${name.replace('.', '\\.')}$`, message: why });
 
 const ABOVE_CORE = 'the core is the lowest layer: hand it what it needs (a counter, a registry) instead of importing it';
+const ABOVE_RUNTIME = 'the runtime (the process, the machine, Node\'s internals) sees only the core';
 const ABOVE_ENGINES = 'an engine sees only the core: no connection, way in, worker or primary module';
 const ABOVE_CONNECTION = 'a connection\'s life is the same for every way in: hand it what a way in or the wiring owns';
 const WIRING = 'a way in is attached by the wiring, never the other way round';
 const SIDEWAYS = 'one way in does not load another: what they share lives in a lower layer';
-const PLAIN = 'the protocol\'s modules load in the browser as they are: they import only ../errors.js and each other';
+const PLAIN = 'the protocol\'s modules load in the browser as they are: they import only ../core/errors.js and each other';
 
 const WAYS_IN = ['native', 'pusher', 'admin', 'webhooks'];
 const CONNECTION = ['session', 'transport'];
-const WIRING_FOLDERS = ['worker', 'primary'];
+const WIRING_FOLDERS = ['worker', 'primary', 'wiring'];
 
 /** @returns {object} a flat-config entry that refuses these patterns in these files */
 function layer(files, patterns) {
@@ -44,21 +48,17 @@ const otherWaysIn = (name) => WAYS_IN.filter((other) => other !== name && other 
 
 export const layerRules = [
   layer(
-    ['lib/core/**/*.js', 'lib/errors.js', 'lib/protocol/**/*.js', 'lib/namespaces.js', 'lib/codecs/**/*.js', 'lib/ipc.js', 'lib/ipc-link.js'],
+    ['lib/core/**/*.js', 'lib/protocol/**/*.js', 'lib/codecs/**/*.js'],
     [
-      ...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION, 'engines', 'backend'].map((name) => folder(name, ABOVE_CORE)),
-      ...['protocols.js', 'config.js', 'config-file.js'].map((name) => module(name, ABOVE_CORE))
+      ...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION, 'engines', 'backend', 'runtime'].map((name) => folder(name, ABOVE_CORE)),
+      ...['config/options.js', 'config/file.js'].map((name) => module(name, ABOVE_CORE))
     ]
   ),
   // Later than the core's entry, so it replaces the core's patterns for these files with a stricter one.
-  layer(['lib/protocol/**/*.js'], [{ regex: '^(?!\\./[a-z-]+\\.js$|\\.\\./errors\\.js$)', message: PLAIN }]),
-  layer(['lib/engines/**/*.js'], [...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION].map((name) => folder(name, ABOVE_ENGINES)), module('protocols.js', ABOVE_ENGINES)]),
-  layer(
-    CONNECTION.map((name) => `lib/${name}/**/*.js`),
-    [...[...WIRING_FOLDERS, ...WAYS_IN].map((name) => folder(name, ABOVE_CONNECTION)), module('protocols.js', ABOVE_CONNECTION)]
-  ),
-  ...WAYS_IN.map((name) =>
-    layer([`lib/${name}/**/*.js`], [...WIRING_FOLDERS.map((wiring) => folder(wiring, WIRING)), module('protocols.js', WIRING), ...otherWaysIn(name)])
-  ),
+  layer(['lib/protocol/**/*.js'], [{ regex: '^(?!\\./[a-z-]+\\.js$|\\.\\./core/errors\\.js$)', message: PLAIN }]),
+  layer(['lib/runtime/**/*.js'], [...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION, 'engines', 'config'].map((name) => folder(name, ABOVE_RUNTIME))]),
+  layer(['lib/engines/**/*.js'], [...[...WIRING_FOLDERS, ...WAYS_IN, ...CONNECTION].map((name) => folder(name, ABOVE_ENGINES))]),
+  layer(CONNECTION.map((name) => `lib/${name}/**/*.js`), [...[...WIRING_FOLDERS, ...WAYS_IN].map((name) => folder(name, ABOVE_CONNECTION))]),
+  ...WAYS_IN.map((name) => layer([`lib/${name}/**/*.js`], [...WIRING_FOLDERS.map((wiring) => folder(wiring, WIRING)), ...otherWaysIn(name)])),
   layer(['lib/worker/**/*.js'], [folder('primary', 'a worker does not load the primary\'s modules')])
 ];

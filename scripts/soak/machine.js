@@ -3,9 +3,9 @@
 // a large server (30,000 connections over 4 workers) overloads a 2-core one
 // and the run measures the overload (stalled workers) instead of the gateway.
 import os from 'node:os';
-import { readSnapshot } from '../../lib/doctor/proc.js';
+import { readSnapshot } from '../../lib/runtime/proc.js';
 import { BYTES_PER_CONNECTION } from '../../lib/doctor/limits.js';
-import { FD_HEADROOM } from '../../lib/capacity.js';
+import { FD_HEADROOM } from '../../lib/runtime/capacity.js';
 
 // Held connections per core: the old default's 30,000 over 4 workers was
 // 7,500 a core with the loadgens elsewhere; they share the cores here, so

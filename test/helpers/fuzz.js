@@ -1,4 +1,4 @@
-// What the hostile-input suite (test/fuzz.test.js) shares: the fixed seed
+// What the hostile-input suite (test/e2e/ops/fuzz.test.js) shares: the fixed seed
 // and bounded run counts, generators of structurally hostile input (deep
 // nesting, huge numbers, wrong types, `__proto__` keys, lone surrogates and
 // invalid UTF-8, bad percent-encoding, long strings, odd headers), and a
@@ -6,7 +6,7 @@
 // hold bytes that fetch() would refuse to send.
 import net from 'node:net';
 import fc from 'fast-check';
-import { ErrorCode, CloseCode } from '../../lib/errors.js';
+import { ErrorCode, CloseCode } from '../../lib/core/errors.js';
 
 /** FUZZ_SEED and FUZZ_RUNS (a multiplier of every count) widen a local hunt; npm test uses the fixed ones. */
 export const SEED = Number(process.env.FUZZ_SEED ?? 36);
@@ -109,7 +109,7 @@ export function objectText(fields) {
 /** A small JSON value's text, as an application would send (no deep nesting, no numbers past a double). */
 export const plainText = fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v));
 
-/** A channel name that passes every check of the gateway's configuration in test/fuzz.test.js. */
+/** A channel name that passes every check of the gateway's configuration in test/e2e/ops/fuzz.test.js. */
 export const goodChannel = fc.constantFrom('fuzz', 'fuzz-a', 'room:a', 'hist:a', 'hist:b', '__proto__', 'constructor');
 
 /** A value text that is sometimes the expected kind (`plausible`, text), else anything. */

@@ -13,8 +13,8 @@
 // routes get what they missed, in order and once, and then `resubscribed`
 // says so (the presence reads the channel's members again).
 import { readFileSync } from 'node:fs';
-import { Op } from '../../ipc.js';
-import { ErrorCode, GatewayError } from '../../errors.js';
+import { Op } from '../../core/ipc.js';
+import { ErrorCode, GatewayError } from '../../core/errors.js';
 import { addRoute, pushAll, removeRoute } from '../routes.js';
 import { subscribeReply } from '../subscribe-reply.js';
 import { messageOp } from '../publication.js';
@@ -55,7 +55,7 @@ export class RedisChannels {
    * @param {number} options.waitReplicas replicas that must hold what a read saw (0: none)
    * @param {number} options.waitTimeout ms
    * @param {() => boolean} options.answering whether both connections answer now (./liveness.js)
-   * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
+   * @param {(channel: string) => import('../../core/namespaces.js').Namespace} options.namespaceOf
    * @param {(channel: string, occupied: boolean) => void} options.routed a channel got its first route here, or lost its last
    * @param {(channel: string, lost: boolean) => void} options.resubscribed a channel is SUBSCRIBEd again after the subscriptions dropped, and caught up
    *   (`lost`: Redis no longer held its keys, as after a restart with no data)

@@ -8,8 +8,8 @@
 //   for pub/sub, which keeps one sharded subscriber connection per master
 //   (SSUBSCRIBE, Redis 7+) and follows slot moves and failovers.
 // The rest of the engine never asks which it has, except through `cluster`.
-import { UsageError } from '../../errors.js';
-import { require } from '../../require.js';
+import { UsageError } from '../../core/errors.js';
+import { require } from '../../runtime/require.js';
 
 const { Redis, Cluster } = require('ioredis');
 // ioredis's own slot function (its dependency): the same hash its Cluster routes by.

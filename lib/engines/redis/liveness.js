@@ -26,7 +26,7 @@
 // The engine is up when every watched connection answers; one log line when
 // it goes down, one when it comes back.
 import { EventEmitter } from 'node:events';
-import { checkSentinelConnections, sentinelConnectionsOf, shardSubscriberConnections } from '../../internals.js';
+import { checkSentinelConnections, sentinelConnectionsOf, shardSubscriberConnections } from '../../runtime/internals.js';
 
 const HEARTBEAT_MS = 500;
 const SILENT_MS = 500;

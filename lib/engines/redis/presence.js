@@ -20,7 +20,7 @@
 // keeps of what its subscribers were told (./members-told.js), so that the
 // frames a dropped subscriber connection missed are told after all.
 import { readFileSync } from 'node:fs';
-import { ErrorCode } from '../../errors.js';
+import { ErrorCode } from '../../core/errors.js';
 import { PresenceTable } from '../presence-table.js';
 import { DiffSender, entryJson, tooMany } from '../join-leave.js';
 import { requireNumbers } from '../check-options.js';
@@ -40,7 +40,7 @@ export class RedisPresence {
    * @param {number} options.maxClients --presence-max-clients
    * @param {number} options.interval --join-leave-interval, ms
    * @param {(channel: string) => object|undefined} options.routesOf
-   * @param {(channel: string) => import('../../namespaces.js').Namespace} options.namespaceOf
+   * @param {(channel: string) => import('../../core/namespaces.js').Namespace} options.namespaceOf
    */
   constructor({ redis, answering, publish, tagOf, ttl, maxClients, interval, routesOf, namespaceOf }) {
     requireNumbers('RedisPresence', { ttl, maxClients, interval }, { ttl: 1, maxClients: 1, interval: 1 });

@@ -3,8 +3,8 @@
 // message published on those names before it has arrived), and the events
 // 'message' (name, text) and 'lost' (the subscriptions may have dropped:
 // the engine subscribes again and catches its routes up from the history).
-import { ErrorCode, GatewayError } from '../../errors.js';
-import { checkShardSubscribers, shardSubscriberOf } from '../../internals.js';
+import { ErrorCode, GatewayError } from '../../core/errors.js';
+import { checkShardSubscribers, shardSubscriberOf } from '../../runtime/internals.js';
 import { EventEmitter } from 'node:events';
 import { slotOf } from './connect.js';
 
