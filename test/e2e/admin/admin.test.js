@@ -17,7 +17,7 @@ const PASSWORD = 'admin-password-for-the-tests';
 const XSS = '<img src=x onerror=alert(1)>';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL('../../artifacts/', import.meta.url));
 
 describe('admin page', function () {
   this.timeout(120000);

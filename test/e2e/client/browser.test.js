@@ -14,7 +14,7 @@ const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'
 ];
-const SCREENSHOT = fileURLToPath(new URL('./artifacts/status.png', import.meta.url));
+const SCREENSHOT = fileURLToPath(new URL('../../artifacts/status.png', import.meta.url));
 const DASHBOARD = new URL('../../../scripts/grafana-dashboard.json', import.meta.url);
 // The metrics an operator watches first: the dashboard must chart each.
 const CHARTED_METRICS = [
@@ -187,7 +187,7 @@ describe('browser: client and status page in Chromium, Grafana dashboard', funct
       [2, gw.workerPid(2)]
     ]);
 
-    await mkdir(new URL('./artifacts/', import.meta.url), { recursive: true });
+    await mkdir(new URL('../../artifacts/', import.meta.url), { recursive: true });
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 

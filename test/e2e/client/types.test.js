@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 
-const TSC = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
+const TSC = fileURLToPath(new URL('../../../node_modules/typescript/bin/tsc', import.meta.url));
 const PROJECT = fileURLToPath(new URL('../../fixtures/types/tsconfig.json', import.meta.url));
 
 describe('client TypeScript declarations', function () {
