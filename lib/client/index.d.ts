@@ -1,5 +1,5 @@
 // Types of the gateway's client (lib/client/index.js), for editors and
-// bundlers. The JavaScript is the source of truth; test/e2e/native/types.test.js
+// bundlers. The JavaScript is the source of truth; test/e2e/client/types.test.js
 // type-checks an example against this file.
 
 export declare const ErrorCode: Readonly<{
