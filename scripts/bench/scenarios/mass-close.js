@@ -1,14 +1,16 @@
 // mass-close: one worker holding every connection (one subscription each)
 // while the load generator closes them all at once, with the closing
 // handshake, from --mass-close-processes client processes at once. The worst
-// event-loop delay of the worker while the burst is handled, and the server
-// CPU per close.
+// event-loop delay of the worker while the burst is handled, the slowest
+// answer to a probe on the same worker (./probe.js), and the server CPU per
+// close.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { withServer } from '../servers.js';
 import { Load, shortfall } from '../load.js';
 import { StatsWatch, idleCpuRate, busyCpuSince, workersReporting } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { runResult, loadSummary } from '../result.js';
+import { Probe } from '../probe.js';
 
 const CHANNELS = 100;
 const HOLD_S = 5; // held this long so the watch's readings start after the ramp
@@ -27,10 +29,12 @@ export async function massClose(opts, kinds) {
         if (!held) return runResult({ scenario: 'mass-close', variant: kind, size, short: shortfall(await load.report, false) });
         const watch = new StatsWatch(server);
         const idle = await idleCpuRate(server);
+        const probe = new Probe(server);
         const before = sampleTree(server.pid);
         const report = await load.report; // the agents close everything at the end of the hold
         const closed = await allClosed(watch);
         const cpu = busyCpuSince(server, before, idle);
+        const probed = await probe.stop();
         await sleep(AFTER_MS);
         const delay = await watch.stop();
         const short = shortfall(report) ?? (closed ? undefined : 'connections still open 30 s after the close');
@@ -41,6 +45,8 @@ export async function massClose(opts, kinds) {
           size,
           figures: {
             eventLoopMaxMs: delay.maxMs,
+            probeMaxMs: probed.maxMs,
+            probeP99Ms: probed.p99Ms,
             cpuUsPerClose: cpu.totalUs / size
           },
           load: loadSummary(report)
