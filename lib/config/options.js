@@ -196,7 +196,17 @@ export const options = {
     type: 'string',
     secret: 'primary',
     check: (v) => (/^postgres(ql)?:\/\/./.test(v) ? undefined : '--apps-database must be a postgres:// or postgresql:// URL'),
-    describe: 'PostgreSQL URL of the Pusher apps table (gateway_apps: made if missing, followed live); read by the primary only'
+    describe: 'PostgreSQL URL of the Pusher apps table (gateway_apps: made or brought up to date at first start, followed live); read by the primary only'
+  },
+  'apps-database-lock-timeout': {
+    ...ms(1),
+    default: 1000,
+    describe: "ms any statement on the apps table waits for a lock (another session's open transaction) before it gives up, is logged and tried again later"
+  },
+  'apps-database-statement-timeout': {
+    ...ms(1),
+    default: 5000,
+    describe: 'ms any statement on the apps table may run before the database cancels it (logged, tried again later)'
   },
   'member-grace': {
     ...ms(0),

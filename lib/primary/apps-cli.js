@@ -1,5 +1,8 @@
-// `gateway apps list|add|set|remove`: the apps table (--apps-database, or
-// GATEWAY_APPS_DATABASE) from the command line. Each app's fields are
+// `gateway apps list|add|set|remove|migrate`: the apps table
+// (--apps-database, or GATEWAY_APPS_DATABASE) from the command line. Only
+// `migrate` changes the schema (./apps-schema.js, as a gateway's first start
+// does); the others run no DDL, and every statement is bounded by the same
+// lock and statement timeouts as the gateway's. Each app's fields are
 // options named as the table's columns are (--client-events,
 // --max-connections 500, --webhooks '[{"url": …}]'), checked as the gateway
 // checks a row before anything is written. `add` makes the secret (and the
@@ -9,15 +12,18 @@ import { randomBytes } from 'node:crypto';
 import { parseCommandLine, exitOnUsageError, UsageError, camel, checkOption } from '../config/cli.js';
 import { options as gatewayOptions } from '../config/options.js';
 import { APP_FIELDS, appProblem } from '../pusher/apps.js';
-import { appOfRow, openAppsDatabase, TABLE } from './apps-database.js';
+import { appOfRow, openAppsDatabase } from './apps-database.js';
+import { migrate, schemaVersion, SCHEMA_VERSION, TABLE, waitedFor } from './apps-schema.js';
 
-const ACTIONS = ['list', 'add', 'set', 'remove'];
+const ACTIONS = ['list', 'add', 'set', 'remove', 'migrate'];
 const NONE = 'none'; // a limit's value for "no limit"
 // The fields given as options: every column but the secret, which is made here, never typed.
 const FIELDS = Object.entries(APP_FIELDS).filter(([key, field]) => field.column !== undefined && key !== 'secret');
 
 const options = {
   'apps-database': { ...gatewayOptions['apps-database'], describe: 'the PostgreSQL URL of the apps table (default: GATEWAY_APPS_DATABASE)' },
+  'apps-database-lock-timeout': gatewayOptions['apps-database-lock-timeout'],
+  'apps-database-statement-timeout': gatewayOptions['apps-database-statement-timeout'],
   ...Object.fromEntries(
     FIELDS.map(([key, field]) => [
       field.column.replaceAll('_', '-'),
@@ -57,14 +63,23 @@ export async function main(argv) {
   }
   let client;
   try {
-    client = await openAppsDatabase(url);
+    client = await openAppsDatabase(url, { lockTimeoutMs: given.appsDatabaseLockTimeout, statementTimeoutMs: given.appsDatabaseStatementTimeout, name: 'gateway apps' });
   } catch (err) {
     process.stderr.write(`error: ${err.message}\n`);
     return 1;
   }
   try {
+    if (action === 'migrate') return await upgrade(client);
+    const version = await schemaVersion(client);
+    if (version === 0) throw Object.assign(new UsageError(`no table ${TABLE} in this database: \`gateway apps migrate\` makes it (so does a gateway's first start)`), { exitCode: 1 });
+    if (version < SCHEMA_VERSION) process.stderr.write(`note: ${TABLE} is at schema ${version}, this gateway's is ${SCHEMA_VERSION}: \`gateway apps migrate\` brings it up to date\n`);
     return await run(action, given, fields, client);
   } catch (err) {
+    const waited = waitedFor(err);
+    if (waited !== undefined) {
+      process.stderr.write(`error: the statement ${waited}; nothing was changed: try again, or with a longer --apps-database-lock-timeout\n`);
+      return 1;
+    }
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`error: ${err.message}\n`);
     return err.exitCode ?? 2;
@@ -93,6 +108,13 @@ async function run(action, given, fields, client) {
   if (given.rotateSecret) app.secret = randomSecret();
   await write(client, app, 'UPDATE');
   print(`updated app ${app.appId}${given.rotateSecret ? `\n  secret: ${app.secret}\n(the secret is shown this once)` : ''}\n`);
+  return 0;
+}
+
+/** `migrate`: the table made or brought up to date, once (./apps-schema.js). */
+async function upgrade(client) {
+  const { from, to } = await migrate(client);
+  print(from < to ? `${TABLE}: schema ${to} (was ${from === 0 ? 'no table' : from})\n` : `${TABLE}: schema ${to} already\n`);
   return 0;
 }
 

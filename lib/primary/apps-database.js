@@ -1,6 +1,7 @@
 // The apps table in PostgreSQL (--apps-database), read by the primary only:
-// its URL is a secret the workers never see. At start the table and its
-// trigger are made if missing, every app is loaded, and LISTEN gateway_apps
+// its URL is a secret the workers never see. At start the table is made or
+// brought up to date if it is missing or older (./apps-schema.js: once, on
+// a connection of its own), every app is loaded, and LISTEN gateway_apps
 // follows every change after: the trigger names the app id of each row
 // inserted, updated or deleted, the ids named within COALESCE_MS are read
 // again in one query, so a storm of changes costs a few queries. The
@@ -10,68 +11,37 @@
 import { EventEmitter } from 'node:events';
 import { require } from '../runtime/require.js';
 import { APP_FIELDS } from '../pusher/apps.js';
+import { ALL, CHANNEL, migrate, schemaVersion, SCHEMA_VERSION, TABLE, waitedFor } from './apps-schema.js';
 
 const { Client } = require('pg');
 
-export const TABLE = 'gateway_apps';
-const CHANNEL = 'gateway_apps';
 const COALESCE_MS = 50;
 const CONNECT_TIMEOUT_MS = 5000;
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5000;
-const ALL = '*'; // what the trigger names for a TRUNCATE: everything is read again
-
-// The table of the contract, its columns in APP_FIELDS's order.
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS ${TABLE} (
-  id text PRIMARY KEY,
-  key text UNIQUE NOT NULL,
-  secret text NOT NULL,
-  enabled boolean NOT NULL DEFAULT true,
-  client_events boolean NOT NULL DEFAULT false,
-  subscription_count boolean NOT NULL DEFAULT false,
-  max_connections integer,
-  max_client_events_per_second integer DEFAULT 10,
-  max_backend_events_per_second integer,
-  max_event_payload_kb integer DEFAULT 10,
-  max_event_batch_size integer DEFAULT 10,
-  max_event_channels integer DEFAULT 100,
-  max_presence_members integer DEFAULT 100,
-  max_presence_member_info_kb integer DEFAULT 2,
-  webhooks jsonb NOT NULL DEFAULT '[]'
-);
-CREATE OR REPLACE FUNCTION ${TABLE}_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'TRUNCATE' THEN
-    PERFORM pg_notify('${CHANNEL}', '${ALL}');
-    RETURN NULL;
-  END IF;
-  IF TG_OP <> 'INSERT' THEN PERFORM pg_notify('${CHANNEL}', OLD.id); END IF;
-  IF TG_OP <> 'DELETE' AND (TG_OP = 'INSERT' OR NEW.id IS DISTINCT FROM OLD.id) THEN PERFORM pg_notify('${CHANNEL}', NEW.id); END IF;
-  RETURN NULL;
-END $$;
-DROP TRIGGER IF EXISTS ${TABLE}_changed ON ${TABLE};
-CREATE TRIGGER ${TABLE}_changed AFTER INSERT OR UPDATE OR DELETE ON ${TABLE} FOR EACH ROW EXECUTE FUNCTION ${TABLE}_notify();
-DROP TRIGGER IF EXISTS ${TABLE}_truncated ON ${TABLE};
-CREATE TRIGGER ${TABLE}_truncated AFTER TRUNCATE ON ${TABLE} FOR EACH STATEMENT EXECUTE FUNCTION ${TABLE}_notify();
-`;
+const UPGRADE_AGAIN_MS = 30000; // a schema change that could not be made is tried again this much later
 
 /**
- * Connects, makes the table and trigger if missing (one gateway at a time:
- * an advisory lock), and returns the client.
+ * Connects, with every statement of the session bounded: a lock waited for
+ * past `lockTimeoutMs`, or a statement past `statementTimeoutMs`, is
+ * cancelled by the database. No DDL: ./apps-schema.js makes the table.
  * @param {string} url
+ * @param {{lockTimeoutMs: number, statementTimeoutMs: number, name: string}} session
+ *   name: the session's application_name, as pg_stat_activity shows it
  * @returns {Promise<import('pg').Client>}
  * @throws {Error} naming the database (its URL without the password)
  */
-export async function openAppsDatabase(url) {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+export async function openAppsDatabase(url, { lockTimeoutMs, statementTimeoutMs, name }) {
+  const client = new Client({
+    connectionString: url,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    lock_timeout: lockTimeoutMs,
+    statement_timeout: statementTimeoutMs,
+    application_name: name
+  });
   client.on('error', () => {}); // a lost connection is seen by its 'end' (AppsDatabase) or the failing query
   try {
     await client.connect();
-    await client.query('BEGIN');
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('${TABLE}'))`);
-    await client.query(SCHEMA);
-    await client.query('COMMIT');
   } catch (err) {
     await client.end().catch(() => {});
     throw new Error(`--apps-database ${shown(url)}: ${err.message || err.code}`);
@@ -82,13 +52,22 @@ export async function openAppsDatabase(url) {
 /**
  * The apps of the table, followed. Emits 'apps' (rows by id: the whole table
  * at each (re)connection), 'rows' (rows by id, null for one deleted: the ids
- * a batch of notifications named), 'down' (Error) and 'up'.
+ * a batch of notifications named), 'down' (Error), 'up', 'migrated' ({from,
+ * to}: the schema brought up to date) and 'behind' ({version, err, againMs}:
+ * it could not be; the table is served as it is, the change tried again).
  */
 export class AppsDatabase extends EventEmitter {
-  /** @param {{url: string}} options */
-  constructor({ url }) {
+  /**
+   * @param {object} options
+   * @param {string} options.url
+   * @param {number} options.lockTimeoutMs --apps-database-lock-timeout
+   * @param {number} options.statementTimeoutMs --apps-database-statement-timeout
+   */
+  constructor({ url, lockTimeoutMs, statementTimeoutMs }) {
     super();
     this.url = url;
+    this.session = { lockTimeoutMs, statementTimeoutMs, name: 'gateway' };
+    this.upgradeAgain = undefined;
     this.client = undefined;
     this.pending = new Set(); // ids notified, not read yet
     this.timer = undefined;
@@ -99,11 +78,34 @@ export class AppsDatabase extends EventEmitter {
 
   /** Connects and reads every app; rejects (naming the database) if it cannot. */
   async start() {
+    await this.upgrade();
     await this.connect();
   }
 
+  /**
+   * The schema brought up to date when it is missing or older, on a
+   * connection of its own. A table there already is served as it is when the
+   * change cannot be made now; a missing one that cannot be made rejects.
+   */
+  async upgrade() {
+    const client = await openAppsDatabase(this.url, this.session);
+    let version;
+    try {
+      version = await schemaVersion(client);
+      if (version >= SCHEMA_VERSION) return;
+      const done = await migrate(client);
+      if (done.from < done.to) this.emit('migrated', done);
+    } catch (err) {
+      if (version === undefined || version === 0) throw new Error(`--apps-database ${shown(this.url)}: making ${TABLE}: ${waitedFor(err) ?? err.message}`);
+      this.emit('behind', { version, err, againMs: UPGRADE_AGAIN_MS });
+      if (!this.stopped) this.upgradeAgain = setTimeout(() => this.upgrade().catch(() => {}), UPGRADE_AGAIN_MS);
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+
   async connect() {
-    const client = await openAppsDatabase(this.url);
+    const client = await openAppsDatabase(this.url, this.session);
     if (this.stopped) return void client.end().catch(() => {});
     client.on('notification', ({ payload }) => this.notified(payload));
     client.once('end', () => this.lost(client, new Error('connection closed')));
@@ -118,7 +120,7 @@ export class AppsDatabase extends EventEmitter {
     } catch (err) {
       this.client = undefined;
       await client.end().catch(() => {});
-      throw new Error(`--apps-database ${shown(this.url)}: ${err.message}`);
+      throw new Error(`--apps-database ${shown(this.url)}: reading ${TABLE}: ${waitedFor(err) ?? err.message}`);
     }
   }
 
@@ -139,7 +141,7 @@ export class AppsDatabase extends EventEmitter {
       for (const id of ids) if (!found.has(id)) found.set(id, null);
       this.emit('rows', found);
     } catch (err) {
-      this.lost(client, err); // the ids are read again, with everything, once back
+      this.lost(client, new Error(`reading ${TABLE}: ${waitedFor(err) ?? err.message}`)); // the ids are read again, with everything, once back
     }
   }
 
@@ -176,6 +178,7 @@ export class AppsDatabase extends EventEmitter {
     this.stopped = true;
     clearTimeout(this.timer);
     clearTimeout(this.retry);
+    clearTimeout(this.upgradeAgain);
     await this.client?.end().catch(() => {});
   }
 }

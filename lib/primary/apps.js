@@ -7,7 +7,8 @@
 // source holds) is refused alone, logged once with its reason.
 import { Op } from '../core/ipc.js';
 import { appTable, configApps, mergeApps, servesPusher } from '../pusher/apps.js';
-import { AppsDatabase, appOfRow, shown, TABLE } from './apps-database.js';
+import { AppsDatabase, appOfRow, shown } from './apps-database.js';
+import { TABLE, waitedFor } from './apps-schema.js';
 import { attachCounts } from './counts.js';
 import { attachAppRates } from './app-rates.js';
 
@@ -25,7 +26,10 @@ export async function startApps({ config, relay, engine, log }) {
   let current = config;
   let rows = new Map(); // the database's rows by id
   let logged = new Map(); // source -> the refusal logged for it
-  const database = config.appsDatabase === undefined ? undefined : new AppsDatabase({ url: config.appsDatabase });
+  const database =
+    config.appsDatabase === undefined
+      ? undefined
+      : new AppsDatabase({ url: config.appsDatabase, lockTimeoutMs: config.appsDatabaseLockTimeout, statementTimeoutMs: config.appsDatabaseStatementTimeout });
 
   const tell = (op) => relay.broadcast(op);
   const refresh = () => {
@@ -59,6 +63,11 @@ export async function startApps({ config, relay, engine, log }) {
     database.on('down', (err) => {
       log.error({ err: err.message, database: shown(config.appsDatabase) }, 'apps database lost: the apps loaded are kept; trying again');
       degrade(true);
+    });
+    database.on('migrated', ({ from, to }) => log.info({ table: TABLE, from, to }, `apps table brought to schema ${to} (was ${from})`));
+    database.on('behind', ({ version, err, againMs }) => {
+      const why = waitedFor(err) ?? `failed: ${err.message}`;
+      log.warn({ table: TABLE, version, err: err.message }, `apps table left at schema ${version}: the change ${why}; its apps are served as they are, the change tried again in ${againMs / 1000} s`);
     });
     database.on('up', () => {
       log.info({ database: shown(config.appsDatabase) }, 'apps database back: apps read again');

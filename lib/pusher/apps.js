@@ -12,6 +12,8 @@
 import { EventEmitter } from 'node:events';
 
 export const MIN_SECRET_LENGTH = 16;
+// Each target is sent every event it asks for: a bound on the POSTs one event may cost.
+export const MAX_WEBHOOK_TARGETS = 100;
 const ID = /^[A-Za-z0-9_-]{1,64}$/; // in internal channel names (./channels.js): no '.' or ':'
 const KEY = /^[A-Za-z0-9_-]{1,64}$/; // in the path /app/<key>
 const MAX_LIMIT = 1e9;
@@ -39,13 +41,16 @@ const limit = (min) => ({
 
 /**
  * An app's fields: the config file's key, the apps table's column, the
- * default (null: no limit), and the check of a given value.
+ * default (null: no limit), and the check of a given value. The table's own
+ * constraints (lib/primary/apps-schema.js) are made from the same rules:
+ * `pattern`, `minLength`, `number`, `maxItems`.
  */
 export const APP_FIELDS = Object.freeze({
-  appId: { column: 'id', check: text(ID, '1 to 64 characters of A-Z a-z 0-9 _ -') },
-  key: { column: 'key', check: text(KEY, '1 to 64 characters of A-Z a-z 0-9 _ -') },
+  appId: { column: 'id', pattern: ID, check: text(ID, '1 to 64 characters of A-Z a-z 0-9 _ -') },
+  key: { column: 'key', pattern: KEY, check: text(KEY, '1 to 64 characters of A-Z a-z 0-9 _ -') },
   secret: {
     column: 'secret',
+    minLength: MIN_SECRET_LENGTH,
     check: (v) => (typeof v === 'string' && v.length >= MIN_SECRET_LENGTH ? undefined : `must be a string of at least ${MIN_SECRET_LENGTH} characters (a short HMAC key can be guessed)`)
   },
   enabled: { column: 'enabled', default: true, check: flag },
@@ -59,7 +64,7 @@ export const APP_FIELDS = Object.freeze({
   maxEventChannels: { column: 'max_event_channels', default: 100, ...limit(1) },
   maxPresenceMembers: { column: 'max_presence_members', default: 100, ...limit(1) },
   maxPresenceMemberInfoKb: { column: 'max_presence_member_info_kb', default: 2, ...limit(1) },
-  webhooks: { column: 'webhooks', default: [], check: webhooksProblem },
+  webhooks: { column: 'webhooks', default: [], maxItems: MAX_WEBHOOK_TARGETS, check: webhooksProblem },
   // The config file's and the flags' one URL for every event; the table has `webhooks` only.
   webhookUrl: { check: (v) => (typeof v === 'string' && /^https?:\/\/./.test(v) ? undefined : 'must be an http:// or https:// URL') }
 });
@@ -239,6 +244,7 @@ function sameApp(a, b) {
 
 function webhooksProblem(list) {
   if (!Array.isArray(list)) return 'must be an array of {"url", "events"}';
+  if (list.length > MAX_WEBHOOK_TARGETS) return `holds ${list.length} targets: at most ${MAX_WEBHOOK_TARGETS} (each is sent every event it asks for)`;
   for (const [i, target] of list.entries()) {
     if (target === null || typeof target !== 'object' || Array.isArray(target)) return `[${i}] must be an object {"url", "events"}`;
     const unknownKey = Object.keys(target).find((k) => k !== 'url' && k !== 'events');

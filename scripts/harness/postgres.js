@@ -66,6 +66,25 @@ export class PostgresServer {
     }
   }
 
+  /**
+   * A session holding a read transaction on `table` (as a pg_dump, a report
+   * or a forgotten BEGIN in psql would): its lock stays until release().
+   * @returns {Promise<{release: () => Promise<void>}>}
+   */
+  async holdRead(table) {
+    const client = new Client({ connectionString: this.url });
+    client.on('error', () => {});
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query(`SELECT count(*) FROM ${table}`);
+    return {
+      release: async () => {
+        await client.query('COMMIT').catch(() => {});
+        await client.end();
+      }
+    };
+  }
+
   /** SIGSTOP, SIGCONT, SIGKILL to the server (a pause, as clients see it, or a death). */
   signal(sig) {
     this.proc.kill(sig);

@@ -134,6 +134,14 @@ export class RawPusher {
 }
 
 /** Pusher's channel auth for a raw client: `<key>:<hex HMAC-SHA256 of text>`. */
+/** A raw connection's outcome: established, or refused with a close code. */
+export async function outcome(gw, key) {
+  const raw = await RawPusher.open(gw, { key });
+  const result = await Promise.race([raw.event('pusher:connection_established').then(() => 'established'), raw.closed.then(({ code }) => code)]);
+  raw.close();
+  return result;
+}
+
 export function channelAuth(text, app = APP) {
   return `${app.key}:${createHmac('sha256', app.secret).update(text).digest('hex')}`;
 }

@@ -36,6 +36,7 @@ describe('Pusher apps in the configuration', () => {
       [{ pusherApps: [{ ...APP, colour: 'red' }] }, 'pusherApps[0]: colour: unknown key'],
       [{ pusherApps: [{ ...APP, maxPresenceMembers: 0 }] }, 'maxPresenceMembers must be an integer'],
       [{ pusherApps: [{ ...APP, webhookUrl: 'ftp://x' }] }, 'webhookUrl must be an http'],
+      [{ pusherApps: [{ ...APP, webhooks: Array.from({ length: 101 }, (_, i) => ({ url: `http://h/${i}` })) }] }, 'pusherApps[0]: webhooks holds 101 targets: at most 100'],
       [{ pusherApps: {} }, 'pusherApps: must be an array']
     ];
     for (const [given, message] of cases) expect(() => resolveConfig(given), message).to.throw(message);

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startGateway } from '../../../scripts/harness/gateway.js';
 import { PostgresServer } from '../../../scripts/harness/postgres.js';
-import { APP, connected, eventually, pusherClient, RawPusher, serverSdk, startPusherGateway, subscribed } from '../../helpers/pusher.js';
+import { APP, connected, eventually, outcome, pusherClient, RawPusher, serverSdk, startPusherGateway, subscribed } from '../../helpers/pusher.js';
 
 const GATEWAY = fileURLToPath(new URL('../../../bin/gateway.js', import.meta.url));
 const run = promisify(execFile);
@@ -24,13 +24,6 @@ async function insert(pg, app) {
   await pg.query(`INSERT INTO gateway_apps (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, values);
 }
 
-/** A raw connection's outcome: established, or refused with a close code. */
-async function outcome(gw, key) {
-  const raw = await RawPusher.open(gw, { key });
-  const result = await Promise.race([raw.event('pusher:connection_established').then(() => 'established'), raw.closed.then(({ code }) => code)]);
-  raw.close();
-  return result;
-}
 
 describe('Pusher apps from PostgreSQL', function () {
   this.timeout(60000);
@@ -44,8 +37,15 @@ describe('Pusher apps from PostgreSQL', function () {
     const first = await startGateway([], { env: { GATEWAY_APPS_DATABASE: pg.url } });
     await first.stop();
     await insert(pg, row('db-1', 'db-key-1', { client_events: true }));
+    // Rows the table's constraints now refuse, written as under a table made before them:
+    // the next start brings the table up to date without reading them again, and refuses them alone.
+    await pg.query(
+      'ALTER TABLE gateway_apps DROP CONSTRAINT gateway_apps_secret_valid, DROP CONSTRAINT gateway_apps_max_connections_valid, DROP CONSTRAINT gateway_apps_webhooks_valid'
+    );
     await insert(pg, row('short', 'short-key', { secret: 'too-short' }));
     await insert(pg, row('neg', 'neg-key', { max_connections: -1 }));
+    await insert(pg, row('many', 'many-key', { webhooks: Array.from({ length: 101 }, (_, i) => ({ url: `http://127.0.0.1:1/${i}` })) }));
+    await pg.query('COMMENT ON TABLE gateway_apps IS NULL');
     await insert(pg, row(APP.appId, 'clash-key')); // the flags' app's id
     await insert(pg, row('hooks', 'hooks-key', { webhooks: [{ url: 'http://127.0.0.1:1/x', events: ['channel_occupied', 'no_such_event'] }] }));
     gw = await startPusherGateway(['--apps-database', pg.url]);
@@ -73,6 +73,8 @@ describe('Pusher apps from PostgreSQL', function () {
     expect(named('neg').problem).to.include('maxConnections must be an integer from 0');
     expect(named(APP.appId).problem).to.equal(`appId ${APP.appId} is defined twice: --pusher-* and gateway_apps row "${APP.appId}"`);
     expect(named('hooks').problem).to.include('"no_such_event" is not one of');
+    expect(named('many').problem).to.equal('webhooks holds 101 targets: at most 100 (each is sent every event it asks for)');
+    expect(gw.logs.filter((l) => l.msg === 'apps table brought to schema 2 (was 1)')).to.have.length(1);
     expect(await outcome(gw, 'short-key')).to.equal(4001);
     expect(await outcome(gw, 'clash-key')).to.equal(4001);
   });
