@@ -22,8 +22,7 @@ import { RedisServer } from './harness/redis.js';
 import { cpuUsOf } from './bench/proc-sampler.js';
 import WebSocket from 'ws';
 import { WebhookQueue, Result } from '../lib/webhooks/queue.js';
-import { webhookSender } from '../lib/webhooks/send.js';
-import { signatureOf } from '../lib/webhooks/sign.js';
+import { webhookClient, webhookSender } from '../lib/webhooks/send.js';
 
 const SECRET = 'bench-webhook-secret-that-is-long-enough-0123';
 const WINDOW = 200; // subscribes and unsubscribes in flight on the client's connection
@@ -59,13 +58,13 @@ try {
 
 /** The queue as the primary runs it, fed `count` events as fast as it takes them. */
 async function senderRate(count, url) {
-  const send = webhookSender(url);
+  const send = webhookSender(webhookClient(), { url, secret: SECRET });
   let sent = 0;
   let requests = 0;
   const queue = new WebhookQueue({
     post: (body) => {
       requests++;
-      return send(body, signatureOf(SECRET, body));
+      return send(body);
     },
     count: (result, n) => {
       if (result === Result.SENT) sent += n;

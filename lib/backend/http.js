@@ -26,13 +26,14 @@ export class BackendClient {
    * @param {number} options.timeoutMs per request, from when it is handed to undici until its body is read
    * @param {number} options.connections at most this many sockets per origin (pooled, kept alive)
    * @param {number} [options.maxBytes=65536] largest answer body read; more is InternalCode.TOO_LARGE
+   * @param {number} [options.maxOrigins] at most this many origins at once: a request to one more fails (InternalCode.UNREACHABLE)
    */
-  constructor({ timeoutMs, connections, maxBytes = DEFAULT_MAX_BYTES }) {
+  constructor({ timeoutMs, connections, maxBytes = DEFAULT_MAX_BYTES, maxOrigins = Infinity }) {
     // Loaded here, only in a worker that talks to a backend.
     const { Agent } = require('undici');
     this.timeoutMs = timeoutMs;
     this.maxBytes = maxBytes;
-    this.agent = new Agent({ connections, pipelining: 1, keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: 0, bodyTimeout: 0 });
+    this.agent = new Agent({ connections, maxOrigins, pipelining: 1, keepAliveTimeout: KEEP_ALIVE_MS, headersTimeout: 0, bodyTimeout: 0 });
   }
 
   /**

@@ -25,6 +25,7 @@ import { probeHandOver } from './probe.js';
 import { reservePort } from './reuseport.js';
 import { reloadConfig } from './reload.js';
 import { startWebhooks } from '../webhooks/index.js';
+import { WebhookDelivery } from '../webhooks/delivery.js';
 import { attachProtocols, protocolNamespaces } from '../wiring/ways-in.js';
 import { NATIVE_APP } from '../core/namespaces.js';
 import { createAdmin } from '../admin/routes.js';
@@ -63,7 +64,8 @@ export async function startPrimary(config) {
     log.debug({ channel, user, present }, 'presence member');
   });
   const countWebhooks = (result, events, app = NATIVE_APP) => metrics.webhookEvents.inc({ result, app }, events);
-  const webhooks = startWebhooks({ config, engine, count: countWebhooks, log });
+  const delivery = new WebhookDelivery({ count: countWebhooks, log });
+  const webhooks = startWebhooks({ config, engine, delivery, log });
   const relay = new PrimaryRelay({
     engine,
     onPublish: (n) => metrics.relayed.inc(n),
@@ -74,7 +76,7 @@ export async function startPrimary(config) {
 
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   const calls = attachCalls(relay, engine.calls, config);
-  const protocols = attachProtocols({ config, engine, relay, calls, count: countWebhooks, log });
+  const protocols = attachProtocols({ config, engine, relay, calls, delivery, log });
   attachPresence(relay, engine);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).
@@ -146,6 +148,7 @@ export async function startPrimary(config) {
     // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
     await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
     await Promise.all([webhooks?.close(), protocols.close(), apps.close()]);
+    await delivery.close();
     metricsServer?.close();
     log.info('stopped');
     process.exit(0);

@@ -1,20 +1,17 @@
 // Pusher's webhooks, in the primary: for each app, each of its webhook
 // targets gets the events it asked for, in Pusher's format (POST
 // {"time_ms", "events"} with X-Pusher-Key and X-Pusher-Signature: hex
-// HMAC-SHA256 of the body with the app's secret), through the native
-// webhooks' queue (batched, retried in order) and member grace. Occupancy
+// HMAC-SHA256 of the body with the app's secret), through the webhooks'
+// delivery (its own thread: batched, retried in order) and member grace. Occupancy
 // and members come from the engine, once for the cluster; client_event and
 // cache_miss from the worker that saw them (Op.PROTOCOL_WEBHOOK), once as
 // well. Apps come and go (lib/pusher/apps.js): an app's targets are made on
 // its first event and made again when it changes; the old ones send what
 // they hold, then stop.
 import { Op } from '../core/ipc.js';
-import { WebhookQueue } from '../webhooks/queue.js';
 import { MemberGrace } from '../webhooks/members.js';
-import { webhookSender } from '../webhooks/send.js';
 import { appTable } from './apps.js';
 import { appIdOf, clientName, isInternal, isOwn } from './channels.js';
-import { sign } from './signatures.js';
 
 const CLOSE_MS = 5000; // what the primary, exiting, waits for the events still queued
 
@@ -23,11 +20,11 @@ const CLOSE_MS = 5000; // what the primary, exiting, waits for the events still 
  * @param {object} options.config resolved
  * @param {import('../engines/index.js').Engine} options.engine
  * @param {import('../primary/relay.js').PrimaryRelay} options.relay
- * @param {(result: string, events: number, app: string) => void} options.count gateway_webhook_events_total
+ * @param {import('../webhooks/delivery.js').WebhookDelivery} options.delivery
  * @param {import('pino').Logger} options.log
  * @returns {{add: Function, close: () => Promise<void>}}
  */
-export function startPusherWebhooks({ config, engine, relay, count, log }) {
+export function startPusherWebhooks({ config, engine, relay, delivery, log }) {
   const hooks = new Map(); // appId -> AppWebhooks, or null: the app has no webhook
   const retired = new Set(); // a changed app's old targets, sending what they hold
   const hooksOf = (channel) => {
@@ -37,7 +34,7 @@ export function startPusherWebhooks({ config, engine, relay, count, log }) {
     if (entry === undefined) {
       const app = appTable.byId.get(id);
       if (app === undefined) return undefined;
-      entry = app.webhooks.length === 0 ? null : new AppWebhooks(app, { engine, graceMs: config.memberGrace, count, log });
+      entry = app.webhooks.length === 0 ? null : new AppWebhooks(app, { engine, graceMs: config.memberGrace, delivery, log });
       hooks.set(id, entry);
     }
     return entry ?? undefined;
@@ -61,24 +58,29 @@ export function startPusherWebhooks({ config, engine, relay, count, log }) {
       appTable.off('change', onChange);
       const all = [...hooks.values(), ...retired].filter(Boolean);
       await Promise.race([Promise.all(all.map((entry) => entry.retire())), new Promise((resolve) => setTimeout(resolve, CLOSE_MS).unref())]);
-      for (const entry of all) entry.stop();
     }
   };
 }
 
-/** One app's webhook targets, and its member grace (member_added and member_removed once, for all of them). */
+/** One app's webhook targets (in the delivery's thread), and its member grace (member_added and member_removed once, for all of them). */
 class AppWebhooks {
-  constructor(app, { engine, graceMs, count, log }) {
-    this.targets = app.webhooks.map(({ url, events }) => {
-      const send = webhookSender(url, 'x-pusher-signature', { 'x-pusher-key': app.key });
-      const queue = new WebhookQueue({
-        post: (body) => send(body, sign(app.secret, body)),
-        count: (result, n) => count(result, n, app.appId),
-        log,
-        format: pusherBody
-      });
-      return { events: new Set(events), queue };
-    });
+  constructor(app, { engine, graceMs, delivery, log }) {
+    this.appId = app.appId;
+    this.delivery = delivery;
+    this.wanted = new Set(app.webhooks.flatMap(({ events }) => events));
+    delivery.define(
+      app.appId,
+      app.appId,
+      app.webhooks.map(({ url, events }) => ({
+        url,
+        events,
+        secret: app.secret,
+        signatureHeader: 'x-pusher-signature',
+        signaturePrefix: '',
+        headers: { 'x-pusher-key': app.key },
+        timeKey: 'time_ms'
+      }))
+    );
     this.grace = new MemberGrace({
       departures: engine.departures,
       graceMs,
@@ -87,30 +89,17 @@ class AppWebhooks {
     });
   }
 
-  wants(name) {
-    return this.targets.some((target) => target.events.has(name));
-  }
-
   add(event) {
-    for (const target of this.targets) if (target.events.has(event.name)) target.queue.add(event);
+    if (this.wanted.has(event.name)) this.delivery.event(this.appId, event);
   }
 
   member(channel, user, present) {
-    if (this.wants('member_added') || this.wants('member_removed')) this.grace.member(channel, user, present);
+    if (this.wanted.has('member_added') || this.wanted.has('member_removed')) this.grace.member(channel, user, present);
   }
 
   /** Takes no more events; resolves once what is queued is sent (or given up). */
   async retire() {
     this.grace.stop();
-    await Promise.all(this.targets.map(({ queue }) => queue.whenEmpty()));
-    this.stop();
+    await this.delivery.retire(this.appId);
   }
-
-  stop() {
-    for (const { queue } of this.targets) queue.stop();
-  }
-}
-
-function pusherBody(timeMs, events) {
-  return JSON.stringify({ time_ms: timeMs, events });
 }

@@ -10,7 +10,9 @@
 //   counted. So no event arrives more than about RETRY_WINDOW_MS late, and a
 //   backlog behind a long outage goes at a retry's pace, not 5 minutes a batch.
 // - Behind a batch being retried at most MAX_WAITING events wait; more are
-//   dropped as they come (counted), never the ones already queued.
+//   dropped as they come (counted), never the ones already queued. The first
+//   dropped is logged, and how many were once the endpoint takes a batch
+//   again (or the batch is given up).
 // Each event is counted once by its outcome, `sent` or `dropped`; `retried`
 // counts the events of every failed attempt (a batch failing three times
 // counts its events three times).
@@ -20,7 +22,7 @@ const BATCH_MS = 50;
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 10000;
 const RETRY_WINDOW_MS = 5 * 60 * 1000;
-const MAX_WAITING = 100000;
+const MAX_WAITING = 10000; // per target: a bound on what an endpoint that fails costs the sender's memory
 
 /** The labels of gateway_webhook_events_total{result}. */
 export const Result = Object.freeze({ SENT: 'sent', RETRIED: 'retried', DROPPED: 'dropped' });
@@ -32,9 +34,11 @@ export class WebhookQueue {
    * @param {(result: string, events: number) => void} options.count
    * @param {import('pino').Logger} options.log
    * @param {(timeMs: number, events: object[]) => string} [options.format] a batch's body (another protocol's format)
+   * @param {number} [options.maxWaiting] MAX_WAITING; a test sets a smaller one
    */
-  constructor({ post, count, log, format = nativeBody }) {
+  constructor({ post, count, log, format = nativeBody, maxWaiting = MAX_WAITING }) {
     this.post = post;
+    this.maxWaiting = maxWaiting;
     this.format = format;
     this.count = count;
     this.log = log;
@@ -42,17 +46,16 @@ export class WebhookQueue {
     this.queuedAt = []; // when each came (ms)
     this.batch = undefined; // the batch in flight or waiting for its retry
     this.timer = undefined; // the BATCH_MS wait, or the retry's
-    this.overflowLogged = false;
+    this.dropping = 0; // events dropped since the queue last had room
     this.stopped = false;
     this.emptied = []; // resolvers of whenEmpty()
   }
 
   /** @param {{name: string, channel: string, user?: string}} event */
   add(event) {
-    if (this.waiting.length >= MAX_WAITING) {
+    if (this.waiting.length >= this.maxWaiting) {
       this.count(Result.DROPPED, 1);
-      if (!this.overflowLogged) this.log.warn({ waiting: MAX_WAITING }, 'webhooks: too many events waiting behind a failing endpoint; new ones are dropped');
-      this.overflowLogged = true;
+      if (this.dropping++ === 0) this.log.warn({ waiting: this.maxWaiting }, 'webhooks: too many events waiting behind a failing endpoint; new ones are dropped');
       return;
     }
     this.waiting.push(event);
@@ -131,7 +134,8 @@ export class WebhookQueue {
     if (result === Result.SENT && this.batch.attempts > 1) this.log.info({ attempts: this.batch.attempts }, 'webhooks: endpoint back, batch sent');
     this.count(result, this.batch.events);
     this.batch = undefined;
-    this.overflowLogged = false;
+    if (this.dropping > 0) this.log.warn({ dropped: this.dropping }, `webhooks: ${this.dropping} events were dropped while the endpoint failed`);
+    this.dropping = 0;
     this.schedule();
     if (this.size === 0) for (const resolve of this.emptied.splice(0)) resolve();
   }

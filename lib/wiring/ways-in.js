@@ -21,7 +21,7 @@ export function protocolNamespaces(config) {
 /**
  * Each protocol's part in the primary, beside the engine (Pusher: its
  * member events, its webhooks, its subscription counts).
- * @param {object} options config, engine, relay, calls (a Call on the whole cluster), count (gateway_webhook_events_total), log
+ * @param {object} options config, engine, relay, calls (a Call on the whole cluster), delivery (the webhooks' sender), log
  * @returns {{close: () => Promise<void>}} sends what is still queued, briefly
  */
 export function attachProtocols(options) {

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const LIB = fileURLToPath(new URL('../../lib/', import.meta.url));
-// Modules that run on import, elsewhere than in a Node test: the admin page's script (a browser's) and a worker's entry (the primary's child).
-const RUN_ON_IMPORT = new Set(['admin/admin.js', 'worker/main.js']);
+// Modules that run on import, elsewhere than in a Node test: the admin page's script (a browser's), a worker's entry (the primary's child) and the webhook sender's (a thread of the primary).
+const RUN_ON_IMPORT = new Set(['admin/admin.js', 'worker/main.js', 'webhooks/thread.js']);
 
 describe('lib/ modules', () => {
   const files = readdirSync(LIB, { recursive: true })
