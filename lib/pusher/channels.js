@@ -67,6 +67,7 @@ export function kindOf(name) {
 
 export const isSigned = (kind) => SIGNED.has(kind);
 export const isPresence = (kind) => PRESENCE.has(kind);
+export const isCached = (kind) => CACHED.has(kind);
 
 /** The internal name of app `appId`'s channel `name` (valid). */
 export function internalName(appId, name) {

@@ -1,0 +1,153 @@
+// pusher:subscribe and pusher:unsubscribe. A subscribe checks the name, then
+// the signature for private and presence channels (which grants the channel,
+// and on a presence channel makes its channel_data's user the member
+// presence shows), then the core's checks, then the session's join; a
+// refusal is the channel's pusher:subscription_error and nothing else. A
+// channel already held is answered again. `edge` is the way in
+// (./connection.js): its relay, subscriptions, sessions, core and presence.
+import { GatewayError, ErrorCode } from '../core/errors.js';
+import { grantChannel, revokeChannel } from '../core/identity.js';
+import { kSession } from '../core/symbols.js';
+import { MAX_USER_LENGTH } from '../protocol/limits.js';
+import { checkName, internalName, isCached, isPresence, isSigned, isValidName, Kind, kindOf, membersChannel, userOfChannel } from './channels.js';
+import { authMatches } from './signatures.js';
+import { maxMemberInfoBytes } from './app-limits.js';
+import { cacheMiss, eventFrame, subscriptionError, subscriptionSucceeded } from './frames.js';
+import { presenceData } from './presence-data.js';
+import { countChanged, webhookEvent } from './reports.js';
+
+/** @param {import('./connection.js').PusherConnections} edge */
+export function subscribe(edge, ws, { channel: name, auth, channel_data: channelData }) {
+  if (typeof name !== 'string') throw new GatewayError(ErrorCode.BAD_REQUEST, 'pusher:subscribe needs a channel');
+  const user = userOfChannel(name);
+  if (user !== undefined) {
+    // A signed-in connection already holds its user's channel (signin() joined it).
+    if (user === ws[kSession].signedIn) return void ws.send(subscriptionSucceeded(name));
+    return void ws.send(subscriptionError(name, 403, 'AuthError', 'sign in as this user first (pusher:signin)'));
+  }
+  if (!isValidName(name)) return void ws.send(subscriptionError(name.slice(0, 200), 400, 'InvalidChannel', checkNameMessage(name)));
+  const { app, id: socketId } = ws[kSession];
+  const kind = kindOf(name);
+  const internal = internalName(app.appId, name);
+  if (edge.subscriptions.has(ws, internal)) {
+    // Live: answered again; still joining: its one answer is on its way.
+    if (edge.subscriptions.channel(internal).has(ws)) succeeded(edge, ws, internal, name);
+    return;
+  }
+  let member;
+  if (isSigned(kind)) {
+    const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
+    if (!authMatches(app, signed, auth)) return void ws.send(subscriptionError(name, 401, 'AuthError', `invalid signature for ${socketId} on ${name}`));
+    if (isPresence(kind)) {
+      member = memberOf(channelData, maxMemberInfoBytes(app));
+      if (typeof member === 'string') return void ws.send(subscriptionError(name, 400, 'InvalidChannelData', member));
+    }
+    // And client events there, but on an encrypted channel, where Pusher allows none.
+    grantChannel(ws, internal, kind !== Kind.ENCRYPTED, member);
+  }
+  let ns;
+  try {
+    ns = edge.commands.subscribe(ws, internal, undefined, undefined);
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    revokeChannel(ws, internal);
+    return void ws.send(subscriptionError(name, err.status, 'SubscriptionError', err.message));
+  }
+  const request = { owner: edge, conn: ws, channel: internal, latest: ns.latest, name };
+  if (member === undefined) return edge.sessions.join(request);
+  // The member events' channel first, so those published once the members
+  // are read reach this connection; it is held beside the channel and
+  // not counted. The channel itself waits for the engine to admit the
+  // member under the app's cap, in one step where the entries live.
+  const members = membersChannel(internal);
+  edge.sessions.join({ owner: edge, conn: ws, channel: members, latest: edge.commands.namespace(members).latest, companion: true });
+  const max = app.maxPresenceMembers;
+  request.admitted = true;
+  request.wait = edge.presence.admit(ws, internal, max).then((added) => {
+    if (!added) throw new GatewayError(ErrorCode.TOO_MANY, `${name} has its ${max} members`);
+  });
+  edge.sessions.join(request);
+}
+
+/** Where a join ended (lib/session/sessions.js): a live channel the client named is answered. */
+export function answerJoin(edge, { conn: ws, channel: internal, name }, { live, replay }) {
+  if (live && name !== undefined) succeeded(edge, ws, internal, name, replay);
+}
+
+/** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
+export function refuseJoin(edge, { conn: ws, channel: internal, name }, err) {
+  revokeChannel(ws, internal);
+  edge.sessions.leave(ws, membersChannel(internal), true);
+  if (!edge.isOpen(ws)) return;
+  const full = err.code === ErrorCode.TOO_MANY;
+  ws.send(subscriptionError(name, full ? 403 : (err.status ?? 500), full ? 'LimitReached' : 'SubscriptionError', err.message));
+}
+
+/** pusher:unsubscribe: leaving is always allowed; an unknown channel is nothing to leave. */
+export function unsubscribe(edge, ws, { channel: name }) {
+  if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
+  const internal = internalName(ws[kSession].app.appId, name);
+  if (edge.subscriptions.has(ws, internal)) countChanged(edge.relay, ws, internal, name);
+  edge.commands.unsubscribe(ws, internal);
+  edge.sessions.leave(ws, internal);
+  if (isPresence(kindOf(name))) edge.sessions.leave(ws, membersChannel(internal), true);
+  revokeChannel(ws, internal);
+}
+
+/**
+ * subscription_succeeded, with the members on a presence channel; on a
+ * cache channel then its last event, or cache_miss.
+ * @param {string[]} [replay] a cache channel's last event, as the engine holds it
+ */
+function succeeded(edge, ws, internal, name, replay) {
+  const kind = kindOf(name);
+  if (!isPresence(kind)) return sendSucceeded(edge, ws, internal, name, kind, '{}', replay);
+  edge.presence.read(internal, false).then(
+    ({ clients }) => sendSucceeded(edge, ws, internal, name, kind, presenceData(JSON.parse(clients)), replay),
+    (err) => edge.isOpen(ws) && ws.send(subscriptionError(name, err.status ?? 500, 'SubscriptionError', err.message))
+  );
+}
+
+function sendSucceeded(edge, ws, internal, name, kind, dataText, replay) {
+  if (!edge.isOpen(ws) || !edge.subscriptions.has(ws, internal)) return; // left while the members were read
+  ws.send(subscriptionSucceeded(name, dataText));
+  countChanged(edge.relay, ws, internal, name);
+  if (!isCached(kind)) return;
+  if (replay === undefined || replay.length === 0) {
+    ws.send(cacheMiss(name));
+    return webhookEvent(edge.relay, ws, internal, { name: 'cache_miss', channel: name });
+  }
+  ws.send(eventFrame(name, replay[replay.length - 1]));
+}
+
+function checkNameMessage(name) {
+  try {
+    checkName(name);
+  } catch (err) {
+    return err.message;
+  }
+  return '';
+}
+
+/**
+ * @param {number} maxInfo bytes of user_info (the app's limit)
+ * @returns {{user: string, info: *}|string} a presence subscription's member, or what is wrong with its channel_data
+ */
+function memberOf(channelData, maxInfo) {
+  if (typeof channelData !== 'string') return 'channel_data is required on a presence channel';
+  // Bounded before it is parsed: the info, its user_id and the JSON around them.
+  if (Buffer.byteLength(channelData) > maxInfo + MAX_USER_LENGTH + 64) return `channel_data is over ${maxInfo} bytes of user_info`;
+  let parsed;
+  try {
+    parsed = JSON.parse(channelData);
+  } catch {
+    return 'channel_data is not JSON';
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'channel_data must be a JSON object';
+  const id = parsed.user_id;
+  if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '' || String(id).length > MAX_USER_LENGTH) {
+    return `channel_data needs a user_id (a string or number of 1 to ${MAX_USER_LENGTH} characters)`;
+  }
+  if (parsed.user_info !== undefined && Buffer.byteLength(JSON.stringify(parsed.user_info)) > maxInfo) return `user_info is over ${maxInfo} bytes`;
+  return { user: String(id), info: parsed.user_info };
+}
