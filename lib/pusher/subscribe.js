@@ -10,22 +10,32 @@ import { grantChannel, revokeChannel } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
 import { MAX_USER_LENGTH } from '../protocol/limits.js';
 import { checkName, internalName, isCached, isPresence, isSigned, isValidName, Kind, kindOf, membersChannel, userOfChannel } from './channels.js';
+import { subscriptionRefused } from './refusals.js';
 import { authMatches } from './signatures.js';
 import { maxMemberInfoBytes } from './app-limits.js';
-import { cacheMiss, eventFrame, subscriptionError, subscriptionSucceeded } from './frames.js';
+import { cacheMiss, eventFrame, subscriptionSucceeded } from './frames.js';
 import { presenceData } from './presence-data.js';
 import { countChanged, webhookEvent } from './reports.js';
 
 /** @param {import('./connection.js').PusherConnections} edge */
 export function subscribe(edge, ws, { channel: name, auth, channel_data: channelData }) {
   if (typeof name !== 'string') throw new GatewayError(ErrorCode.BAD_REQUEST, 'pusher:subscribe needs a channel');
+  try {
+    join(edge, ws, name, auth, channelData);
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    ws.send(subscriptionRefused(name.slice(0, 200), err));
+  }
+}
+
+function join(edge, ws, name, auth, channelData) {
   const user = userOfChannel(name);
   if (user !== undefined) {
     // A signed-in connection already holds its user's channel (signin() joined it).
     if (user === ws[kSession].signedIn) return void ws.send(subscriptionSucceeded(name));
-    return void ws.send(subscriptionError(name, 403, 'AuthError', 'sign in as this user first (pusher:signin)'));
+    throw new GatewayError(ErrorCode.FORBIDDEN, 'sign in as this user first (pusher:signin)');
   }
-  if (!isValidName(name)) return void ws.send(subscriptionError(name.slice(0, 200), 400, 'InvalidChannel', checkNameMessage(name)));
+  checkName(name);
   const { app, id: socketId } = ws[kSession];
   const kind = kindOf(name);
   const internal = internalName(app.appId, name);
@@ -37,11 +47,8 @@ export function subscribe(edge, ws, { channel: name, auth, channel_data: channel
   let member;
   if (isSigned(kind)) {
     const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
-    if (!authMatches(app, signed, auth)) return void ws.send(subscriptionError(name, 401, 'AuthError', `invalid signature for ${socketId} on ${name}`));
-    if (isPresence(kind)) {
-      member = memberOf(channelData, maxMemberInfoBytes(app));
-      if (typeof member === 'string') return void ws.send(subscriptionError(name, 400, 'InvalidChannelData', member));
-    }
+    if (!authMatches(app, signed, auth)) throw new GatewayError(ErrorCode.UNAUTHORIZED, `invalid signature for ${socketId} on ${name}`);
+    if (isPresence(kind)) member = memberOf(channelData, maxMemberInfoBytes(app));
     // And client events there, but on an encrypted channel, where Pusher allows none.
     grantChannel(ws, internal, kind !== Kind.ENCRYPTED, member);
   }
@@ -49,9 +56,8 @@ export function subscribe(edge, ws, { channel: name, auth, channel_data: channel
   try {
     ns = edge.commands.subscribe(ws, internal, undefined, undefined);
   } catch (err) {
-    if (!(err instanceof GatewayError)) throw err;
     revokeChannel(ws, internal);
-    return void ws.send(subscriptionError(name, err.status, 'SubscriptionError', err.message));
+    throw err;
   }
   const request = { owner: edge, conn: ws, channel: internal, latest: ns.latest, name };
   if (member === undefined) return edge.sessions.join(request);
@@ -78,9 +84,7 @@ export function answerJoin(edge, { conn: ws, channel: internal, name }, { live, 
 export function refuseJoin(edge, { conn: ws, channel: internal, name }, err) {
   revokeChannel(ws, internal);
   edge.sessions.leave(ws, membersChannel(internal), true);
-  if (!edge.isOpen(ws)) return;
-  const full = err.code === ErrorCode.TOO_MANY;
-  ws.send(subscriptionError(name, full ? 403 : (err.status ?? 500), full ? 'LimitReached' : 'SubscriptionError', err.message));
+  if (edge.isOpen(ws)) ws.send(subscriptionRefused(name, err));
 }
 
 /** pusher:unsubscribe: leaving is always allowed; an unknown channel is nothing to leave. */
@@ -104,7 +108,7 @@ function succeeded(edge, ws, internal, name, replay) {
   if (!isPresence(kind)) return sendSucceeded(edge, ws, internal, name, kind, '{}', replay);
   edge.presence.read(internal, false).then(
     ({ clients }) => sendSucceeded(edge, ws, internal, name, kind, presenceData(JSON.parse(clients)), replay),
-    (err) => edge.isOpen(ws) && ws.send(subscriptionError(name, err.status ?? 500, 'SubscriptionError', err.message))
+    (err) => edge.isOpen(ws) && ws.send(subscriptionRefused(name, err))
   );
 }
 
@@ -120,34 +124,27 @@ function sendSucceeded(edge, ws, internal, name, kind, dataText, replay) {
   ws.send(eventFrame(name, replay[replay.length - 1]));
 }
 
-function checkNameMessage(name) {
-  try {
-    checkName(name);
-  } catch (err) {
-    return err.message;
-  }
-  return '';
-}
-
 /**
  * @param {number} maxInfo bytes of user_info (the app's limit)
- * @returns {{user: string, info: *}|string} a presence subscription's member, or what is wrong with its channel_data
+ * @returns {{user: string, info: *}} a presence subscription's member
+ * @throws {GatewayError} BAD_REQUEST: what is wrong with its channel_data
  */
 function memberOf(channelData, maxInfo) {
-  if (typeof channelData !== 'string') return 'channel_data is required on a presence channel';
+  const bad = (message) => new GatewayError(ErrorCode.BAD_REQUEST, message);
+  if (typeof channelData !== 'string') throw bad('channel_data is required on a presence channel');
   // Bounded before it is parsed: the info, its user_id and the JSON around them.
-  if (Buffer.byteLength(channelData) > maxInfo + MAX_USER_LENGTH + 64) return `channel_data is over ${maxInfo} bytes of user_info`;
+  if (Buffer.byteLength(channelData) > maxInfo + MAX_USER_LENGTH + 64) throw bad(`channel_data is over ${maxInfo} bytes of user_info`);
   let parsed;
   try {
     parsed = JSON.parse(channelData);
   } catch {
-    return 'channel_data is not JSON';
+    throw bad('channel_data is not JSON');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'channel_data must be a JSON object';
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw bad('channel_data must be a JSON object');
   const id = parsed.user_id;
   if ((typeof id !== 'string' && typeof id !== 'number') || String(id) === '' || String(id).length > MAX_USER_LENGTH) {
-    return `channel_data needs a user_id (a string or number of 1 to ${MAX_USER_LENGTH} characters)`;
+    throw bad(`channel_data needs a user_id (a string or number of 1 to ${MAX_USER_LENGTH} characters)`);
   }
-  if (parsed.user_info !== undefined && Buffer.byteLength(JSON.stringify(parsed.user_info)) > maxInfo) return `user_info is over ${maxInfo} bytes`;
+  if (parsed.user_info !== undefined && Buffer.byteLength(JSON.stringify(parsed.user_info)) > maxInfo) throw bad(`user_info is over ${maxInfo} bytes`);
   return { user: String(id), info: parsed.user_info };
 }

@@ -133,7 +133,6 @@ export class RawPusher {
   }
 }
 
-/** Pusher's channel auth for a raw client: `<key>:<hex HMAC-SHA256 of text>`. */
 /** A raw connection's outcome: established, or refused with a close code. */
 export async function outcome(gw, key) {
   const raw = await RawPusher.open(gw, { key });
@@ -142,6 +141,7 @@ export async function outcome(gw, key) {
   return result;
 }
 
+/** Pusher's channel auth for a raw client: `<key>:<hex HMAC-SHA256 of text>`. */
 export function channelAuth(text, app = APP) {
   return `${app.key}:${createHmac('sha256', app.secret).update(text).digest('hex')}`;
 }
