@@ -20,7 +20,7 @@ import { ErrorCode } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { checkDepth } from '../protocol/validate.js';
 import { cutOnDefect, readBody, reply } from '../transport/http-io.js';
-import { Sessions, sessionCookie, setCookie } from './session.js';
+import { AdminSessions, sessionCookie, setCookie } from './session.js';
 import { Logins, LoginResult } from './logins.js';
 
 const ACTIONS = new Set(['publish', 'disconnect', 'unsubscribe']);
@@ -55,7 +55,7 @@ const HEADERS = {
  * @returns {(req, res) => void} the handler of every path under /admin
  */
 export function createAdmin({ password, call, stats, counted, maxPayload, appConnections, log }) {
-  const sessions = new Sessions();
+  const sessions = new AdminSessions();
   const logins = new Logins(password, counted);
   const files = {
     '/admin': ['index.html', 'text/html; charset=utf-8'],

@@ -9,7 +9,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 const COOKIE = 'gateway_admin';
 export const SESSION_MS = 8 * 3600 * 1000;
 
-export class Sessions {
+export class AdminSessions {
   constructor() {
     this.key = randomBytes(32);
     this.ended = new Map(); // id -> expiresAt of a session logged out early

@@ -44,10 +44,10 @@ export class Commands {
    * @param {{authFailures: {inc: (labels: object) => void}, apiRequests: {inc: (labels: object) => void}}} options.metrics
    *   the counters the core keeps (lib/session/metrics.js's, handed in by the wiring)
    * @param {import('./namespaces.js').Namespaces} options.namespaces the process's one
-   * @param {import('../worker/relay.js').WorkerRelay} options.relay
-   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
-   * @param {import('../session/presence.js').WorkerPresence} options.presence
-   * @param {import('../session/hooks.js').Hooks} [options.hooks] with a subscribe or publish hook
+   * @param {import('./seams.js').Relay} options.relay
+   * @param {import('./seams.js').Subscriptions} options.subscriptions
+   * @param {import('./seams.js').Presence} options.presence
+   * @param {import('./seams.js').Hooks} [options.hooks] with a subscribe or publish hook
    * @param {(channel: string, id?: string|number) => void} [options.checkName] the
    *   channel name rule of the ways in this core serves (step 2): the native
    *   one, or another protocol's for its channels
@@ -179,7 +179,7 @@ export class Commands {
   presence(conn, channel, stats, id) {
     const ns = this.namespace(channel, id);
     this.identity(conn, id);
-    if (!this.subscriptions.has(conn, channel)) throw this.forbidden(`subscribe to ${this.showName(channel)} before reading its presence`, id);
+    if (!this.subscriptions.holds(conn, channel)) throw this.forbidden(`subscribe to ${this.showName(channel)} before reading its presence`, id);
     presenceAllowed(ns, this.showName(channel), id);
     // A read costs the engine a look-up (10,000 entries for a big room).
     this.spend(conn, 'presence reads and publishes', id);

@@ -15,7 +15,7 @@
 //   need --auth jwt or hook (no users without them).
 import { CloseCode, ErrorCode, GatewayError } from './errors.js';
 import { MAX_USER_LENGTH } from '../protocol/limits.js';
-import { shown } from '../protocol/shown.js';
+import { quoted } from '../protocol/quoted.js';
 import { checkDepth, checkSince } from '../protocol/validate.js';
 import { Call, MAX_CHANNELS } from './ipc.js';
 import { presenceAllowed } from './commands.js';
@@ -180,7 +180,7 @@ function checkCommand(command, i) {
   const at = `commands[${i}]`;
   if (command === null || typeof command !== 'object' || Array.isArray(command)) throw badRequest(`${at} must be {method, params}`);
   const { method, params } = command;
-  if (typeof method !== 'string' || !Object.hasOwn(METHODS, method)) throw badRequest(`${at}.method: no method ${shown(method)}`);
+  if (typeof method !== 'string' || !Object.hasOwn(METHODS, method)) throw badRequest(`${at}.method: no method ${quoted(method)}`);
   if (method === 'batch') throw badRequest(`${at}: a batch cannot hold a batch`);
   if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) throw badRequest(`${at}.params must be an object`);
   const extra = Object.keys(command).find((key) => key !== 'method' && key !== 'params');
@@ -190,9 +190,9 @@ function checkCommand(command, i) {
 /**
  * @typedef {object} ServerContext
  * @property {import('./commands.js').Commands} commands the checks the server keeps
- * @property {import('../worker/relay.js').WorkerRelay} relay
- * @property {import('../session/users.js').WorkerUsers} [users] under --auth jwt or hook
- * @property {import('../session/presence.js').WorkerPresence} presence
+ * @property {import('./seams.js').Relay} relay
+ * @property {import('./seams.js').Users} [users] under --auth jwt or hook
+ * @property {import('./seams.js').Presence} presence
  */
 
 /** A valid channel name in a known namespace (the core's check). */

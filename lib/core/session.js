@@ -12,7 +12,7 @@
 
 export class Session {
   /**
-   * @param {import('../session/sessions.js').WayIn} way the way in that accepted the connection
+   * @param {import('./seams.js').WayIn} way the way in that accepted the connection
    * @param {string} id the connection's id
    */
   constructor(way, id) {
@@ -41,7 +41,7 @@ export class Session {
     this.companions = 0;
     /**
      * Its joins not live yet, by channel, only while one waits (lib/session/sessions.js).
-     * @type {Map<string, import('../session/sessions.js').JoinRequest>|undefined}
+     * @type {Map<string, import('./seams.js').JoinRequest>|undefined}
      */
     this.joining = undefined;
     /** Its slot in the keepalive wheel (lib/session/keepalive.js). */

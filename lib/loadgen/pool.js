@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { SocketTable } from './sockets.js';
 import { Histogram } from './histogram.js';
-import { TokenBucket } from './token-bucket.js';
+import { Pacer } from './pacer.js';
 import { connectionTokens } from './tokens.js';
 import { eventEpoch } from './sse-wire.js';
 import { pusherControl, pusherSubscribeFrame, readPusherEvent } from './pusher-wire.js';
@@ -149,7 +149,7 @@ export class Pool extends SocketTable {
   async ramp() {
     this.tokens = await connectionTokens(this.plan.auth, this.plan.first, this.plan.count);
     this.firstAttemptAt = wallMs();
-    const bucket = new TokenBucket(this.plan.rate);
+    const bucket = new Pacer(this.plan.rate);
     this.sweepTimer = setInterval(() => this.sweep(), SWEEP_MS);
     return new Promise((resolve) => {
       this.rampTimer = setInterval(() => {
@@ -455,7 +455,7 @@ export class Pool extends SocketTable {
 
   /** Starts publishing `rate` messages/s in all, round-robin over the subscribed connections. */
   startPublishing(rate) {
-    const bucket = new TokenBucket(rate);
+    const bucket = new Pacer(rate);
     this.publishTimer = setInterval(() => {
       for (let n = bucket.take(Infinity); n > 0; n--) if (!this.publishOne()) break;
     }, TICK_MS);

@@ -14,7 +14,7 @@ import { Op } from '../core/ipc.js';
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { runMethod } from '../core/server.js';
 import { handling } from '../transport/last-input.js';
-import { shown } from '../protocol/shown.js';
+import { quoted } from '../protocol/quoted.js';
 
 /**
  * @param {import('../worker/relay.js').WorkerRelay} relay
@@ -24,7 +24,7 @@ import { shown } from '../protocol/shown.js';
  */
 export function attachAdmin(relay, context, apps) {
   relay.answers(Op.ADMIN, (method, params) => {
-    handling('admin', shown(method));
+    handling('admin', quoted(method));
     return answer(method, params, context, apps);
   });
 }

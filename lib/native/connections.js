@@ -152,9 +152,9 @@ export class Connections {
    * @param {string} [delta] the delta algorithm asked for: later messages may come as deltas (../session/deltas.js)
    */
   subscribe(ws, channel, id, since, delta) {
-    if (this.subscriptions.has(ws, channel)) {
+    if (this.subscriptions.holds(ws, channel)) {
       this.commands.namespace(channel, id);
-      const local = this.subscriptions.channel(channel);
+      const local = this.subscriptions.local(channel);
       if (!local.has(ws)) throw new GatewayError(ErrorCode.BAD_REQUEST, `a subscribe to ${channel} is already under way`, id);
       return ws.send(subscribeAckFrame(id, local.seq, local.epoch));
     }
@@ -176,7 +176,7 @@ export class Connections {
   serverSubscribe(ws, channel, since) {
     const ns = this.commands.namespace(channel);
     if (ws.readyState !== WebSocket.OPEN) return false;
-    if (!this.subscriptions.has(ws, channel)) this.sessions.join({ owner: this, conn: ws, channel, latest: ns.latest, since, server: SERVER });
+    if (!this.subscriptions.holds(ws, channel)) this.sessions.join({ owner: this, conn: ws, channel, latest: ns.latest, since, server: SERVER });
     return true;
   }
 

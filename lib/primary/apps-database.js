@@ -44,7 +44,7 @@ export async function openAppsDatabase(url, { lockTimeoutMs, statementTimeoutMs,
     await client.connect();
   } catch (err) {
     await client.end().catch(() => {});
-    throw new Error(`--apps-database ${shown(url)}: ${err.message || err.code}`);
+    throw new Error(`--apps-database ${withoutPassword(url)}: ${err.message || err.code}`);
   }
   return client;
 }
@@ -96,7 +96,7 @@ export class AppsDatabase extends EventEmitter {
       const done = await migrate(client);
       if (done.from < done.to) this.emit('migrated', done);
     } catch (err) {
-      if (version === undefined || version === 0) throw new Error(`--apps-database ${shown(this.url)}: making ${TABLE}: ${waitedFor(err) ?? err.message}`);
+      if (version === undefined || version === 0) throw new Error(`--apps-database ${withoutPassword(this.url)}: making ${TABLE}: ${waitedFor(err) ?? err.message}`);
       this.emit('behind', { version, err, againMs: UPGRADE_AGAIN_MS });
       if (!this.stopped) this.upgradeAgain = setTimeout(() => this.upgrade().catch(() => {}), UPGRADE_AGAIN_MS);
     } finally {
@@ -120,7 +120,7 @@ export class AppsDatabase extends EventEmitter {
     } catch (err) {
       this.client = undefined;
       await client.end().catch(() => {});
-      throw new Error(`--apps-database ${shown(this.url)}: reading ${TABLE}: ${waitedFor(err) ?? err.message}`);
+      throw new Error(`--apps-database ${withoutPassword(this.url)}: reading ${TABLE}: ${waitedFor(err) ?? err.message}`);
     }
   }
 
@@ -184,7 +184,7 @@ export class AppsDatabase extends EventEmitter {
 }
 
 /** A database URL as it may be shown: without its password. */
-export function shown(url) {
+export function withoutPassword(url) {
   try {
     const parsed = new URL(url);
     if (parsed.password !== '') parsed.password = '***';

@@ -7,7 +7,7 @@
 // source holds) is refused alone, logged once with its reason.
 import { Op } from '../core/ipc.js';
 import { appTable, configApps, mergeApps, servesPusher } from '../pusher/apps.js';
-import { AppsDatabase, appOfRow, shown } from './apps-database.js';
+import { AppsDatabase, appOfRow, withoutPassword } from './apps-database.js';
 import { TABLE, waitedFor } from './apps-schema.js';
 import { attachCounts } from './counts.js';
 import { attachAppRates } from './app-rates.js';
@@ -61,7 +61,7 @@ export async function startApps({ config, relay, engine, log }) {
       refresh();
     });
     database.on('down', (err) => {
-      log.error({ err: err.message, database: shown(config.appsDatabase) }, 'apps database lost: the apps loaded are kept; trying again');
+      log.error({ err: err.message, database: withoutPassword(config.appsDatabase) }, 'apps database lost: the apps loaded are kept; trying again');
       degrade(true);
     });
     database.on('migrated', ({ from, to }) => log.info({ table: TABLE, from, to }, `apps table brought to schema ${to} (was ${from})`));
@@ -70,7 +70,7 @@ export async function startApps({ config, relay, engine, log }) {
       log.warn({ table: TABLE, version, err: err.message }, `apps table left at schema ${version}: the change ${why}; its apps are served as they are, the change tried again in ${againMs / 1000} s`);
     });
     database.on('up', () => {
-      log.info({ database: shown(config.appsDatabase) }, 'apps database back: apps read again');
+      log.info({ database: withoutPassword(config.appsDatabase) }, 'apps database back: apps read again');
       degrade(false);
     });
     await database.start();

@@ -8,7 +8,7 @@
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { MAX_HELD, MAX_ID_LENGTH } from './limits.js';
 import { parseObject } from './json-object.js';
-import { shown } from './shown.js';
+import { quoted } from './quoted.js';
 import { checkChannel, checkDepth, checkSince } from './validate.js';
 
 /** Delta algorithms a subscribe may ask for (`"delta": "fossil"`). */
@@ -60,7 +60,7 @@ export function checkClientFrame(frame) {
     default:
       throw new GatewayError(
         ErrorCode.BAD_REQUEST,
-        type === undefined ? 'frame needs a type' : `unknown type ${shown(type)}`,
+        type === undefined ? 'frame needs a type' : `unknown type ${quoted(type)}`,
         id
       );
   }

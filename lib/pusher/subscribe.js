@@ -39,9 +39,9 @@ function join(edge, ws, name, auth, channelData) {
   const { app, id: socketId } = ws[kSession];
   const kind = kindOf(name);
   const internal = internalName(app.appId, name);
-  if (edge.subscriptions.has(ws, internal)) {
+  if (edge.subscriptions.holds(ws, internal)) {
     // Live: answered again; still joining: its one answer is on its way.
-    if (edge.subscriptions.channel(internal).has(ws)) succeeded(edge, ws, internal, name);
+    if (edge.subscriptions.local(internal).has(ws)) succeeded(edge, ws, internal, name);
     return;
   }
   let member;
@@ -91,7 +91,7 @@ export function refuseJoin(edge, { conn: ws, channel: internal, name }, err) {
 export function unsubscribe(edge, ws, { channel: name }) {
   if (!isValidName(name)) return; // a user's channel included: it is held as long as the sign-in
   const internal = internalName(ws[kSession].app.appId, name);
-  if (edge.subscriptions.has(ws, internal)) countChanged(edge.relay, ws, internal, name);
+  if (edge.subscriptions.holds(ws, internal)) countChanged(edge.relay, ws, internal, name);
   edge.commands.unsubscribe(ws, internal);
   edge.sessions.leave(ws, internal);
   if (isPresence(kindOf(name))) edge.sessions.leave(ws, membersChannel(internal), true);
@@ -113,7 +113,7 @@ function succeeded(edge, ws, internal, name, replay) {
 }
 
 function sendSucceeded(edge, ws, internal, name, kind, dataText, replay) {
-  if (!edge.isOpen(ws) || !edge.subscriptions.has(ws, internal)) return; // left while the members were read
+  if (!edge.isOpen(ws) || !edge.subscriptions.holds(ws, internal)) return; // left while the members were read
   ws.send(subscriptionSucceeded(name, dataText));
   countChanged(edge.relay, ws, internal, name);
   if (!isCached(kind)) return;

@@ -76,7 +76,7 @@ export function followSubscriptionCounts({ relay, engine, calls, webhooks }) {
  * @param {import('../session/subscriptions.js').Subscriptions} subscriptions
  */
 export function deliverSubscriptionCount(subscriptions, [, channel, count]) {
-  const subscribers = subscriptions.subscribers(channel);
+  const subscribers = subscriptions.local(channel);
   if (subscribers === undefined) return;
   const frame = subscriptionCountFrame(clientName(channel), count);
   for (const ws of subscribers) if (ws.readyState === ws.OPEN) ws.send(frame);

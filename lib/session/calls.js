@@ -46,7 +46,7 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
 
   /** Closes every live subscriber of `channel` here, as its way in closes (its transport's close). */
   function closeSubscribers(channel, code, reason) {
-    const subscribers = [...(subscriptions.subscribers(channel) ?? [])];
+    const subscribers = [...(subscriptions.local(channel) ?? [])];
     for (const conn of subscribers) conn[kTransport].close(conn, code, reason);
     return subscribers.length;
   }

@@ -21,7 +21,7 @@ export class FanOut {
 
   /** @param {string} [exclude] a client id not to deliver to */
   deliver(channel, seq, dataJson, exclude) {
-    const subscribers = this.subscriptions.subscribers(channel);
+    const subscribers = this.subscriptions.local(channel);
     if (subscribers === undefined) return;
     subscribers.seq = seq;
     const { encoded, maxBuffered } = this;

@@ -83,7 +83,7 @@ export class WorkerPresence {
    * diffs in order.
    */
   deliver(channel, frame) {
-    const subscribers = this.subscriptions.subscribers(channel);
+    const subscribers = this.subscriptions.local(channel);
     if (subscribers === undefined) return;
     this.diffs.push({ frame, subscribers: subscribers.values(), encoded: new Array(TRANSPORTS.length) });
     if (this.diffs.length === 1) this.writeDiffs();

@@ -67,7 +67,7 @@ export class Sessions {
    * A new connection's session, made once, when its way in first holds it:
    * a WebSocket's right after its upgrade, an SSE stream's before its
    * identity and channels are decided (it opens once they are).
-   * @param {WayIn} way
+   * @param {import('../core/seams.js').WayIn} way
    * @param {string} id the connection's id (Admission.clientId, or the way in's own)
    * @returns {Session}
    */
@@ -120,7 +120,7 @@ export class Sessions {
    * stands (at once when this worker already receives it and nothing needs
    * replaying). The owner's joined(request, answer) is called once, with
    * answer.live false when the join was cancelled or found stale.
-   * @param {JoinRequest} request
+   * @param {import('../core/seams.js').JoinRequest} request
    */
   join(request) {
     const { conn, channel, wait } = request;
@@ -167,7 +167,7 @@ export class Sessions {
     if (!conn[kTransport].isOpen(conn)) return;
     // A record made anew since the request: the owner is told where the
     // channel stands, nothing replayed.
-    answer.live = answer.current && this.subscriptions.has(conn, channel) && !local.has(conn);
+    answer.live = answer.current && this.subscriptions.holds(conn, channel) && !local.has(conn);
     if (answer.live) {
       this.live(request);
       if (answer.result !== undefined) metrics.recoveries.inc({ result: answer.result });
@@ -187,7 +187,7 @@ export class Sessions {
    */
   leave(conn, channel, companion = false) {
     const request = conn[kSession].joining?.get(channel);
-    const held = this.subscriptions.has(conn, channel);
+    const held = this.subscriptions.holds(conn, channel);
     this.subscriptions.remove(conn, channel, companion);
     if (request === undefined) return held;
     this.cancel(request);
@@ -228,35 +228,6 @@ export class Sessions {
     conn[kTransport].close(conn, CloseCode.AUTH_TIMEOUT, 'no valid token in time');
   }
 }
-
-/**
- * A way in, as the session counts its connections.
- * @typedef {object} WayIn
- * @property {number} count its open connections
- * @property {number} opened its connections ever opened (how lib/worker/upgrade.js tells a handshake that completed)
- * @property {{added: () => void, closed: (reason: string) => void}} metrics its transport's (./metrics.js transportMetrics)
- * @property {typeof Session} [Session] the class of its sessions, where it
- *   keeps fields of its own (a subclass of lib/core/session.js's); else Session
- *
- * @typedef {object} JoinRequest
- * @property {{joined: (request: JoinRequest, answer: JoinAnswer) => void, joinRefused: (request: JoinRequest, err: Error) => void}} owner the way in
- * @property {object} conn the connection
- * @property {string} channel
- * @property {boolean} [latest] the channel's namespace keeps its latest message for new subscribers
- * @property {{seq: number, epoch: string}} [since] where a recovery starts
- * @property {string} [delta] the delta algorithm asked for
- * @property {Promise<void>} [wait] what must say yes first (a hook, a presence admission)
- * @property {boolean} [admitted] a presence entry was admitted for it, taken out if it never goes live
- * @property {boolean} [companion] held beside another channel (./subscriptions.js)
- *
- * @typedef {object} JoinAnswer
- * @property {boolean} live the connection receives the channel now
- * @property {number} [seq] where the channel stands (absent when cancelled before the engine answered)
- * @property {string} [epoch]
- * @property {string} [result] a recovery's outcome
- * @property {string[]} [replay] the messages missed (or a `latest` namespace's latest)
- * @property {boolean} [recovered]
- */
 
 /** The reason label of gateway_connections_closed_total for a close code. */
 export function closeReason(code) {

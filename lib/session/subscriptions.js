@@ -88,13 +88,14 @@ export class Subscriptions {
     return mine === undefined ? [] : typeof mine === 'string' ? [mine] : [...mine];
   }
 
-  has(ws, channel) {
+  /** Whether the connection holds the channel, live or still joining (its local record says which: `local(channel).has(ws)`). */
+  holds(ws, channel) {
     const mine = ws[kSession].channels;
     return mine === channel || (typeof mine === 'object' && mine.has(channel));
   }
 
-  /** @returns {LocalChannel|undefined} */
-  channel(name) {
+  /** @returns {LocalChannel|undefined} the channel's record here: its live subscribers, where it stands */
+  local(name) {
     return this.channels.get(name);
   }
 
@@ -173,11 +174,6 @@ export class Subscriptions {
     session.channels = undefined;
     if (typeof mine === 'string') this.detach(ws, mine);
     else for (const channel of mine) this.detach(ws, channel);
-  }
-
-  /** @returns {LocalChannel|undefined} the channel's live subscribers */
-  subscribers(channel) {
-    return this.channels.get(channel);
   }
 
   detach(ws, channel) {

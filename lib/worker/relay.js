@@ -154,7 +154,7 @@ export class WorkerRelay {
           this.engineUp = op[1];
           break;
         case Op.EPOCH:
-          this.subscriptions.channel(op[1])?.restart(op[2]);
+          this.subscriptions.local(op[1])?.restart(op[2]);
           break;
         default:
           if (!this.handlers.has(op[0])) throw unknownOp(op);
@@ -168,7 +168,7 @@ export class WorkerRelay {
     const { local } = request;
     // A record dropped (and perhaps made anew) since the request is stale:
     // the primary may stop routing to it any moment.
-    const current = this.subscriptions.channel(request.channel) === local;
+    const current = this.subscriptions.local(request.channel) === local;
     if (current) local.route(epoch, seq);
     this.onRouted(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
   }

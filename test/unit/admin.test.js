@@ -1,18 +1,18 @@
 // The admin page's session cookie and login lockout, alone: the times are
 // passed in, so an expired session and a lockout's end need no waiting.
 import { expect } from 'chai';
-import { Sessions, SESSION_MS } from '../../lib/admin/session.js';
+import { AdminSessions, SESSION_MS } from '../../lib/admin/session.js';
 import { Logins, LoginResult, LOCK_MS } from '../../lib/admin/logins.js';
 
 describe('admin sessions and logins', () => {
   it('takes a session it issued until it expires, and refuses another key, an expired one and one logged out', () => {
-    const sessions = new Sessions();
+    const sessions = new AdminSessions();
     const now = Date.now();
     const fresh = sessions.issue(now);
     expect(sessions.verify(fresh, now)).to.include({ expiresAt: now + SESSION_MS });
     expect(sessions.verify(fresh, now + SESSION_MS)).to.equal(undefined);
     expect(sessions.verify(sessions.issue(now - SESSION_MS - 1))).to.equal(undefined);
-    expect(new Sessions().verify(fresh, now)).to.equal(undefined);
+    expect(new AdminSessions().verify(fresh, now)).to.equal(undefined);
     sessions.end(sessions.verify(fresh, now));
     expect(sessions.verify(fresh, now)).to.equal(undefined);
   });

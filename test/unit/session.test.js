@@ -51,7 +51,7 @@ describe('a connection\'s session', () => {
     expect(subscriptions.channelsOf(conn)).to.deep.equal(['p', '#p-members']);
     subscriptions.remove(conn, '#p-members', true);
     expect(conn[kSession].companions).to.equal(0);
-    expect(subscriptions.has(conn, 'p')).to.equal(true);
+    expect(subscriptions.holds(conn, 'p')).to.equal(true);
   });
 
   it('grants a channel on the connection\'s own copy of a shared identity, and takes it back', () => {

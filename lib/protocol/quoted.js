@@ -8,7 +8,7 @@
  * thousands deep overflows the stack in its toString, and an object's own
  * `toString` may be anything but a function.
  */
-export function shown(value) {
+export function quoted(value) {
   if (typeof value === 'string') return JSON.stringify(value.slice(0, 64));
   if (value === null || typeof value === 'number' || typeof value === 'boolean') return `${value}`;
   return Array.isArray(value) ? '(an array)' : `(an ${typeof value})`;

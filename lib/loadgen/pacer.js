@@ -5,7 +5,7 @@
 // so a long stall is never followed by a flood.
 import { performance } from 'node:perf_hooks';
 
-export class TokenBucket {
+export class Pacer {
   constructor(rate, burst = Math.max(1, rate)) {
     this.rate = rate;
     this.burst = burst;

@@ -1,0 +1,73 @@
+// What the core needs from the layers above it, declared here: the core
+// names no class of theirs, and whatever the wiring hands in (the worker's
+// relay, subscriptions, presence, users, hooks) implements these. Types only.
+
+/**
+ * The worker's link to the primary and the engine (lib/worker/relay.js).
+ * @typedef {object} Relay
+ * @property {boolean} busy publishes are refused while the relay is congested
+ * @property {boolean} unavailable publishes are refused while the engine cannot publish
+ * @property {(publication: import('../engines/publication.js').Publication) => Promise<import('../engines/publication.js').PublishResult>} publish
+ *   settles once the engine stored (or skipped) it
+ * @property {(channel: string, query: object) => Promise<object>} history a channel's history, as the engine reads it
+ * @property {(name: string, args: object) => Promise<any>} call a call on the whole cluster (./ipc.js Call)
+ */
+
+/**
+ * The channels this worker holds (lib/session/subscriptions.js).
+ * @typedef {object} Subscriptions
+ * @property {(conn: object) => number} count channels one connection holds
+ * @property {(conn: object, channel: string) => boolean} holds whether the connection holds it, live or joining
+ * @property {(channel: string, since: {seq: number, epoch: string}|undefined, latest: boolean) => boolean} upToDate
+ *   whether this worker can answer a subscribe itself, with nothing to replay
+ */
+
+/**
+ * Presence reads (lib/session/presence.js).
+ * @typedef {object} Presence
+ * @property {(channel: string, stats: boolean) => Promise<object>} read the engine's presence (or presence_stats) answer
+ */
+
+/**
+ * This worker's users (lib/session/users.js), under --auth jwt or hook.
+ * @typedef {object} Users
+ * @property {(user: string, code?: number, reason?: string) => number} disconnect closes the user's connections here
+ */
+
+/**
+ * The application's subscribe and publish hooks (lib/session/hooks.js).
+ * @typedef {object} Hooks
+ * @property {((body: object, present: () => boolean) => Promise<true>)} [subscribe] rejects when the application refuses
+ */
+
+/**
+ * A way in, as the session (lib/session/sessions.js) counts its connections
+ * and joins them to channels.
+ * @typedef {object} WayIn
+ * @property {number} count its open connections
+ * @property {number} opened its connections ever opened (how lib/worker/upgrade.js tells a handshake that completed)
+ * @property {{added: () => void, closed: (reason: string) => void}} metrics its transport's (lib/session/metrics.js transportMetrics)
+ * @property {typeof import('./session.js').Session} [Session] the class of its sessions, where it
+ *   keeps fields of its own (a subclass of ./session.js's); else Session
+ *
+ * @typedef {object} JoinRequest
+ * @property {{joined: (request: JoinRequest, answer: JoinAnswer) => void, joinRefused: (request: JoinRequest, err: Error) => void}} owner the way in
+ * @property {object} conn the connection
+ * @property {string} channel
+ * @property {boolean} [latest] the channel's namespace keeps its latest message for new subscribers
+ * @property {{seq: number, epoch: string}} [since] where a recovery starts
+ * @property {string} [delta] the delta algorithm asked for
+ * @property {Promise<void>} [wait] what must say yes first (a hook, a presence admission)
+ * @property {boolean} [admitted] a presence entry was admitted for it, taken out if it never goes live
+ * @property {boolean} [companion] held beside another channel (lib/session/subscriptions.js)
+ *
+ * @typedef {object} JoinAnswer
+ * @property {boolean} live the connection receives the channel now
+ * @property {number} [seq] where the channel stands (absent when cancelled before the engine answered)
+ * @property {string} [epoch]
+ * @property {string} [result] a recovery's outcome
+ * @property {string[]} [replay] the messages missed (or a `latest` namespace's latest)
+ * @property {boolean} [recovered]
+ */
+
+export {};
