@@ -58,7 +58,7 @@ export const Op = Object.freeze({
   CALL: 'call', // [token, name, args] -> a Call's value on the whole cluster (lib/primary/calls.js)
   PRESENCE_JOIN: 'pjoin', // [channel, client, user, fields]: a client entered a presence or joinLeave channel (lib/session/presence.js)
   PRESENCE_LEAVE: 'pleave', // [channel, client]
-  PRESENCE_ADMIT: 'padmit', // [token, channel, client, user, fields, maxUsers] -> whether added: a join under a cap of members
+  PRESENCE_SUBSCRIBE: 'psub', // [token, channel, client, user, fields, maxUsers] -> SubscribeReply and `clients` (the members, as presence's list): a join under a cap of members, or too_many
   PRESENCE: 'pres', // [token, channel, stats] -> a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // [channel, event]: an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
   APP_ADD: 'aadd', // [token (0: no reply), appId] -> within the app's maxConnections (lib/primary/counts.js)

@@ -28,6 +28,11 @@ export class PresenceTable {
     this.size = 0; // entries, every channel
   }
 
+  /** Whether the client has an entry in the channel. */
+  holds(channel, client) {
+    return this.rooms.get(channel)?.clients.has(client) === true;
+  }
+
   /** @returns {Room|undefined} */
   room(channel) {
     return this.rooms.get(channel);

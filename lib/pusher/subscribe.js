@@ -62,29 +62,28 @@ function join(edge, ws, name, auth, channelData) {
   const request = { owner: edge, conn: ws, channel: internal, latest: ns.latest, name };
   if (member === undefined) return edge.sessions.join(request);
   // The member events' channel first, so those published once the members
-  // are read reach this connection; it is held beside the channel and
-  // not counted. The channel itself waits for the engine to admit the
-  // member under the app's cap, in one step where the entries live.
+  // are read reach this connection; it is held beside the channel and not
+  // counted. The channel itself is one question to the primary: the member
+  // admitted under the app's cap where the entries live, the members read,
+  // the channel routed (lib/primary/presence.js).
   const members = membersChannel(internal);
   edge.sessions.join({ owner: edge, conn: ws, channel: members, latest: edge.commands.namespace(members).latest, companion: true });
-  const max = app.maxPresenceMembers;
+  request.presence = edge.presence.member(ws, app.maxPresenceMembers);
   request.admitted = true;
-  request.wait = edge.presence.admit(ws, internal, max).then((added) => {
-    if (!added) throw new GatewayError(ErrorCode.TOO_MANY, `${name} has its ${max} members`);
-  });
   edge.sessions.join(request);
 }
 
-/** Where a join ended (lib/session/sessions.js): a live channel the client named is answered. */
-export function answerJoin(edge, { conn: ws, channel: internal, name }, { live, replay }) {
-  if (live && name !== undefined) succeeded(edge, ws, internal, name, replay);
+/** Where a join ended (lib/session/sessions.js): a live channel the client named is answered, with its members when the join read them. */
+export function answerJoin(edge, { conn: ws, channel: internal, name }, { live, replay, clients }) {
+  if (live && name !== undefined) succeeded(edge, ws, internal, name, replay, clients);
 }
 
 /** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
-export function refuseJoin(edge, { conn: ws, channel: internal, name }, err) {
+export function refuseJoin(edge, { conn: ws, channel: internal, name, presence }, err) {
   revokeChannel(ws, internal);
   edge.sessions.leave(ws, membersChannel(internal), true);
-  if (edge.isOpen(ws)) ws.send(subscriptionRefused(name, err));
+  const full = err.code === ErrorCode.TOO_MANY && presence !== undefined;
+  if (edge.isOpen(ws)) ws.send(subscriptionRefused(name, full ? new GatewayError(ErrorCode.TOO_MANY, `${name} has its ${presence.maxUsers} members`) : err));
 }
 
 /** pusher:unsubscribe: leaving is always allowed; an unknown channel is nothing to leave. */
@@ -102,10 +101,12 @@ export function unsubscribe(edge, ws, { channel: name }) {
  * subscription_succeeded, with the members on a presence channel; on a
  * cache channel then its last event, or cache_miss.
  * @param {string[]} [replay] a cache channel's last event, as the engine holds it
+ * @param {string} [clients] a presence channel's members, read with the join; a channel held already reads them now
  */
-function succeeded(edge, ws, internal, name, replay) {
+function succeeded(edge, ws, internal, name, replay, clients) {
   const kind = kindOf(name);
   if (!isPresence(kind)) return sendSucceeded(edge, ws, internal, name, kind, '{}', replay);
+  if (clients !== undefined) return sendSucceeded(edge, ws, internal, name, kind, presenceData(JSON.parse(clients)), replay);
   edge.presence.read(internal, false).then(
     ({ clients }) => sendSucceeded(edge, ws, internal, name, kind, presenceData(JSON.parse(clients)), replay),
     (err) => edge.isOpen(ws) && ws.send(subscriptionRefused(name, err))

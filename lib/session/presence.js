@@ -10,7 +10,7 @@
 // To the primary:   ['pjoin', channel, client, user|null, fields]
 //                   ['pleave', channel, client]
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
-//                   ['padmit', channel, client, user, fields, maxUsers, token] -> ['padmitd', token, added]
+//                   ['psub', token, channel, client, user, fields, maxUsers] -> a subscribe reply with the members
 // From the primary: ['pdiff', channel, frame]   a presence_diff frame
 import { Op } from '../core/ipc.js';
 import { TRANSPORTS } from '../transport/transport.js';
@@ -56,15 +56,14 @@ export class WorkerPresence {
   }
 
   /**
-   * Enters the connection's user in a channel holding at most `maxUsers`
-   * users, checked and added in one step where the entries live, so
-   * concurrent joins on any worker or node cannot pass the cap together.
-   * When the subscription goes live, joined() finds the entry there.
-   * @returns {Promise<boolean>} whether it was added (false: the channel is full)
+   * What admits the connection's user to a channel holding at most
+   * `maxUsers` users, checked and added in one step where the entries live,
+   * so concurrent joins on any worker or node cannot pass the cap together:
+   * a join request's `presence` (./sessions.js, ../worker/relay.js).
    */
-  admit(conn, channel, maxUsers) {
+  member(conn, maxUsers) {
     const { user, shown } = identityOf(conn);
-    return this.relay.ask(Op.PRESENCE_ADMIT, channel, conn[kSession].id, user, shown, maxUsers);
+    return { client: conn[kSession].id, user, fields: shown, maxUsers };
   }
 
   /** A live subscription ended (unsubscribed, or the connection closed), or an admitted one will not go live. */

@@ -53,6 +53,7 @@ export class Sessions {
     this.relay = relay;
     this.presence = presence;
     relay.onRouted = (request, answer) => this.routed(request, answer);
+    relay.onRefused = (request, err) => this.refused(request, err);
     this.users = admission.users;
     // One wheel for every transport, where identities end: before an
     // identity, a connection's deadline is its credential's
@@ -149,7 +150,8 @@ export class Sessions {
 
   route(request) {
     const { conn, channel, since } = request;
-    if (!this.subscriptions.upToDate(channel, since, request.latest)) {
+    // A join under a cap of members always asks: the member is admitted where the entries live.
+    if (request.presence !== undefined || !this.subscriptions.upToDate(channel, since, request.latest)) {
       (conn[kSession].joining ??= new Map()).set(channel, request);
       return this.relay.subscribe(request);
     }
@@ -175,8 +177,18 @@ export class Sessions {
     request.owner.joined(request, answer);
   }
 
-  live({ conn, local, delta }) {
-    this.subscriptions.activate(conn, local, delta !== undefined);
+  /** The primary refused a join under a cap of members (the channel is full): its owner is told. */
+  refused(request, err) {
+    const { conn, channel } = request;
+    if (conn[kSession].joining?.get(channel) !== request) return; // cancelled meanwhile: its owner was told then
+    this.done(conn, channel);
+    this.subscriptions.remove(conn, channel, request.companion);
+    if (conn[kTransport].isOpen(conn)) request.owner.joinRefused(request, err);
+  }
+
+  live({ conn, local, delta, presence }) {
+    // A member admitted under a cap is in presence already: no join to tell.
+    this.subscriptions.activate(conn, local, delta !== undefined, presence !== undefined);
   }
 
   /**

@@ -148,12 +148,13 @@ export class Subscriptions {
   /**
    * A pending subscriber starts receiving the channel's messages.
    * @param {boolean} [deltas] as deltas where they are smaller (./deltas.js)
+   * @param {boolean} [entered] its presence entry is made already (admitted under a cap)
    */
-  activate(ws, local, deltas = false) {
+  activate(ws, local, deltas = false, entered = false) {
     local.pending--;
     local.add(ws);
     if (deltas) (local.deltas ??= new ChannelDeltas()).subscribed(ws);
-    if (local.watched) this.presence.joined(ws, local.name);
+    if (local.watched && !entered) this.presence.joined(ws, local.name);
   }
 
   /** @param {boolean} [companion] as it was added */

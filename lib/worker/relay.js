@@ -31,6 +31,7 @@ export class WorkerRelay {
     this.subscriptions = subscriptions;
     this.fanOut = new FanOut({ subscriptions, maxBuffered });
     this.onRouted = undefined; // (request, answer) => void: the sessions' (../session/sessions.js)
+    this.onRefused = undefined; // (request, err) => void: a subscribe under a cap of members refused, likewise
     this.primaryBusy = false;
     this.engineUp = true;
     this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
@@ -106,7 +107,15 @@ export class WorkerRelay {
    * @param {{channel: string, since?: {seq: number, epoch: string}}} request ../session/sessions.js's JoinRequest
    */
   subscribe(request) {
-    const { channel, since } = request;
+    const { channel, since, presence } = request;
+    if (presence !== undefined) {
+      // Admitted under the cap, the members read and the channel routed: one question (../primary/presence.js).
+      const { client, user, fields, maxUsers } = presence;
+      return this.link.expect([Op.PRESENCE_SUBSCRIBE, 0, channel, client, user, fields, maxUsers], {
+        resolve: (reply) => (reply === null ? undefined : this.routed(request, reply)),
+        reject: (err) => this.onRefused(request, err)
+      });
+    }
     this.link.expect(since === undefined ? [Op.SUB, 0, channel] : [Op.SUB, 0, channel, since.seq, since.epoch], {
       resolve: (reply) => this.routed(request, reply),
       reject: (err) => {
@@ -164,13 +173,13 @@ export class WorkerRelay {
   }
 
   /** The primary's reply to a subscribe. */
-  routed(request, { epoch, seq, result, replay }) {
+  routed(request, { epoch, seq, result, replay, clients }) {
     const { local } = request;
     // A record dropped (and perhaps made anew) since the request is stale:
     // the primary may stop routing to it any moment.
     const current = this.subscriptions.local(request.channel) === local;
     if (current) local.route(epoch, seq);
-    this.onRouted(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined });
+    this.onRouted(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined, clients });
   }
 }
 
