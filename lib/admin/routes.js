@@ -16,7 +16,7 @@
 // A POST needs an Origin of this very host (a page elsewhere cannot make the
 // browser act for the admin), and every route past the login a live session.
 import { readFileSync } from 'node:fs';
-import { ErrorCode } from '../core/errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { checkDepth } from '../protocol/validate.js';
 import { cutOnDefect, readBody, reply } from '../transport/http-io.js';
@@ -104,7 +104,7 @@ export function createAdmin({ password, call, stats, counted, maxPayload, appCon
   async function act(action, req, res) {
     if (!ACTIONS.has(action)) {
       req.resume();
-      return reply(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: `no action ${JSON.stringify(action.slice(0, 64))}` } }, HEADERS);
+      return refuse(res, new GatewayError(ErrorCode.NOT_FOUND, `no action ${JSON.stringify(action.slice(0, 64))}`));
     }
     let params;
     try {
@@ -114,10 +114,11 @@ export function createAdmin({ password, call, stats, counted, maxPayload, appCon
       // would end the primary.
       for (const value of Object.values(params)) checkDepth(value);
     } catch (err) {
-      return reply(res, err.code === ErrorCode.PAYLOAD_TOO_LARGE ? 413 : 400, { error: { code: err.code, message: err.message } }, HEADERS);
+      if (!(err instanceof GatewayError)) throw err;
+      return refuse(res, err);
     }
     const answer = await call(action, params);
-    if (answer === null) return reply(res, 500, { error: { code: ErrorCode.UNAVAILABLE, message: 'the worker failed this call without an error code' } }, HEADERS);
+    if (answer === null) return refuse(res, new GatewayError(ErrorCode.UNAVAILABLE, 'the worker failed this call without an error code'));
     reply(res, 200, answer, HEADERS);
   }
 
@@ -129,11 +130,11 @@ export function createAdmin({ password, call, stats, counted, maxPayload, appCon
     const url = new URL(req.url, 'http://admin');
     const path = url.pathname === '/admin/' ? '/admin' : url.pathname;
     const post = req.method === 'POST';
-    if (!post && req.method !== 'GET') return reply(res, 405, { error: { code: ErrorCode.BAD_REQUEST, message: 'GET or POST' } }, { ...HEADERS, Allow: 'GET, POST' });
+    if (!post && req.method !== 'GET') return refuse(res, new GatewayError(ErrorCode.METHOD_NOT_ALLOWED, 'GET or POST'), { Allow: 'GET, POST' });
     if (post && path === '/admin/login') return logIn(req, res);
     if (post && !sameOrigin(req)) {
       req.resume();
-      return reply(res, 403, { error: { code: ErrorCode.FORBIDDEN, message: 'cross-site request refused: the Origin is not this page' } }, HEADERS);
+      return refuse(res, new GatewayError(ErrorCode.FORBIDDEN, 'cross-site request refused: the Origin is not this page'));
     }
     const session = sessionOf(req);
     if (post && path === '/admin/logout') {
@@ -148,11 +149,11 @@ export function createAdmin({ password, call, stats, counted, maxPayload, appCon
     }
     if (post ? !path.startsWith('/admin/api/') : path !== '/admin/api/view') {
       req.resume();
-      return reply(res, 404, { error: { code: ErrorCode.NOT_FOUND, message: 'no such admin route' } }, HEADERS);
+      return refuse(res, new GatewayError(ErrorCode.NOT_FOUND, 'no such admin route'));
     }
     if (session === undefined) {
       req.resume();
-      return reply(res, 401, { error: { code: ErrorCode.UNAUTHORIZED, message: 'log in first: no session, or it expired' } }, HEADERS);
+      return refuse(res, new GatewayError(ErrorCode.UNAUTHORIZED, 'log in first: no session, or it expired'));
     }
     if (post) return act(path.slice('/admin/api/'.length), req, res);
     return view(url, res);
@@ -178,4 +179,9 @@ function busiest(answer) {
   const all = Object.entries(answer.result.channels);
   const top = all.sort((a, b) => b[1].subscribers - a[1].subscribers || (a[0] < b[0] ? -1 : 1)).slice(0, TOP_CHANNELS);
   return { result: { total: all.length, top: top.map(([name, { subscribers }]) => ({ name, subscribers })) } };
+}
+
+/** A refusal as the admin page reads it, with the error family's status. */
+function refuse(res, err, headers) {
+  reply(res, err.status, { error: { code: err.code, message: err.message } }, { ...HEADERS, ...headers });
 }

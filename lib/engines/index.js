@@ -32,7 +32,7 @@
 
 /**
  * @typedef {{since?: Position, limit?: number, reverse?: boolean}} HistoryQuery
- * @typedef {{epoch: string, seq: number, messages: Array<{seq: number, data: string}>} | {error: string, message: string}} HistoryAnswer
+ * @typedef {{epoch: string, seq: number, messages: Array<{seq: number, data: string}>} | import('../core/errors.js').GatewayError} HistoryAnswer
  *   `data` serialised; an error with an ErrorCode (lib/core/errors.js): ./history-read.js says which
  *
  * @typedef {object} Instruments
@@ -152,9 +152,9 @@
  *   join() under a cap, checked and added in one step for the whole cluster: added unless the channel
  *   has `maxUsers` users and the client's user is not one of them
  * @property {(channel: string, client: string) => void} leave it unsubscribed or closed
- * @property {(channel: string, answer: (answer: {clients: string} | {error: string, message: string}) => void) => void} list
+ * @property {(channel: string, answer: (answer: {clients: string} | import('../core/errors.js').GatewayError) => void) => void} list
  *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
- * @property {(channel: string, answer: (answer: {clients: number, users: number, digest: number} | {error: string, message: string}) => void) => void} stats
+ * @property {(channel: string, answer: (answer: {clients: number, users: number, digest: number} | import('../core/errors.js').GatewayError) => void) => void} stats
  *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users);
  *   `digest`: the XOR of the clients' hashes (lib/protocol/presence-hash.js)
  * @property {(listener: MemberListener) => void} onMember

@@ -10,7 +10,7 @@
 // (lib/session/presence.js). Both a presence answer's entry and a diff's entry
 // are that text with braces around it: nothing is parsed again.
 import { Op } from '../core/ipc.js';
-import { ErrorCode } from '../core/errors.js';
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { presenceDiffFrame } from '../protocol/frames.js';
 import { pushAll } from './routes.js';
 
@@ -21,7 +21,7 @@ export function entryJson(fields) {
 
 /** The error of a presence answer past --presence-max-clients. */
 export function tooMany(max) {
-  return { error: ErrorCode.TOO_MANY, message: `more than ${max} clients (--presence-max-clients): ask presence_stats` };
+  return new GatewayError(ErrorCode.TOO_MANY, `more than ${max} clients (--presence-max-clients): ask presence_stats`);
 }
 
 /**

@@ -49,7 +49,6 @@
 // (./redis/publisher.js) are kept apart from the rules here.
 import { historyAnswer } from './history-read.js';
 import { Namespaces } from '../core/namespaces.js';
-import { ErrorCode } from '../core/errors.js';
 import { CONTROL_CHANNEL, RemoteCalls } from './redis/calls.js';
 import { RemoteUsers } from './redis/users.js';
 import { RemoteRates } from './redis/rates.js';
@@ -64,6 +63,7 @@ import { tellAll } from './listeners.js';
 import { RemoteDepartures } from './redis/departures.js';
 import { Liveness } from './redis/liveness.js';
 import { requireNumbers } from './check-options.js';
+import { unavailable } from './redis/unavailable.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
@@ -243,7 +243,7 @@ export class RedisEngine {
     const { historySize, historyTtl } = this.namespaces.of(channel);
     this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), historyTtl, String(since?.seq ?? 0), since?.epoch ?? '', '', '', '').then(
       ([seq, epoch, entries]) => answer(historyAnswer(epoch, Number(seq), historySize === 0 ? [] : entries.slice(-historySize).map(entryOf), query)),
-      () => answer({ error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' })
+      () => answer(unavailable())
     );
   }
 

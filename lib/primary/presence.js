@@ -25,7 +25,7 @@ export function attachPresence(relay, engine) {
     presence.admit(channel, link.batch, client, user, fields, maxUsers, (added) => {
       if (!added) return link.fail(token, new GatewayError(ErrorCode.TOO_MANY, `the channel has its ${maxUsers} members`));
       presence.list(channel, (members) => {
-        if (typeof members.error === 'string') {
+        if (members instanceof GatewayError) {
           presence.leave(channel, client);
           return replyResult(link, token, members);
         }

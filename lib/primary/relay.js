@@ -180,11 +180,11 @@ class PublishReply {
 }
 
 /**
- * Replies with an engine's answer that may be a refusal ({error, message}:
- * a history read's too_old, presence's too_many, Redis unreachable): sent as
- * a failure, so the worker that asked throws it as an error of the family.
+ * Replies with an engine's answer that may be a refusal (a GatewayError: a
+ * history read's too_old, presence's too_many, Redis unreachable): sent as a
+ * failure, so the worker that asked throws it as the same error.
  */
 export function replyResult(link, token, answer) {
-  if (typeof answer?.error === 'string') link.fail(token, new GatewayError(answer.error, answer.message));
+  if (answer instanceof GatewayError) link.fail(token, answer);
   else link.answer(token, answer);
 }

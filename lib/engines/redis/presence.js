@@ -20,14 +20,13 @@
 // keeps of what its subscribers were told (./members-told.js), so that the
 // frames a dropped subscriber connection missed are told after all.
 import { readFileSync } from 'node:fs';
-import { ErrorCode } from '../../core/errors.js';
 import { PresenceTable } from '../presence-table.js';
 import { DiffSender, entryJson, tooMany } from '../join-leave.js';
 import { requireNumbers } from '../check-options.js';
 import { MembersTold } from './members-told.js';
+import { unavailable } from './unavailable.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
-const UNAVAILABLE = { error: ErrorCode.UNAVAILABLE, message: 'the engine (Redis) did not answer: retry shortly' };
 
 export class RedisPresence {
   /**
@@ -143,13 +142,13 @@ export class RedisPresence {
       let json = '{';
       for (let i = 0; i < entries.length; i += 2) json += `${i > 0 ? ',' : ''}"${entries[i]}":${entryJson(fieldsOf(entries[i + 1]))}`;
       answer({ clients: `${json}}` });
-    }, () => answer(UNAVAILABLE));
+    }, () => answer(unavailable()));
   }
 
   stats(channel, answer) {
     this.run(channel, 'stats', []).then(
       ([, clients, users, digest]) => answer({ clients, users, digest }),
-      () => answer(UNAVAILABLE)
+      () => answer(unavailable())
     );
   }
 

@@ -180,7 +180,7 @@ describe('admin page', function () {
     expect(view.history.result).to.include({ seq: 0 });
   });
 
-  it('refuses no session, a forged one and a tampered one', async () => {
+  it('refuses no session, a forged one and a tampered one, and a method it does not serve', async () => {
     const session = await logInOverHttp();
     const [id, expires, signature] = session.slice('gateway_admin='.length).split('.');
     const forged = `gateway_admin=${id}.${expires}.${Buffer.alloc(32, 7).toString('base64url')}`;
@@ -195,6 +195,8 @@ describe('admin page', function () {
     for (const cookie of [undefined, session]) {
       for (const path of ['/admin/nope', '/admin/api/nope']) expect((await get(path, { cookie })).status, `${path} ${cookie}`).to.equal(404);
     }
+    const put = await request('PUT', '/admin/api/view', undefined, { cookie: session });
+    expect([put.status, put.headers.allow, JSON.parse(put.body).error.code]).to.deep.equal([405, 'GET, POST', 'method_not_allowed']);
     const login = await get('/admin', { cookie: forged });
     expect(login.body).to.include('name="password"'); // the login form, not the page
     expect(login.headers['content-security-policy']).to.include("script-src 'self'").and.not.include('unsafe-inline');
