@@ -148,6 +148,11 @@ export class HookFailed extends GatewayError {
   }
 }
 
+/** What a client is told of a refusal: the backend's own failure stays in the log. */
+export function toldToClient(err) {
+  return err instanceof HookFailed ? 'the application backend is unavailable: retry later' : err.message;
+}
+
 /** A credential refused, or an identity not admitted: `reason` is the auth failure metrics' label. */
 export class AuthFailed extends GatewayError {
   constructor(code, reason, message, id) {

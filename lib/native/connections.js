@@ -8,7 +8,7 @@
 // are created once per worker and read the connection from `this`, so a
 // connection costs no closures of its own.
 import { require } from '../runtime/require.js';
-import { AuthFailed, ErrorCode, GatewayError, HookFailed } from '../core/errors.js';
+import { AuthFailed, ErrorCode, GatewayError, HookFailed, toldToClient } from '../core/errors.js';
 import {
   ackFrame,
   authAckFrame,
@@ -97,8 +97,7 @@ export class Connections {
     if (!(err instanceof GatewayError)) throw err;
     metrics.authFailures.inc({ reason: err instanceof HookFailed ? 'hook_failed' : (err.reason ?? 'refused') });
     if (ws.readyState !== WebSocket.OPEN) return;
-    const message = err instanceof HookFailed ? 'the application backend is unavailable: retry later' : err.message;
-    ws.close(err.closeCode, message);
+    ws.close(err.closeCode, toldToClient(err));
   }
 
   message(ws, data, isBinary) {

@@ -7,7 +7,7 @@
 // `since` (../worker/relay.js), the cursor of Last-Event-ID giving each channel's
 // `since`. From then on the stream is a subscriber like any other
 // (../transport/sse-stream.js).
-import { ErrorCode, GatewayError, HookFailed } from '../core/errors.js';
+import { ErrorCode, GatewayError, toldToClient } from '../core/errors.js';
 import { parseCursor } from '../protocol/cursor.js';
 import { ANONYMOUS, identify } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
@@ -186,8 +186,7 @@ export class SseStreams {
 function refuse(res, err, headers) {
   if (!(err instanceof GatewayError)) throw err;
   const retry = err.status === 503 ? { 'Retry-After': String(1 + Math.floor(Math.random() * RETRY_AFTER_S)) } : undefined;
-  const message = err instanceof HookFailed ? 'the application backend is unavailable: retry later' : err.message;
-  reply(res, err.status, { error: err.code, message }, headers ?? retry);
+  reply(res, err.status, { error: err.code, message: toldToClient(err) }, headers ?? retry);
 }
 
 // The stream's CORS headers. Credentials (the page's cookies) only under

@@ -6,7 +6,7 @@
 // channel is one of the app's, never an internal name.
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { runMethod } from '../core/server.js';
-import { checkName, internalName, isPresence, kindOf } from './channels.js';
+import { checkName, internalName, isPresence, kindOf, MAX_NAME_LENGTH } from './channels.js';
 import { eventData } from './frames.js';
 import { appChannels, checkEventName, members } from './http-api.js';
 
@@ -22,7 +22,7 @@ const METHODS = {
   },
   /** The app's channels, by subscribers, as the native `channels` method answers. */
   async channels({ prefix = '' }, { app, context }) {
-    if (typeof prefix !== 'string' || prefix.length > 164) throw badRequest('prefix must be a string of at most 164 characters');
+    if (typeof prefix !== 'string' || prefix.length > MAX_NAME_LENGTH) throw badRequest(`prefix must be a string of at most ${MAX_NAME_LENGTH} characters`);
     const counts = await appChannels(context, app, prefix);
     const channels = Object.create(null);
     for (const name of Object.keys(counts).sort()) channels[name] = { subscribers: counts[name] };
@@ -30,7 +30,7 @@ const METHODS = {
   },
   /** A presence channel's members, one entry per user, as the native `presence` method's clients. */
   async presence({ channel }, { app, context }) {
-    const name = channelOf(channel);
+    const name = checkName(channel);
     if (!isPresence(kindOf(name))) throw badRequest(`${name} is not a presence channel`);
     const clients = Object.create(null);
     for (const [user, info] of Object.entries(await members(context, internalName(app.appId, name)))) clients[user] = { user, info };
@@ -38,7 +38,7 @@ const METHODS = {
   },
   /** An event to one of the app's channels, as the HTTP API publishes it: its subscribers get `event` with `data`. */
   async publish({ channel, event, data }, { app, context }) {
-    const name = channelOf(channel);
+    const name = checkName(channel);
     checkEventName(event, 'event');
     if (data === undefined) throw badRequest('data is missing');
     const text = typeof data === 'string' ? data : JSON.stringify(data);
@@ -62,13 +62,6 @@ export function pusherAdmin({ apps, context }) {
   };
 }
 
-function channelOf(channel) {
-  try {
-    return checkName(channel);
-  } catch (err) {
-    throw badRequest(err.message);
-  }
-}
 
 function badRequest(message) {
   return new GatewayError(ErrorCode.BAD_REQUEST, message);

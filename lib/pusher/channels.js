@@ -15,10 +15,11 @@
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { appTable } from './apps.js';
 
-const MAX_NAME_LENGTH = 164;
-const NAME = /^[A-Za-z0-9_\-=@,.;]{1,164}$/;
+export const MAX_NAME_LENGTH = 164;
+const NAME_CHARACTERS = '[A-Za-z0-9_\\-=@,.;]';
+const NAME = new RegExp(`^${NAME_CHARACTERS}{1,${MAX_NAME_LENGTH}}$`);
 // An internal name: '#', the app id, '.', the kind, ':', the Pusher name.
-const INTERNAL = /^#[A-Za-z0-9_-]{1,64}\.[a-z]+:[A-Za-z0-9_\-=@,.;]{1,164}$/;
+const INTERNAL = new RegExp(`^#[A-Za-z0-9_-]{1,64}\\.[a-z]+:${NAME_CHARACTERS}{1,${MAX_NAME_LENGTH}}$`);
 
 /** The kinds, by the prefix that makes them; the first that matches wins. */
 export const Kind = Object.freeze({

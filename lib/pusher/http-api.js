@@ -171,13 +171,13 @@ export async function appChannels(context, app, prefix = '') {
 /** GET /apps/<id>/channels/<name>?info=user_count,subscription_count -> {occupied, …} */
 async function channel(context, app, { query, params: [name] }) {
   const info = infoOf(query, ['user_count', 'subscription_count', 'cache']);
-  checkInfoFor(checkChannelName(name), info);
+  checkInfoFor(checkName(name), info);
   return channelInfo(context, internalName(app.appId, name), info);
 }
 
 /** GET /apps/<id>/channels/<name>/users -> {users: [{id}]}, of a presence channel */
 async function users(context, app, { params: [name] }) {
-  if (!isPresence(kindOf(checkChannelName(name)))) throw badRequest('users are listed for presence channels only');
+  if (!isPresence(kindOf(checkName(name)))) throw badRequest('users are listed for presence channels only');
   return { users: Object.keys(await members(context, internalName(app.appId, name))).map((id) => ({ id })) };
 }
 
@@ -241,13 +241,6 @@ function checkInfoFor(name, info) {
   if (info.has('user_count') && !isPresence(kindOf(name))) throw badRequest(`info=user_count is for presence channels only (${name} is not one)`);
 }
 
-function checkChannelName(name) {
-  try {
-    return checkName(name);
-  } catch (err) {
-    throw badRequest(err.message);
-  }
-}
 
 /** An event of the HTTP API, checked whole before anything is published. */
 function checkEvent(app, body, at = '') {
