@@ -85,6 +85,20 @@ export function isProtocolChannel(channel) {
   return channel.charCodeAt(0) === HASH;
 }
 
+// Another protocol's channel is named `#<app>.<kind>:<name>`: its app, and
+// its namespace (everything before the ':', one per app and kind), are read
+// here for every layer.
+
+/** The app of another protocol's channel. */
+export function protocolAppOf(channel) {
+  return channel.slice(1, channel.indexOf('.'));
+}
+
+/** The namespace of another protocol's channel. */
+export function protocolNamespaceOf(channel) {
+  return channel.slice(0, channel.indexOf(':'));
+}
+
 /** The namespaces of a resolved configuration, looked up by channel. */
 export class Namespaces {
   /**
@@ -105,7 +119,7 @@ export class Namespaces {
 
   /** @returns {Namespace|undefined} the channel's namespace; undefined: an unknown one */
   lookup(channel) {
-    if (isProtocolChannel(channel)) return this.protocols.get(channel.slice(0, channel.indexOf(':')));
+    if (isProtocolChannel(channel)) return this.protocols.get(protocolNamespaceOf(channel));
     if (this.byName === undefined) return this.top;
     const colon = channel.indexOf(':');
     return colon === -1 ? this.top : this.byName.get(channel.slice(0, colon));

@@ -13,6 +13,7 @@
 // app allows them. Nothing here imports the worker: the primary's engines
 // read these namespaces too.
 import { ErrorCode, GatewayError } from '../core/errors.js';
+import { protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
 import { appTable } from './apps.js';
 
 export const MAX_NAME_LENGTH = 164;
@@ -99,18 +100,15 @@ export function eventChannel(appId, name) {
 
 /** The channel where a presence channel's member events go (a client knows it by the presence channel's name). */
 export function membersChannel(internal) {
-  const dot = internal.indexOf('.');
-  return `${internal.slice(0, dot + 1)}${Kind.MEMBERS}${internal.slice(internal.indexOf(':'))}`;
+  return `${appPrefix(appIdOf(internal))}${Kind.MEMBERS}:${pusherName(internal)}`;
 }
 
 /** The app whose internal channel this is. */
-export function appIdOf(internal) {
-  return internal.slice(1, internal.indexOf('.'));
-}
+export const appIdOf = protocolAppOf;
 
 /** The kind written in an internal name. */
 function internalKind(internal) {
-  return internal.slice(internal.indexOf('.') + 1, internal.indexOf(':'));
+  return protocolNamespaceOf(internal).slice(appPrefix(appIdOf(internal)).length);
 }
 
 /** Whether an internal channel is one the gateway made for itself (a user's, a presence channel's members'). */
@@ -173,13 +171,14 @@ export function checkName(name) {
 export function appNamespaces(config) {
   const made = new WeakMap(); // app -> Map(kind -> namespace)
   return {
+    /** @param {string} name a namespace's: `#<app>.<kind>` */
     get(name) {
-      const dot = name.indexOf('.');
-      const app = appTable.byId.get(name.slice(1, dot));
+      const appId = protocolAppOf(name);
+      const app = appTable.byId.get(appId);
       if (app === undefined) return undefined;
       let kinds = made.get(app);
       if (kinds === undefined) made.set(app, (kinds = kindNamespaces(app, config)));
-      return kinds.get(name.slice(dot + 1));
+      return kinds.get(name.slice(appPrefix(appId).length));
     }
   };
 }

@@ -3,7 +3,7 @@
 import { require } from '../runtime/require.js';
 import { LoopDelay, collectDefaultMetrics } from '../runtime/loop-delay.js';
 import { ticks } from '../runtime/ticker.js';
-import { NATIVE_APP } from '../core/namespaces.js';
+import { isProtocolChannel, NATIVE_APP, protocolAppOf } from '../core/namespaces.js';
 
 const client = require('prom-client');
 
@@ -44,7 +44,7 @@ const NATIVE = appFigures(NATIVE_APP);
 
 /** The figures of a channel's app: another protocol's channel (its name starts with '#') is its app's. */
 function figuresOfChannel(channel) {
-  return channel.charCodeAt(0) === 0x23 ? appFigures(channel.slice(1, channel.indexOf('.'))) : NATIVE;
+  return isProtocolChannel(channel) ? appFigures(protocolAppOf(channel)) : NATIVE;
 }
 
 /** A publish accepted on `channel`. */
