@@ -7,13 +7,12 @@
 //
 // From a worker:  [Op.APP_EVENTS, token, appId, events] -> allowed
 import { Op } from '../core/ipc.js';
-import { appTable } from '../pusher/apps.js';
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
  * @param {{take: (appId: string, events: number, limit: number) => Promise<boolean>}} [remote] the engine's shared count
  */
-export function attachAppRates(relay, remote) {
+export function attachAppRates(relay, remote, apps) {
   const windows = new Map(); // appId -> {second, used}
   const takeHere = (appId, events, limit) => {
     const second = Math.floor(Date.now() / 1000);
@@ -25,7 +24,7 @@ export function attachAppRates(relay, remote) {
   };
   relay.handle(Op.APP_EVENTS, (link, [, token, appId, events]) => {
     const answer = (allowed) => link.answer(token, allowed);
-    const limit = appTable.byId.get(appId)?.maxBackendEventsPerSecond ?? null;
+    const limit = apps.byId.get(appId)?.maxBackendEventsPerSecond ?? null;
     if (limit === null) return answer(true);
     if (remote === undefined) return answer(takeHere(appId, events, limit));
     remote.take(appId, events, limit).then(answer, () => answer(takeHere(appId, events, limit)));

@@ -79,8 +79,13 @@ COMMENT ON TABLE ${TABLE} IS 'gateway_apps schema ${SCHEMA_VERSION}: made by the
  * @returns {Promise<number>} the table's schema version: 0 when there is no table, 1 for one made before versions were kept
  */
 export async function schemaVersion(client) {
-  const { rows } = await client.query(`SELECT to_regclass($1) IS NOT NULL AS found, obj_description(to_regclass($1), 'pg_class') AS comment`, [TABLE]);
-  if (!rows[0].found) return 0;
+  // A plain read of the catalog, so it sees what committed before it began:
+  // under the advisory lock, another gateway's table and comment.
+  const { rows } = await client.query(
+    "SELECT obj_description(c.oid, 'pg_class') AS comment FROM pg_class c WHERE c.relname = $1 AND c.relkind = 'r' AND pg_table_is_visible(c.oid)",
+    [TABLE]
+  );
+  if (rows.length === 0) return 0;
   return Number(VERSIONED.exec(rows[0].comment ?? '')?.[1] ?? 1);
 }
 

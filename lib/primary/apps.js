@@ -1,12 +1,12 @@
 // The primary's Pusher apps: the flags' and config file's, and the apps
 // table's (./apps-database.js) beside them, merged into this process's one
-// table (lib/pusher/apps.js appTable), which the engine's namespaces and the
-// webhooks read. Every change goes to every worker as the apps changed and
+// table (`apps`, made by the wiring: lib/primary/index.js), which the
+// engine's namespaces and the webhooks read. Every change goes to every worker as the apps changed and
 // the ids removed (Op.APPS); a worker that comes up is sent them all. A row
 // of the table that cannot be served (a bad value, an id or key another
 // source holds) is refused alone, logged once with its reason.
 import { Op } from '../core/ipc.js';
-import { appTable, configApps, mergeApps, servesPusher } from '../pusher/apps.js';
+import { configApps, mergeApps, servesPusher } from '../pusher/apps.js';
 import { AppsDatabase, appOfRow, withoutPassword } from './apps-database.js';
 import { TABLE, waitedFor } from './apps-schema.js';
 import { attachCounts } from './counts.js';
@@ -17,12 +17,13 @@ import { attachAppRates } from './app-rates.js';
  * @param {object} options.config resolved
  * @param {import('./relay.js').PrimaryRelay} options.relay
  * @param {import('../engines/index.js').Engine} options.engine
+ * @param {import('../pusher/apps.js').Apps} options.apps this process's apps, kept current here
  * @param {import('pino').Logger} options.log
  * @returns {Promise<{configure: (config: object) => void, connections: Map<string, number>, close: () => Promise<void>}>}
  *   connections: each app's connections on this node
  * @throws {Error} the apps database cannot be reached or set up (naming it)
  */
-export async function startApps({ config, relay, engine, log }) {
+export async function startApps({ config, relay, engine, apps: appTable, log }) {
   let current = config;
   let rows = new Map(); // the database's rows by id
   let logged = new Map(); // source -> the refusal logged for it
@@ -86,7 +87,7 @@ export async function startApps({ config, relay, engine, log }) {
       capOf: (id) => appTable.byId.get(id)?.maxConnections ?? Infinity,
       remote: engine.appConnections
     });
-    attachAppRates(relay, engine.appRates);
+    attachAppRates(relay, engine.appRates, appTable);
   }
   return {
     connections,
@@ -99,7 +100,10 @@ export async function startApps({ config, relay, engine, log }) {
   };
 }
 
-/** What a worker starts with beside its configuration: the apps, and whether more may come. */
-export function workerApps(config) {
-  return { apps: appTable.list, appsLive: config.appsDatabase !== undefined };
+/**
+ * What a worker starts with beside its configuration: the apps, and whether more may come.
+ * @param {import('../pusher/apps.js').Apps} apps this process's
+ */
+export function workerApps(config, apps) {
+  return { apps: apps.list, appsLive: config.appsDatabase !== undefined };
 }

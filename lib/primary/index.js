@@ -31,7 +31,7 @@ import { NATIVE_APP } from '../core/namespaces.js';
 import { createAdmin } from '../admin/routes.js';
 import { attachAdminCalls } from './admin-calls.js';
 import { startApps } from './apps.js';
-import { servesPusher } from '../pusher/apps.js';
+import { Apps, servesPusher } from '../pusher/apps.js';
 import { readyFields } from './ready-line.js';
 import { ListenError } from '../core/errors.js';
 
@@ -50,7 +50,8 @@ export async function startPrimary(config) {
   } catch (err) {
     refuse(err);
   }
-  const engine = await createEngine(config, log, protocolNamespaces).catch(refuse);
+  const apps = new Apps(); // this process's: kept current by startApps, read by the engine's namespaces and the protocols
+  const engine = await createEngine(config, log, protocolNamespaces(apps)).catch(refuse);
   const metrics = createPrimaryMetrics({ liveWorkers: () => supervisor.live().length, engine });
   engine.instrument?.({
     published: (seconds, count) => {
@@ -72,16 +73,16 @@ export async function startPrimary(config) {
     // The primary's event loop is worth measuring while the workers hold sockets (they report then).
     onStats: () => metrics.loopDelay.set([...relay.figures.values()].some((w) => w.sockets > 0))
   });
-  const apps = await startApps({ config, relay, engine, log }).catch(refuse);
+  const appSources = await startApps({ config, relay, engine, apps, log }).catch(refuse);
 
   if (config.auth !== 'none') attachUsers(relay, config.maxConnsPerUser, engine); // jwt and hook: every connection has a user
   const calls = attachCalls(relay, engine.calls, config);
-  const protocols = attachProtocols({ config, engine, relay, calls, delivery, log });
+  const protocols = attachProtocols({ config, apps, engine, relay, calls, delivery, log });
   attachPresence(relay, engine);
   if (ipCapInPrimary(config)) attachIpCounts(relay, config.maxConnsPerIp);
   // Under reuseport the workers' own listeners refuse what the primary's would (a bad PROXY header).
   relay.handle(Op.REFUSED, (link, [, reason]) => metrics.refused.inc({ reason }));
-  const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc() });
+  const supervisor = new Supervisor({ config, relay, log, restarted: () => metrics.restarts.inc(), apps });
   // Who accepts: the primary, handing each connection to a worker (ip,
   // even), or each worker on its own listener (reuseport).
   const { address, port, close } = config.balance === 'reuseport' ? await sharePort(config, refuse) : await listenHere(config, { supervisor, metrics, log });
@@ -109,7 +110,7 @@ export async function startPrimary(config) {
               call: attachAdminCalls(relay),
               stats: view.latest,
               counted: (result) => metrics.adminLogins.inc({ result }),
-              appConnections: servesPusher(config) ? () => apps.connections : undefined,
+              appConnections: servesPusher(config) ? () => appSources.connections : undefined,
               maxPayload: config.maxPayload,
               log
             })
@@ -130,7 +131,7 @@ export async function startPrimary(config) {
     const next = await reloadConfig(supervisor.config, log);
     if (next === undefined) return;
     supervisor.config = next;
-    apps.configure(next);
+    appSources.configure(next);
     engine.configure(next);
     supervisor.rollingRestart();
   });
@@ -147,7 +148,7 @@ export async function startPrimary(config) {
     await supervisor.drain();
     // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
     await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
-    await Promise.all([webhooks?.close(), protocols.close(), apps.close()]);
+    await Promise.all([webhooks?.close(), protocols.close(), appSources.close()]);
     await delivery.close();
     metricsServer?.close();
     log.info('stopped');

@@ -22,9 +22,11 @@ export class Supervisor extends EventEmitter {
    * @param {import('./relay.js').PrimaryRelay} options.relay
    * @param {import('pino').Logger} options.log
    * @param {() => void} options.restarted counts a restart
+   * @param {import('../pusher/apps.js').Apps} options.apps this process's apps, which a worker starts with
    */
-  constructor({ config, relay, log, restarted }) {
+  constructor({ config, relay, log, restarted, apps }) {
     super();
+    this.apps = apps;
     this.config = config;
     this.relay = relay;
     this.log = log;
@@ -80,7 +82,7 @@ export class Supervisor extends EventEmitter {
       } else if (msg?.type === Message.READY) {
         this.ready(slot, worker);
       } else if (msg?.type === Message.START) {
-        worker.send({ type: Message.START, config: { ...workerConfig(this.config), ...workerApps(this.config) }, worker: slot.number });
+        worker.send({ type: Message.START, config: { ...workerConfig(this.config), ...workerApps(this.config, this.apps) }, worker: slot.number });
       }
     });
     worker.on('error', (err) => this.log.warn({ err: err.message, worker: slot.number }, 'worker IPC error'));

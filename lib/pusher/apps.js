@@ -235,9 +235,6 @@ export class Apps extends EventEmitter {
   }
 }
 
-/** This process's apps: the one table every part of it reads (lib/primary/apps.js and the workers keep it current). */
-export const appTable = new Apps();
-
 function sameApp(a, b) {
   return b !== undefined && JSON.stringify(a) === JSON.stringify(b);
 }

@@ -14,7 +14,6 @@
 // read these namespaces too.
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
-import { appTable } from './apps.js';
 
 export const MAX_NAME_LENGTH = 164;
 const NAME_CHARACTERS = '[A-Za-z0-9_\\-=@,.;]';
@@ -168,13 +167,13 @@ export function checkName(name) {
  * @param {object} config resolved
  * @returns {{get: (name: string) => object|undefined}}
  */
-export function appNamespaces(config) {
+export function appNamespaces(config, apps) {
   const made = new WeakMap(); // app -> Map(kind -> namespace)
   return {
     /** @param {string} name a namespace's: `#<app>.<kind>` */
     get(name) {
       const appId = protocolAppOf(name);
-      const app = appTable.byId.get(appId);
+      const app = apps.byId.get(appId);
       if (app === undefined) return undefined;
       let kinds = made.get(app);
       if (kinds === undefined) made.set(app, (kinds = kindNamespaces(app, config)));

@@ -6,7 +6,7 @@
 import { require } from '../runtime/require.js';
 import { Commands } from '../core/commands.js';
 import { Op } from '../core/ipc.js';
-import { appsOf, appTable, servesPusher } from './apps.js';
+import { appsOf, servesPusher } from './apps.js';
 import { checkInternal, pusherName } from './channels.js';
 import { PusherConnections } from './connection.js';
 import { clientEventRate } from './app-limits.js';
@@ -20,14 +20,13 @@ import { PusherSocket } from './transport.js';
 const { WebSocketServer } = require('ws');
 
 /**
- * @param {object} worker the worker's parts: config, relay, subscriptions, namespaces, presence, sessions, log
+ * @param {object} worker the worker's parts: config, apps (this process's, kept current here), relay, subscriptions, namespaces, presence, sessions, log
  * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/worker/ways-in.js) and the admin page's
  *   calls on the apps (lib/native/admin-calls.js), or none without an app
  */
-export function pusherWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log }) {
+export function pusherWaysIn({ config, apps, relay, subscriptions, namespaces, presence, sessions, log }) {
   if (!servesPusher(config)) return undefined;
   // The primary's apps at start, and each change after (lib/primary/apps.js).
-  const apps = appTable;
   apps.replace(config.apps ?? appsOf(config));
   relay.handle(Op.APPS, ([, upserts, removed, degraded]) => {
     if (removed === null) apps.replace(upserts);

@@ -13,7 +13,6 @@
 // subscription to Redis was re-established counts its channels again (the
 // counts told meanwhile never reached it).
 import { Call, Op } from '../core/ipc.js';
-import { appTable } from './apps.js';
 import { appIdOf, clientName, isInternal, isOwn, isPresence, kindOf, pusherName } from './channels.js';
 import { subscriptionCountFrame } from './frames.js';
 
@@ -37,14 +36,15 @@ export function hasCount(name) {
  * @param {import('../engines/index.js').Engine} options.engine its claimOnce, where it has one, sends each webhook once for the cluster
  * @param {(name: string, args: object) => Promise<any>} options.calls a Call on the whole cluster (lib/primary/calls.js)
  * @param {{add: (channel: string, event: object) => void}} [options.webhooks] the apps' webhooks (./webhooks.js)
+ * @param {import('./apps.js').Apps} options.apps this process's apps
  */
-export function followSubscriptionCounts({ relay, engine, calls, webhooks }) {
+export function followSubscriptionCounts({ relay, engine, calls, webhooks, apps }) {
   const channels = new Map(); // internal name -> {timer, sentAt}
   const send = async (channel) => {
     const state = channels.get(channel);
     state.timer = undefined;
     state.sentAt = Date.now();
-    const app = appTable.byId.get(appIdOf(channel));
+    const app = apps.byId.get(appIdOf(channel));
     if (app === undefined) return channels.delete(channel);
     const count = (await calls(Call.CHANNELS, { prefix: channel }))?.[channel] ?? 0;
     if (app.subscriptionCount) calls(Call.SUBSCRIPTION_COUNT, { channel, count }).catch(() => {}); // not waited for: the webhook need not
@@ -65,7 +65,7 @@ export function followSubscriptionCounts({ relay, engine, calls, webhooks }) {
   relay.handle(Op.SUBSCRIPTIONS_CHANGED, (link, [, channel]) => changed(channel));
   engine.onResubscribed?.((channel) => {
     if (!isInternal(channel) || isOwn(channel) || !hasCount(pusherName(channel))) return;
-    const app = appTable.byId.get(appIdOf(channel));
+    const app = apps.byId.get(appIdOf(channel));
     if (app !== undefined && countsSubscriptions(app)) changed(channel);
   });
   return { stop: () => channels.forEach(({ timer }) => clearTimeout(timer)) };

@@ -10,7 +10,6 @@
 // they hold, then stop.
 import { Op } from '../core/ipc.js';
 import { MemberGrace } from '../webhooks/members.js';
-import { appTable } from './apps.js';
 import { appIdOf, clientName, isInternal, isOwn } from './channels.js';
 
 const CLOSE_MS = 5000; // what the primary, exiting, waits for the events still queued
@@ -21,10 +20,11 @@ const CLOSE_MS = 5000; // what the primary, exiting, waits for the events still 
  * @param {import('../engines/index.js').Engine} options.engine
  * @param {import('../primary/relay.js').PrimaryRelay} options.relay
  * @param {import('../webhooks/delivery.js').WebhookDelivery} options.delivery
+ * @param {import('./apps.js').Apps} options.apps this process's apps
  * @param {import('pino').Logger} options.log
  * @returns {{add: Function, close: () => Promise<void>}}
  */
-export function startPusherWebhooks({ config, engine, relay, delivery, log }) {
+export function startPusherWebhooks({ config, engine, relay, delivery, apps, log }) {
   const hooks = new Map(); // appId -> AppWebhooks, or null: the app has no webhook
   const retired = new Set(); // a changed app's old targets, sending what they hold
   const hooksOf = (channel) => {
@@ -32,7 +32,7 @@ export function startPusherWebhooks({ config, engine, relay, delivery, log }) {
     const id = appIdOf(channel);
     let entry = hooks.get(id);
     if (entry === undefined) {
-      const app = appTable.byId.get(id);
+      const app = apps.byId.get(id);
       if (app === undefined) return undefined;
       entry = app.webhooks.length === 0 ? null : new AppWebhooks(app, { engine, graceMs: config.memberGrace, delivery, log });
       hooks.set(id, entry);
@@ -47,7 +47,7 @@ export function startPusherWebhooks({ config, engine, relay, delivery, log }) {
     retired.add(entry);
     entry.retire().then(() => retired.delete(entry));
   };
-  appTable.on('change', onChange);
+  apps.on('change', onChange);
   engine.onOccupancy((channel, occupied) => hooksOf(channel)?.add({ name: occupied ? 'channel_occupied' : 'channel_vacated', channel: clientName(channel) }));
   engine.onMember((channel, user, present) => hooksOf(channel)?.member(channel, user, present));
   relay.handle(Op.PROTOCOL_WEBHOOK, (link, [, channel, event]) => hooksOf(channel)?.add(event));
@@ -55,7 +55,7 @@ export function startPusherWebhooks({ config, engine, relay, delivery, log }) {
     /** An event of `channel`'s app, for the targets that asked for it (./subscription-count.js). */
     add: (channel, event) => hooksOf(channel)?.add(event),
     async close() {
-      appTable.off('change', onChange);
+      apps.off('change', onChange);
       const all = [...hooks.values(), ...retired].filter(Boolean);
       await Promise.race([Promise.all(all.map((entry) => entry.retire())), new Promise((resolve) => setTimeout(resolve, CLOSE_MS).unref())]);
     }

@@ -15,6 +15,7 @@ import { WorkerRelay } from './relay.js';
 import { WorkerPresence } from '../session/presence.js';
 import { Namespaces } from '../core/namespaces.js';
 import { protocolNamespaces } from '../wiring/ways-in.js';
+import { Apps } from '../pusher/apps.js';
 import { Connections } from '../native/connections.js';
 import { SseStreams } from '../native/sse.js';
 import { Admission, admissionOptions } from '../session/admission.js';
@@ -66,7 +67,8 @@ export function startWorker(config, worker) {
   coalescer.delay = config.writeDelay;
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
-  const namespaces = new Namespaces(config, protocolNamespaces); // the process's one: every rule reads a channel's namespace here
+  const apps = new Apps(); // this process's: the protocols keep it current from the primary's
+  const namespaces = new Namespaces(config, protocolNamespaces(apps)); // the process's one: every rule reads a channel's namespace here
   const presence = new WorkerPresence({ relay, subscriptions, namespaces, maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive({ interval: config.pingInterval, maxBuffered: config.maxBuffered });
   const gc = new PeriodicGc(config.gcInterval, worker - 1, config.workers);
@@ -95,7 +97,7 @@ export function startWorker(config, worker) {
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence }, log });
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
-  const protocols = protocolWaysIn({ config, relay, subscriptions, namespaces, presence, sessions, log });
+  const protocols = protocolWaysIn({ config, apps, relay, subscriptions, namespaces, presence, sessions, log });
   attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
   const routes = protocols.map((protocol) => protocol.route);
   const degraded = () => protocols.some((protocol) => protocol.degraded?.() === true);

@@ -26,7 +26,7 @@ describe('lint and layers', function () {
       ['lib/engines/redis/planted.js', "import { metrics } from '../../session/metrics.js';"],
       ['lib/session/planted.js', "import { WorkerRelay } from '../worker/relay.js';"],
       ['lib/transport/planted.js', "import { Connections } from '../native/connections.js';"],
-      ['lib/native/planted.js', "import { appTable } from '../pusher/apps.js';"],
+      ['lib/native/planted.js', "import { Apps } from '../pusher/apps.js';"],
       ['lib/pusher/planted.js', "import { Connections } from '../native/connections.js';"],
       ['lib/native/planted.js', "import { protocolWaysIn } from '../worker/ways-in.js';"],
       ['lib/engines/planted.js', "import { startPusherWebhooks } from '../pusher/webhooks.js';"],

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { resolveConfig } from '../../lib/config/options.js';
 import { readConfigFile } from '../../lib/config/file.js';
 import { Namespaces } from '../../lib/core/namespaces.js';
-import { appsOf, appTable } from '../../lib/pusher/apps.js';
+import { Apps, appsOf } from '../../lib/pusher/apps.js';
 import { protocolNamespaces } from '../../lib/wiring/ways-in.js';
 import { configFile } from '../helpers/api.js';
 
@@ -14,9 +14,9 @@ const APP = { appId: '1', key: 'k', secret: 'sixteen-chars-ok' };
 describe('Pusher apps in the configuration', () => {
   it('takes one app from the flags and several from pusherApps', () => {
     const config = resolveConfig({ pusherAppId: '1', pusherKey: 'k', pusherSecret: APP.secret, pusherApps: [{ appId: '2', key: 'k2', secret: APP.secret, clientEvents: true }] });
-    const ns = new Namespaces(config, protocolNamespaces);
-    appTable.replace(appsOf(config)); // the process's apps, which namespaces read as they are now
-    after(() => appTable.replace([]));
+    const apps = new Apps();
+    const ns = new Namespaces(config, protocolNamespaces(apps));
+    apps.replace(appsOf(config)); // the process's apps, which namespaces read as they are now
     expect(ns.lookup('#1.pres:presence-x')).to.include({ presence: true, clientPublish: false, latest: false });
     expect(ns.lookup('#2.priv:private-x')).to.include({ clientPublish: true });
     expect(ns.lookup('#2.pubc:cache-x')).to.include({ latest: true, historySize: 1 });
