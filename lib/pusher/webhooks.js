@@ -39,7 +39,10 @@ export function startPusherWebhooks({ config, engine, relay, delivery, apps, log
     }
     return entry ?? undefined;
   };
+  const warm = (app) => app?.webhooks.length > 0 && delivery.warm();
+  apps.list.forEach(warm);
   const onChange = (app, previous) => {
+    warm(app);
     const id = (app ?? previous).appId;
     const entry = hooks.get(id);
     hooks.delete(id);

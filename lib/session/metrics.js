@@ -26,6 +26,8 @@ const gauge = (name, help, labelNames = [], collect = undefined) => new client.G
 // prom-client when it collects: a metric updated per connection would build
 // its label key string and look it up on every open and every close.
 const transports = [];
+// Who counts the bytes written, on the hot path in plain numbers: each reports them at collection (addBytesSource).
+const byteSources = [];
 
 export { NATIVE_APP };
 // What no app can be told of: a Pusher connection refused before it had one (an unknown key).
@@ -105,7 +107,10 @@ export const metrics = {
     eachApp('delivered', (app, n) => this.inc({ app }, n));
   }),
   presenceDiffsSent: counter('gateway_join_leave_sent_total', 'presence_diff frames (SSE events) written to subscribers'),
-  bytesSent: counter('gateway_bytes_sent_total', 'Bytes written to clients (frames, events, pings), by encoding (json: JSON WebSockets and SSE; msgpack) and app', ['encoding', 'app']),
+  bytesSent: counter('gateway_bytes_sent_total', 'Bytes written to clients (frames, events, pings), by encoding (json: JSON WebSockets and SSE; msgpack) and app', ['encoding', 'app'], function () {
+    this.reset();
+    for (const report of byteSources) report(this);
+  }),
   deltas: counter('gateway_deltas_total', 'Messages to delta subscribers, by result (sent: as a delta; full: whole, being first, after a gap, or no smaller as a delta)', ['result']),
   dropped: counter('gateway_messages_dropped_total', 'Messages or clients dropped, by reason', ['reason']),
   authFailures: counter('gateway_auth_failures_total', 'Refused tokens and frames, by reason (missing, invalid, expired, forbidden)', ['reason']),
@@ -225,3 +230,12 @@ class TransportFigures {
  * @property {number} delivered
  * @property {number} bytes written to its connections, of a protocol with apps
  */
+
+/**
+ * Counts of bytes written, kept by their owner (../transport/transport.js)
+ * and reported into gateway_bytes_sent_total when the metrics are collected.
+ * @param {(counter: import('prom-client').Counter) => void} report
+ */
+export function addBytesSource(report) {
+  byteSources.push(report);
+}

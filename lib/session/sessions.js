@@ -52,8 +52,6 @@ export class Sessions {
     this.subscriptions = subscriptions;
     this.relay = relay;
     this.presence = presence;
-    relay.onRouted = (request, answer) => this.routed(request, answer);
-    relay.onRefused = (request, err) => this.refused(request, err);
     this.users = admission.users;
     // One wheel for every transport, where identities end: before an
     // identity, a connection's deadline is its credential's
@@ -153,7 +151,7 @@ export class Sessions {
     // A join under a cap of members always asks: the member is admitted where the entries live.
     if (request.presence !== undefined || !this.subscriptions.upToDate(channel, since, request.latest)) {
       (conn[kSession].joining ??= new Map()).set(channel, request);
-      return this.relay.subscribe(request);
+      return this.relay.subscribe(request, this);
     }
     this.live(request);
     if (since !== undefined) metrics.recoveries.inc({ result: Recovery.RECOVERED });

@@ -18,7 +18,7 @@
 //   terminates it); the others are pinged only to keep proxies from timing
 //   the connection out, and a dead peer fails at the write.
 import { CloseCode } from '../core/errors.js';
-import { metrics, reportBytes } from '../session/metrics.js';
+import { addBytesSource, metrics, reportBytes } from '../session/metrics.js';
 import { coalescer } from './coalesce.js';
 import { kCarries, kSession, kTransport } from '../core/symbols.js';
 
@@ -62,10 +62,9 @@ export const TRANSPORTS = [];
 // by encoding when the metrics are collected.
 const bytesSent = [];
 
-metrics.bytesSent.collect = function () {
-  this.reset();
-  for (const t of TRANSPORTS) reportBytes(this, t, bytesSent[t.index]);
-};
+addBytesSource((counter) => {
+  for (const t of TRANSPORTS) reportBytes(counter, t, bytesSent[t.index]);
+});
 
 /**
  * Registers a transport and hangs it on the prototype of its connections.

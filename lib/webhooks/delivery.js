@@ -43,6 +43,14 @@ export class WebhookDelivery {
     if (this.defined.has(key)) this.thread().postMessage(['event', key, event]);
   }
 
+  /**
+   * Starts the thread now, when targets are known to exist, so that the
+   * first event does not wait for it to start.
+   */
+  warm() {
+    this.thread();
+  }
+
   /** Takes no more events for `key`; resolves once what its targets hold is sent (or given up). */
   retire(key) {
     if (!this.defined.delete(key) || this.worker === undefined) return Promise.resolve();

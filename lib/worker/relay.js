@@ -30,8 +30,6 @@ export class WorkerRelay {
     this.link = new IpcLink(process);
     this.subscriptions = subscriptions;
     this.fanOut = new FanOut({ subscriptions, maxBuffered });
-    this.onRouted = undefined; // (request, answer) => void: the sessions' (../session/sessions.js)
-    this.onRefused = undefined; // (request, err) => void: a subscribe under a cap of members refused, likewise
     this.primaryBusy = false;
     this.engineUp = true;
     this.handlers = new Map(); // op name -> handler(op), for operations owned by other modules
@@ -102,22 +100,25 @@ export class WorkerRelay {
 
   /**
    * Asks the primary to route `channel` here and to say where it stands
-   * (with `since`: what was missed); onRouted(request, answer) gets the
-   * reply in its turn, in order with the channel's messages.
-   * @param {{channel: string, since?: {seq: number, epoch: string}}} request ../session/sessions.js's JoinRequest
+   * (with `since`: what was missed); `to.routed(request, answer)` gets the
+   * reply in its turn, in order with the channel's messages, and
+   * `to.refused(request, err)` a refusal (only a join under a cap of members
+   * can be refused).
+   * @param {import('../core/seams.js').JoinRequest} request
+   * @param {{routed: Function, refused: Function}} to who asked (../session/sessions.js)
    */
-  subscribe(request) {
+  subscribe(request, to) {
     const { channel, since, presence } = request;
     if (presence !== undefined) {
       // Admitted under the cap, the members read and the channel routed: one question (../primary/presence.js).
       const { client, user, fields, maxUsers } = presence;
       return this.link.expect([Op.PRESENCE_SUBSCRIBE, 0, channel, client, user, fields, maxUsers], {
-        resolve: (reply) => (reply === null ? undefined : this.routed(request, reply)),
-        reject: (err) => this.onRefused(request, err)
+        resolve: (reply) => (reply === null ? undefined : this.routed(request, reply, to)),
+        reject: (err) => to.refused(request, err)
       });
     }
     this.link.expect(since === undefined ? [Op.SUB, 0, channel] : [Op.SUB, 0, channel, since.seq, since.epoch], {
-      resolve: (reply) => this.routed(request, reply),
+      resolve: (reply) => this.routed(request, reply, to),
       reject: (err) => {
         throw err; // the primary answers every subscribe: a failure here is a defect
       }
@@ -173,13 +174,13 @@ export class WorkerRelay {
   }
 
   /** The primary's reply to a subscribe. */
-  routed(request, { epoch, seq, result, replay, clients }) {
+  routed(request, { epoch, seq, result, replay, clients }, to) {
     const { local } = request;
     // A record dropped (and perhaps made anew) since the request is stale:
     // the primary may stop routing to it any moment.
     const current = this.subscriptions.local(request.channel) === local;
     if (current) local.route(epoch, seq);
-    this.onRouted(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined, clients });
+    to.routed(request, { current, epoch, seq, result: result ?? undefined, replay: replay ?? undefined, clients });
   }
 }
 
