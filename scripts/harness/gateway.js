@@ -74,7 +74,11 @@ export class Gateway {
 
   /** Resolves with the first log line (past or future) matching predicate. */
   waitForLog(predicate, timeout = 10000) {
-    const exit = this.exited.then(({ code, signal }) => `gateway exited (${code ?? signal}); stderr: ${this.stderr.slice(-2000)}`);
+    // A start that failed says why in its log (a taken port: "… (EADDRINUSE)", which startGateway tries again with another).
+    const exit = this.exited.then(({ code, signal }) => {
+      const fatal = this.logs.filter((l) => l.level >= 60).map((l) => `${l.msg}: ${l.err ?? ''}`);
+      return `gateway exited (${code ?? signal}); ${fatal.length > 0 ? `log: ${fatal.join('; ')}; ` : ''}stderr: ${this.stderr.slice(-2000)}`;
+    });
     return this.lines.wait(predicate, timeout, exit);
   }
 
