@@ -110,7 +110,7 @@ function showChannel({ presence, history }) {
   const none = watching.channel === '';
   const members = none || problem($('#presence-error'), presence) ? [] : Object.entries(presence.result.clients);
   if (none) problem($('#presence-error'), undefined);
-  fill($('#presence tbody'), members.map(([client, { user, info }]) => [client, user, info === undefined ? '' : JSON.stringify(info)]));
+  fill($('#presence tbody'), members.map(([client, { user, info }]) => [client, user, info == null ? '' : JSON.stringify(info)]));
   const messages = none || problem($('#history-error'), history) ? [] : history.result.messages;
   if (none) problem($('#history-error'), undefined);
   fill($('#history tbody'), messages.map(({ seq, data }) => [seq, JSON.stringify(data)]));

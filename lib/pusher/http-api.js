@@ -15,6 +15,7 @@ import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresenc
 import { eventData, PusherCode } from './frames.js';
 import { md5, sameText, signatureMatches } from './signatures.js';
 import { maxEventBytes, takeBackendEvents } from './app-limits.js';
+import { membersOf } from './presence-data.js';
 
 const MAX_TIMESTAMP_SKEW_S = 600;
 const MAX_EVENT_NAME = 200;
@@ -224,9 +225,7 @@ async function userCount(context, internal) {
 /** A presence channel's members: user id -> info, one per user. */
 export async function members(context, internal) {
   const { clients } = await runMethod('presence', { channel: internal }, context);
-  const out = Object.create(null);
-  for (const entry of Object.values(clients)) if (typeof entry.user === 'string') out[entry.user] = entry.info;
-  return out;
+  return membersOf(clients);
 }
 
 function infoOf(query, known) {
