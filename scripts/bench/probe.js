@@ -4,6 +4,7 @@
 // busy elsewhere (a mass close), beside the worker's own event-loop delay.
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { quantile } from '../../lib/loadgen/quantile.js';
 
 const PROBE_EVERY_MS = 10;
 
@@ -42,8 +43,7 @@ export class Probe {
     this.running = false;
     await this.done;
     this.agent.destroy();
-    const sorted = [...this.waits].sort((a, b) => a - b);
-    const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-    return { maxMs: Math.round(at(1) * 10) / 10, p99Ms: Math.round(at(0.99) * 10) / 10, answers: sorted.length };
+    const ms = (q) => Math.round(quantile(this.waits, q) * 10) / 10;
+    return { maxMs: ms(1), p99Ms: ms(0.99), answers: this.waits.length };
   }
 }
