@@ -20,9 +20,24 @@ const NO_CHANNELS = Object.freeze([]);
  * @property {{subscribe: object, publish: object}} permissions compiled (./permissions.js)
  * @property {string[]} channels server-side subscriptions made once admitted
  * @property {object|undefined} info
- * @property {string} shown the JSON members presence shows for it
- *   (`,"user":…,"info":…`: lib/engines/join-leave.js)
+ * @property {Member} member what presence shows for it
  */
+
+/**
+ * A presence entry's value, from the engine to every way in, which encodes
+ * it in its own protocol: the user and info, each left out when there is
+ * none (an anonymous connection's member is {}).
+ * @typedef {{user?: string, info?: *}} Member
+ */
+
+/** The member of a connection with no user and no info. */
+export const NO_MEMBER = Object.freeze({});
+
+/** @returns {Member} */
+export function memberOf(user, info) {
+  if (user === null) return info === undefined ? NO_MEMBER : { info };
+  return info === undefined ? { user } : { user, info };
+}
 
 /**
  * @param {*} user the claimed user id
@@ -44,7 +59,7 @@ export function identityFrom(user, exp, claims, userClaim) {
   }
   const problem = infoProblem(claims.info);
   if (problem !== undefined) return problem;
-  return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions, channels, info: claims.info, shown: shownFields(user, claims.info) };
+  return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions, channels, info: claims.info, member: memberOf(user, claims.info) };
 }
 
 // Who a connection of any transport is: its id (the session's `id`) and,
@@ -60,7 +75,7 @@ export const ANONYMOUS = Object.freeze({
   permissions: compilePermissions(['*'], ['*']),
   channels: NO_CHANNELS,
   info: undefined,
-  shown: ''
+  member: NO_MEMBER
 });
 
 /** A credential is being checked for a connection that has no identity yet. */
@@ -100,11 +115,9 @@ export function userOf(conn) {
  * `publish`, to publish on), as a signature proved it may (Pusher's
  * private and presence channels). The grant is made on the connection's
  * own copy of its identity: an identity shared by many connections (an
- * app's) is copied at the first grant. A presence `member` becomes the user
- * and info presence shows for it.
- * @param {{user: string, info: *}} [member]
+ * app's) is copied at the first grant.
  */
-export function grantChannel(conn, channel, publish, member) {
+export function grantChannel(conn, channel, publish) {
   const session = conn[kSession];
   let identity = session.identity;
   if (!identity.own) {
@@ -121,11 +134,6 @@ export function grantChannel(conn, channel, publish, member) {
   }
   identity.permissions.subscribe.exact.add(channel);
   if (publish) identity.permissions.publish.exact.add(channel);
-  if (member !== undefined) {
-    identity.user = member.user;
-    identity.info = member.info;
-    identity.shown = shownFields(member.user, member.info);
-  }
 }
 
 /** Takes back what grantChannel() granted on `channel`; an identity never granted one keeps what it has. */
@@ -134,8 +142,4 @@ export function revokeChannel(conn, channel) {
   if (!identity?.own) return;
   identity.permissions.subscribe.exact.delete(channel);
   identity.permissions.publish.exact.delete(channel);
-}
-
-function shownFields(user, info) {
-  return `,"user":${JSON.stringify(user)}${info === undefined ? '' : `,"info":${JSON.stringify(info)}`}`;
 }

@@ -56,9 +56,9 @@ export const Op = Object.freeze({
   REFUSED: 'refused', // [reason]: a connection a worker's own listener closed before any HTTP (reuseport)
   HISTORY: 'hist', // [token, channel, query] -> HistoryAnswer: the server API's history read
   CALL: 'call', // [token, name, args] -> a Call's value on the whole cluster (lib/primary/calls.js)
-  PRESENCE_JOIN: 'pjoin', // [channel, client, user, fields]: a client entered a presence or joinLeave channel (lib/session/presence.js)
+  PRESENCE_JOIN: 'pjoin', // [channel, client, member]: a client entered a presence or joinLeave channel (lib/session/presence.js)
   PRESENCE_LEAVE: 'pleave', // [channel, client]
-  PRESENCE_SUBSCRIBE: 'psub', // [token, channel, client, user, fields, maxUsers] -> SubscribeReply and `clients` (the members, as presence's list): a join under a cap of members, or too_many
+  PRESENCE_SUBSCRIBE: 'psub', // [token, channel, client, member, maxUsers] -> SubscribeReply and `clients` (the members, as presence's list): a join under a cap of members, or too_many
   PRESENCE: 'pres', // [token, channel, stats] -> a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // [channel, event]: an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
   APP_ADD: 'aadd', // [token (0: no reply), appId] -> within the app's maxConnections (lib/primary/counts.js)
@@ -75,7 +75,7 @@ export const Op = Object.freeze({
   EPOCH: 'epoch', // [channel, epoch]: the channel's sequence started over (Redis lost it): the next MSG counts from 1
   SUBSCRIPTION_COUNT: 'subcount', // [channel, count]: a Pusher channel's count, for its subscribers here
   RUN: 'run', // [token, name, args] -> this worker's part of a Call
-  PRESENCE_DIFF: 'pdiff', // [channel, frame]: a presence_diff frame for the channel's subscribers
+  PRESENCE_DIFF: 'pdiff', // [channel, joins, leaves]: who came and went ({client: member}), for the channel's subscribers
   ADMIN: 'admin', // [token, method, params] -> a server API method's answer, for the admin page (lib/primary/admin-calls.js)
   APPS: 'apps' // [apps changed, ids removed (null: the apps are all these), degraded]: Pusher apps changed (lib/primary/apps.js)
 });

@@ -94,7 +94,7 @@ export const METHODS = {
     async run(params, context) {
       const channel = presenceChannel(params.channel, context);
       const { clients } = await context.presence.read(channel, false);
-      return { channel, clients: JSON.parse(clients) };
+      return { channel, clients };
     }
   },
   presence_stats: {

@@ -137,23 +137,23 @@
  * workers say who entered and left (lib/session/presence.js, through
  * lib/primary/presence.js), the presence keeps the entries (memory:
  * ./presence-memory.js; redis: ./redis/presence.js) and sends the channel's
- * routes [Op.PRESENCE_DIFF, channel, frame] in `joinLeave` namespaces, at
+ * routes [Op.PRESENCE_DIFF, channel, joins, leaves] in `joinLeave` namespaces, at
  * most one per channel per --join-leave-interval, folding who came and went
  * (./join-leave.js); a list() asked marks the channel's diff exact, so a
- * read plus the diffs after it is the truth. An entry is `fields`
- * (./join-leave.js). Exact across workers; the engine's detach(route) takes
+ * read plus the diffs after it is the truth. An entry is a client's member
+ * ({user, info}: lib/core/identity.js), a value each way in encodes. Exact across workers; the engine's detach(route) takes
  * the route's clients out, in the next diff; under Redis a node's entries
  * expire --presence-ttl after its last refresh, and an expired entry is never
  * answered.
  * @typedef {object} Presence
- * @property {(channel: string, route: Route, client: string, user: string|null, fields: string) => void} join
+ * @property {(channel: string, route: Route, client: string, member: Member) => void} join
  *   a client of `route` entered the channel (its subscription is live); a second join of the same client is ignored
- * @property {(channel: string, route: Route, client: string, user: string|null, fields: string, maxUsers: number, answer: (added: boolean) => void) => void} admit
+ * @property {(channel: string, route: Route, client: string, member: Member, maxUsers: number, answer: (added: boolean) => void) => void} admit
  *   join() under a cap, checked and added in one step for the whole cluster: added unless the channel
  *   has `maxUsers` users and the client's user is not one of them
  * @property {(channel: string, client: string) => void} leave it unsubscribed or closed
- * @property {(channel: string, answer: (answer: {clients: string} | import('../core/errors.js').GatewayError) => void) => void} list
- *   `clients`: the JSON text of {client: {user, info}}; past --presence-max-clients, error too_many
+ * @property {(channel: string, answer: (answer: {clients: Object<string, Member>} | import('../core/errors.js').GatewayError) => void) => void} list
+ *   `clients`: {client: member}; past --presence-max-clients, error too_many
  * @property {(channel: string, answer: (answer: {clients: number, users: number, digest: number} | import('../core/errors.js').GatewayError) => void) => void} stats
  *   `users`: distinct users among the clients (anonymous clients, under --auth none, are not users);
  *   `digest`: the XOR of the clients' hashes (lib/protocol/presence-hash.js)
@@ -164,6 +164,7 @@
  * @property {PresenceTable} table the entries this process holds (./presence-table.js): figures
  *
  * @typedef {import('./presence-table.js').PresenceTable} PresenceTable
+ * @typedef {import('../core/identity.js').Member} Member
  *
  * @callback MemberListener the per-user view (Pusher's member_added and
  *   member_removed; the webhooks): called in the primary, once for the whole
@@ -179,7 +180,7 @@
  * @param {boolean} present
  * @param {string} [client] the client whose entry or departure made the
  *   change (none for a crashed node's expired entries)
- * @param {string} [fields] an arrival's entry (./join-leave.js): the user's info
+ * @param {Member} [member] an arrival's entry: the user's info
  */
 
 /**

@@ -1,23 +1,12 @@
-// What the engines share of presence: the shape of an entry, the too_many
-// answer, and the diffs that tell a channel's subscribers who came and went:
-// at most one presence_diff frame per channel per --join-leave-interval, so a
-// reconnect storm in a big room costs each subscriber a frame per interval,
-// not one per client, and nothing is dropped.
-//
-// A client's entry travels and is stored as `fields`: its JSON members after
-// the client id, with a leading comma (`,"user":"42","info":{…}`, or '' under
-// --auth none with no info), built once per connection by the worker
-// (lib/session/presence.js). Both a presence answer's entry and a diff's entry
-// are that text with braces around it: nothing is parsed again.
+// What the engines share of presence: the too_many answer, and the diffs
+// that tell a channel's subscribers who came and went: at most one diff per
+// channel per --join-leave-interval, so a reconnect storm in a big room costs
+// each subscriber a frame per interval, not one per client, and nothing is
+// dropped. A client's entry is its member ({user, info}: lib/core/identity.js),
+// a value every worker encodes for its own subscribers (lib/session/presence.js).
 import { Op } from '../core/ipc.js';
 import { ErrorCode, GatewayError } from '../core/errors.js';
-import { presenceDiffFrame } from '../protocol/frames.js';
 import { pushAll } from './routes.js';
-
-/** A presence answer's value for one client: `{"user":…,"info":…}`. */
-export function entryJson(fields) {
-  return fields === '' ? '{}' : `{${fields.slice(1)}}`;
-}
 
 /** The error of a presence answer past --presence-max-clients. */
 export function tooMany(max) {
@@ -36,33 +25,34 @@ export function tooMany(max) {
  */
 class Fold {
   constructor() {
-    this.joins = new Map(); // client -> fields
-    this.leaves = new Map(); // client -> fields
+    this.joins = new Map(); // client -> member
+    this.leaves = new Map(); // client -> member
     this.exact = false;
   }
 
-  join(client, fields) {
+  join(client, member) {
     if (this.leaves.delete(client) && !this.exact) return;
-    this.joins.set(client, fields);
+    this.joins.set(client, member);
   }
 
-  leave(client, fields) {
+  leave(client, member) {
     if (this.joins.delete(client) && !this.exact) return;
-    this.leaves.set(client, fields);
+    this.leaves.set(client, member);
   }
 
   get empty() {
     return this.joins.size === 0 && this.leaves.size === 0;
   }
 
-  frame(channel) {
-    return presenceDiffFrame(channel, entriesJson(this.joins), entriesJson(this.leaves));
+  /** @returns {Array} the channel's routes' operation */
+  diff(channel) {
+    return [Op.PRESENCE_DIFF, channel, Object.fromEntries(this.joins), Object.fromEntries(this.leaves)];
   }
 }
 
 /**
  * Folds a process's joins and leaves per channel and sends each channel's
- * routes [Op.PRESENCE_DIFF, channel, frame] at most once per interval: the
+ * routes [Op.PRESENCE_DIFF, channel, joins, leaves] at most once per interval: the
  * first change after a quiet spell starts the interval, its end sends every
  * channel that changed.
  */
@@ -79,12 +69,12 @@ export class DiffSender {
     this.flush = this.flush.bind(this);
   }
 
-  join(channel, client, fields) {
-    this.fold(channel).join(client, fields);
+  join(channel, client, member) {
+    this.fold(channel).join(client, member);
   }
 
-  leave(channel, client, fields) {
-    this.fold(channel).leave(client, fields);
+  leave(channel, client, member) {
+    this.fold(channel).leave(client, member);
   }
 
   /**
@@ -116,7 +106,7 @@ export class DiffSender {
     for (const [channel, fold] of folds) {
       if (fold.empty) continue;
       const state = this.routesOf(channel);
-      if (state?.routes !== undefined) pushAll(state, [Op.PRESENCE_DIFF, channel, fold.frame(channel)]);
+      if (state?.routes !== undefined) pushAll(state, fold.diff(channel));
     }
   }
 
@@ -125,9 +115,3 @@ export class DiffSender {
   }
 }
 
-/** `{"<client>":{…},…}` of a fold's map. */
-function entriesJson(entries) {
-  let json = '{';
-  for (const [client, fields] of entries) json += `${json.length > 1 ? ',' : ''}"${client}":${entryJson(fields)}`;
-  return `${json}}`;
-}

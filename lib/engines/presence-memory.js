@@ -3,7 +3,7 @@
 // join or leave arrives. A dead worker's clients leave at once (detach),
 // in the next diff and with member departures like any other leave.
 import { PresenceTable } from './presence-table.js';
-import { DiffSender, entryJson, tooMany } from './join-leave.js';
+import { DiffSender, tooMany } from './join-leave.js';
 
 export class MemoryPresence {
   /**
@@ -21,18 +21,18 @@ export class MemoryPresence {
     this.members = []; // onMember listeners
   }
 
-  join(channel, route, client, user, fields) {
-    const added = this.table.add(channel, client, route, user, fields);
+  join(channel, route, client, member) {
+    const added = this.table.add(channel, client, route, member);
     if (added === 0) return;
-    if (added === 2) this.member(channel, user, true, client, fields);
-    if (this.namespaceOf(channel).joinLeave) this.diffs.join(channel, client, fields);
+    if (added === 2) this.member(channel, member.user, true, client, member);
+    if (this.namespaceOf(channel).joinLeave) this.diffs.join(channel, client, member);
   }
 
   /** join() if the channel has fewer than `maxUsers` users or already has this one; `answer(added)`. */
-  admit(channel, route, client, user, fields, maxUsers, answer) {
+  admit(channel, route, client, member, maxUsers, answer) {
     const room = this.table.room(channel);
-    const full = room !== undefined && !room.clients.has(client) && !room.users.has(user) && room.users.size >= maxUsers;
-    if (!full) this.join(channel, route, client, user, fields);
+    const full = room !== undefined && !room.clients.has(client) && !room.users.has(member.user) && room.users.size >= maxUsers;
+    if (!full) this.join(channel, route, client, member);
     answer(!full);
   }
 
@@ -40,7 +40,7 @@ export class MemoryPresence {
     const left = this.table.remove(channel, client);
     if (left === undefined) return;
     if (left.departed) this.member(channel, left.entry.user, false, client);
-    if (this.namespaceOf(channel).joinLeave) this.diffs.leave(channel, client, left.entry.fields);
+    if (this.namespaceOf(channel).joinLeave) this.diffs.leave(channel, client, left.entry.member);
   }
 
   /** A worker died: its clients leave every channel. */
@@ -52,9 +52,7 @@ export class MemoryPresence {
     const room = this.table.room(channel);
     if (room !== undefined && room.clients.size > this.maxClients) return answer(tooMany(this.maxClients));
     if (this.namespaceOf(channel).joinLeave) this.diffs.reading(channel);
-    let json = '{';
-    for (const [client, entry] of room?.clients ?? []) json += `${json.length > 1 ? ',' : ''}"${client}":${entryJson(entry.fields)}`;
-    answer({ clients: `${json}}` });
+    answer({ clients: this.table.members(channel) });
   }
 
   stats(channel, answer) {
@@ -73,7 +71,7 @@ export class MemoryPresence {
     this.members.push(listener);
   }
 
-  member(channel, user, present, client, fields) {
-    for (const listener of this.members) listener(channel, user, present, client, fields);
+  member(channel, user, present, client, member) {
+    for (const listener of this.members) listener(channel, user, present, client, member);
   }
 }

@@ -7,10 +7,11 @@
 import { clientHash } from '../protocol/presence-hash.js';
 
 class Entry {
-  constructor(route, user, fields) {
+  /** @param {import('../core/identity.js').Member} member */
+  constructor(route, member) {
     this.route = route; // the worker's route: its clients leave when it dies
-    this.user = user; // null under --auth none
-    this.fields = fields; // ./join-leave.js
+    this.user = member.user ?? null; // null under --auth none
+    this.member = member;
   }
 }
 
@@ -41,11 +42,13 @@ export class PresenceTable {
   /**
    * @returns {0|1|2} 0: the client was there already; 1: added; 2: added, the user's first client in the channel
    */
-  add(channel, client, route, user, fields) {
+  add(channel, client, route, member) {
     let room = this.rooms.get(channel);
     if (room === undefined) this.rooms.set(channel, (room = new Room()));
     if (room.clients.has(client)) return 0;
-    room.clients.set(client, new Entry(route, user, fields));
+    const entry = new Entry(route, member);
+    const { user } = entry;
+    room.clients.set(client, entry);
     room.digest = (room.digest ^ clientHash(client)) >>> 0;
     this.size++;
     if (user === null) return 1;
@@ -82,6 +85,13 @@ export class PresenceTable {
       for (const [client, entry] of room.clients) if (entry.route === route) out.push([channel, client]);
     }
     return out;
+  }
+
+  /** @returns {Object<string, import('../core/identity.js').Member>} the channel's entries as a presence answer lists them */
+  members(channel) {
+    const members = {};
+    for (const [client, entry] of this.rooms.get(channel)?.clients ?? []) members[client] = entry.member;
+    return members;
   }
 
   /**

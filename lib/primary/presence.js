@@ -19,10 +19,10 @@ import { replyResult } from './relay.js';
  */
 export function attachPresence(relay, engine) {
   const { presence } = engine;
-  relay.handle(Op.PRESENCE_JOIN, (link, [, channel, client, user, fields]) => presence.join(channel, link.batch, client, user, fields));
+  relay.handle(Op.PRESENCE_JOIN, (link, [, channel, client, member]) => presence.join(channel, link.batch, client, member));
   relay.handle(Op.PRESENCE_LEAVE, (link, [, channel, client]) => presence.leave(channel, client));
-  relay.handle(Op.PRESENCE_SUBSCRIBE, (link, [, token, channel, client, user, fields, maxUsers]) =>
-    presence.admit(channel, link.batch, client, user, fields, maxUsers, (added) => {
+  relay.handle(Op.PRESENCE_SUBSCRIBE, (link, [, token, channel, client, member, maxUsers]) =>
+    presence.admit(channel, link.batch, client, member, maxUsers, (added) => {
       if (!added) return link.fail(token, new GatewayError(ErrorCode.TOO_MANY, `the channel has its ${maxUsers} members`));
       presence.list(channel, (members) => {
         if (members instanceof GatewayError) {

@@ -48,19 +48,18 @@ export function authAckFrame(id, user, expiresAt) {
   return JSON.stringify({ type: 'ack', id, user, expiresAt });
 }
 
-/** A presence answer; `clientsJson` the JSON text of {client: {user, info}}. */
-export function presenceFrame(id, channel, clientsJson) {
-  return `{"type":"presence"${id === undefined ? '' : `,"id":${JSON.stringify(id)}`},"channel":"${channel}","clients":${clientsJson}}`;
+/** A presence answer; `clients` {client: {user, info}} (lib/core/identity.js's Member). */
+export function presenceFrame(id, channel, clients) {
+  return JSON.stringify({ type: 'presence', id, channel, clients });
 }
 
 /**
  * Who came and went in a channel since its last diff (Phoenix's shape):
- * `joinsJson` and `leavesJson` the JSON text of {client: {user, info}}; a
- * client is in one of them at most. A member list is a presence read with
- * every later diff applied.
+ * `joins` and `leaves` {client: {user, info}}; a client is in one of them at
+ * most. A member list is a presence read with every later diff applied.
  */
-export function presenceDiffFrame(channel, joinsJson, leavesJson) {
-  return `{"type":"presence_diff","channel":"${channel}","joins":${joinsJson},"leaves":${leavesJson}}`;
+export function presenceDiffFrame(channel, joins, leaves) {
+  return JSON.stringify({ type: 'presence_diff', channel, joins, leaves });
 }
 
 /**

@@ -3,7 +3,6 @@
 // other subscriber of the channel. Not answered (Pusher acknowledges no
 // client event); any refusal is pusher:error 4301, as Pusher answers.
 import { ErrorCode, GatewayError } from '../core/errors.js';
-import { identityOf } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
 import { metrics } from '../session/metrics.js';
 import { checkName, internalName, isPresence, kindOf } from './channels.js';
@@ -21,7 +20,7 @@ export function clientEvent(edge, ws, { event, channel: name, data }) {
     if (text === undefined || Buffer.byteLength(text) > max) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${max} bytes`);
     const internal = internalName(app.appId, name);
     if (!edge.subscriptions.holds(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
-    const userId = isPresence(kindOf(name)) ? (identityOf(ws).user ?? undefined) : undefined;
+    const userId = isPresence(kindOf(name)) ? ws[kSession].presenceUsers.get(internal) : undefined;
     // A refusal after the checks is told as one before them.
     edge.commands.publish(ws, internal, eventData(event, data, userId), undefined, socketId).catch((err) => refused(ws, err));
     webhookEvent(edge.relay, ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: socketId, user_id: userId });

@@ -9,13 +9,13 @@
 // A connection's identity (lib/core/identity.js) starts as its app's
 // (./identities.js). A valid channel signature adds that channel to its
 // grants (and the right to send client events there); a presence
-// subscription makes its channel_data's user the one presence shows.
+// subscription's member is its channel_data's user (./subscribe.js).
 // Handlers are created once per worker and read the connection from `this`.
 import { randomInt } from 'node:crypto';
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { Keepalive } from '../session/keepalive.js';
+import { identify } from '../core/identity.js';
 import { socketListeners } from '../transport/ws-handlers.js';
-import { identify, identityOf } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
 import { transportMetrics, metrics } from '../session/metrics.js';
 import { clientName, isOwn } from './channels.js';
@@ -145,10 +145,7 @@ export class PusherConnections {
   }
 
   closed(ws, code) {
-    // A presence user is Pusher's, not one of the gateway's users: the
-    // session forgets the connection as it would an anonymous one.
     const { app } = ws[kSession];
-    if (identityOf(ws)?.user != null) identify(ws, this.identities.of(app));
     if (app !== null && countsSubscriptions(app)) {
       for (const internal of this.subscriptions.channelsOf(ws)) if (!isOwn(internal)) countChanged(this.relay, ws, internal, clientName(internal));
     }

@@ -2,6 +2,7 @@
 // shape): its app's, with no user, the app's public and cache channels open
 // to it and nothing to publish. Made once per app, dropped when the app
 // changes or goes.
+import { NO_MEMBER } from '../core/identity.js';
 import { publicPrefixes } from './channels.js';
 
 const NOTHING = Object.freeze({ any: false, exact: new Set(), prefixes: [], templates: [] });
@@ -24,5 +25,5 @@ export class AppIdentities {
 /** The grant lists' shape is lib/core/permissions.js's. */
 function appIdentity(app) {
   const subscribe = Object.freeze({ any: false, exact: new Set(), prefixes: publicPrefixes(app.appId), templates: [] });
-  return Object.freeze({ user: null, expiresAt: undefined, permissions: Object.freeze({ subscribe, publish: NOTHING }), channels: [], info: undefined, shown: '' });
+  return Object.freeze({ user: null, expiresAt: undefined, permissions: Object.freeze({ subscribe, publish: NOTHING }), channels: [], info: undefined, member: NO_MEMBER });
 }

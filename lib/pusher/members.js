@@ -12,15 +12,11 @@ import { eventData } from './frames.js';
 
 /** @param {import('../engines/index.js').Engine} engine */
 export function publishMembers(engine) {
-  engine.onMember((channel, user, present, client, fields) => {
+  engine.onMember((channel, user, present, client, member) => {
     if (!isInternal(channel) || !isPresence(kindOf(pusherName(channel)))) return;
-    const data = present ? JSON.stringify({ user_id: user, user_info: infoOf(fields) }) : JSON.stringify({ user_id: user });
+    const data = present ? JSON.stringify({ user_id: user, user_info: member.info }) : JSON.stringify({ user_id: user });
     const event = present ? 'pusher_internal:member_added' : 'pusher_internal:member_removed';
     engine.publish({ channel: membersChannel(channel), data: JSON.stringify(eventData(event, data)), exclude: present ? client : undefined });
   });
 }
 
-/** The info in an entry's fields (`,"user":…,"info":…`: lib/engines/join-leave.js). */
-function infoOf(fields) {
-  return fields === undefined || fields === '' ? undefined : JSON.parse(`{${fields.slice(1)}}`).info;
-}

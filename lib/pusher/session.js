@@ -22,5 +22,12 @@ export class PusherSession extends Session {
      * @type {string|null}
      */
     this.signedIn = null;
+    /**
+     * The user its channel_data named on each presence channel it holds
+     * (./subscribe.js): client events there carry it. Pusher's members are
+     * per channel and never the gateway's users.
+     * @type {Map<string, string>} internal channel name -> user id
+     */
+    this.presenceUsers = new Map();
   }
 }

@@ -1,12 +1,12 @@
 // pusher:subscribe and pusher:unsubscribe. A subscribe checks the name, then
-// the signature for private and presence channels (which grants the channel,
-// and on a presence channel makes its channel_data's user the member
+// the signature for private and presence channels (which grants the channel;
+// on a presence channel its channel_data's user and info are the member
 // presence shows), then the core's checks, then the session's join; a
 // refusal is the channel's pusher:subscription_error and nothing else. A
 // channel already held is answered again. `edge` is the way in
 // (./connection.js): its relay, subscriptions, sessions, core and presence.
 import { GatewayError, ErrorCode } from '../core/errors.js';
-import { grantChannel, revokeChannel } from '../core/identity.js';
+import { grantChannel, memberOf, revokeChannel } from '../core/identity.js';
 import { kSession } from '../core/symbols.js';
 import { MAX_USER_LENGTH } from '../protocol/limits.js';
 import { checkName, internalName, isCached, isPresence, isSigned, isValidName, Kind, kindOf, membersChannel, userOfChannel } from './channels.js';
@@ -48,9 +48,9 @@ function join(edge, ws, name, auth, channelData) {
   if (isSigned(kind)) {
     const signed = isPresence(kind) ? `${socketId}:${name}:${channelData}` : `${socketId}:${name}`;
     if (!authMatches(app, signed, auth)) throw new GatewayError(ErrorCode.UNAUTHORIZED, `invalid signature for ${socketId} on ${name}`);
-    if (isPresence(kind)) member = memberOf(channelData, maxMemberInfoBytes(app));
+    if (isPresence(kind)) member = channelMember(channelData, maxMemberInfoBytes(app));
     // And client events there, but on an encrypted channel, where Pusher allows none.
-    grantChannel(ws, internal, kind !== Kind.ENCRYPTED, member);
+    grantChannel(ws, internal, kind !== Kind.ENCRYPTED);
   }
   let ns;
   try {
@@ -68,7 +68,8 @@ function join(edge, ws, name, auth, channelData) {
   // the channel routed (lib/primary/presence.js).
   const members = membersChannel(internal);
   edge.sessions.join({ owner: edge, conn: ws, channel: members, latest: edge.commands.namespace(members).latest, companion: true });
-  request.presence = edge.presence.member(ws, app.maxPresenceMembers);
+  ws[kSession].presenceUsers.set(internal, member.user);
+  request.presence = edge.presence.member(ws, app.maxPresenceMembers, member);
   request.admitted = true;
   edge.sessions.join(request);
 }
@@ -81,6 +82,7 @@ export function answerJoin(edge, { conn: ws, channel: internal, name }, { live, 
 /** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
 export function refuseJoin(edge, { conn: ws, channel: internal, name, presence }, err) {
   revokeChannel(ws, internal);
+  ws[kSession].presenceUsers.delete(internal);
   edge.sessions.leave(ws, membersChannel(internal), true);
   const full = err.code === ErrorCode.TOO_MANY && presence !== undefined;
   if (edge.isOpen(ws)) ws.send(subscriptionRefused(name, full ? new GatewayError(ErrorCode.TOO_MANY, `${name} has its ${presence.maxUsers} members`) : err));
@@ -93,7 +95,10 @@ export function unsubscribe(edge, ws, { channel: name }) {
   if (edge.subscriptions.holds(ws, internal)) countChanged(edge.relay, ws, internal, name);
   edge.commands.unsubscribe(ws, internal);
   edge.sessions.leave(ws, internal);
-  if (isPresence(kindOf(name))) edge.sessions.leave(ws, membersChannel(internal), true);
+  if (isPresence(kindOf(name))) {
+    edge.sessions.leave(ws, membersChannel(internal), true);
+    ws[kSession].presenceUsers.delete(internal);
+  }
   revokeChannel(ws, internal);
 }
 
@@ -101,14 +106,14 @@ export function unsubscribe(edge, ws, { channel: name }) {
  * subscription_succeeded, with the members on a presence channel; on a
  * cache channel then its last event, or cache_miss.
  * @param {string[]} [replay] a cache channel's last event, as the engine holds it
- * @param {string} [clients] a presence channel's members, read with the join; a channel held already reads them now
+ * @param {Object<string, import('../core/identity.js').Member>} [clients] a presence channel's entries, read with the join; a channel held already reads them now
  */
 function succeeded(edge, ws, internal, name, replay, clients) {
   const kind = kindOf(name);
   if (!isPresence(kind)) return sendSucceeded(edge, ws, internal, name, kind, '{}', replay);
-  if (clients !== undefined) return sendSucceeded(edge, ws, internal, name, kind, presenceData(JSON.parse(clients)), replay);
+  if (clients !== undefined) return sendSucceeded(edge, ws, internal, name, kind, presenceData(clients), replay);
   edge.presence.read(internal, false).then(
-    ({ clients }) => sendSucceeded(edge, ws, internal, name, kind, presenceData(JSON.parse(clients)), replay),
+    ({ clients }) => sendSucceeded(edge, ws, internal, name, kind, presenceData(clients), replay),
     (err) => edge.isOpen(ws) && ws.send(subscriptionRefused(name, err))
   );
 }
@@ -127,10 +132,10 @@ function sendSucceeded(edge, ws, internal, name, kind, dataText, replay) {
 
 /**
  * @param {number} maxInfo bytes of user_info (the app's limit)
- * @returns {{user: string, info: *}} a presence subscription's member
+ * @returns {import('../core/identity.js').Member} a presence subscription's member
  * @throws {GatewayError} BAD_REQUEST: what is wrong with its channel_data
  */
-function memberOf(channelData, maxInfo) {
+function channelMember(channelData, maxInfo) {
   const bad = (message) => new GatewayError(ErrorCode.BAD_REQUEST, message);
   if (typeof channelData !== 'string') throw bad('channel_data is required on a presence channel');
   // Bounded before it is parsed: the info, its user_id and the JSON around them.
@@ -147,5 +152,5 @@ function memberOf(channelData, maxInfo) {
     throw bad(`channel_data needs a user_id (a string or number of 1 to ${MAX_USER_LENGTH} characters)`);
   }
   if (parsed.user_info !== undefined && Buffer.byteLength(JSON.stringify(parsed.user_info)) > maxInfo) throw bad(`user_info is over ${maxInfo} bytes`);
-  return { user: String(id), info: parsed.user_info };
+  return memberOf(String(id), parsed.user_info);
 }

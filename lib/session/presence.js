@@ -7,15 +7,20 @@
 // channel is watched is decided once, when its local record is made
 // (./subscriptions.js).
 //
-// To the primary:   ['pjoin', channel, client, user|null, fields]
+// To the primary:   ['pjoin', channel, client, member]
 //                   ['pleave', channel, client]
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
-//                   ['psub', token, channel, client, user, fields, maxUsers] -> a subscribe reply with the members
-// From the primary: ['pdiff', channel, frame]   a presence_diff frame
+//                   ['psub', token, channel, client, member, maxUsers] -> a subscribe reply with the members
+// From the primary: ['pdiff', channel, joins, leaves]   who came and went
+//
+// A member is a value ({user, info}: lib/core/identity.js) from the
+// connection to the engine and back; a diff is encoded here, once per
+// transport, for every subscriber on this worker.
 import { Op } from '../core/ipc.js';
 import { TRANSPORTS } from '../transport/transport.js';
 import { kSession, kTransport } from '../core/symbols.js';
 import { identityOf } from '../core/identity.js';
+import { presenceDiffFrame } from '../protocol/frames.js';
 import { metrics } from './metrics.js';
 
 // Diff bytes one turn writes before the rest waits for the next. A write
@@ -40,7 +45,7 @@ export class WorkerPresence {
     this.diffs = []; // {frame, subscribers (an iterator), encoded (per transport)}: the diffs being written, in order
     this.writeDiffs = this.writeDiffs.bind(this);
     subscriptions.watch(this);
-    relay.handle(Op.PRESENCE_DIFF, ([, channel, frame]) => this.deliver(channel, frame));
+    relay.handle(Op.PRESENCE_DIFF, ([, channel, joins, leaves]) => this.deliver(channel, joins, leaves));
   }
 
   /** Whether the channel's subscribers are told to the engine. */
@@ -51,8 +56,7 @@ export class WorkerPresence {
 
   /** A connection's subscription went live. */
   joined(conn, channel) {
-    const { user, shown } = identityOf(conn);
-    this.relay.send([Op.PRESENCE_JOIN, channel, conn[kSession].id, user, shown]);
+    this.relay.send([Op.PRESENCE_JOIN, channel, conn[kSession].id, identityOf(conn).member]);
   }
 
   /**
@@ -60,10 +64,11 @@ export class WorkerPresence {
    * `maxUsers` users, checked and added in one step where the entries live,
    * so concurrent joins on any worker or node cannot pass the cap together:
    * a join request's `presence` (./sessions.js, ../worker/relay.js).
+   * @param {import('../core/identity.js').Member} [member] who it is in this
+   *   channel (a way in whose members are per channel); its identity's by default
    */
-  member(conn, maxUsers) {
-    const { user, shown } = identityOf(conn);
-    return { client: conn[kSession].id, user, fields: shown, maxUsers };
+  member(conn, maxUsers, member = identityOf(conn).member) {
+    return { client: conn[kSession].id, member, maxUsers };
   }
 
   /** A live subscription ended (unsubscribed, or the connection closed), or an admitted one will not go live. */
@@ -81,9 +86,10 @@ export class WorkerPresence {
    * diffs go out in the order they came, so each subscriber gets a channel's
    * diffs in order.
    */
-  deliver(channel, frame) {
+  deliver(channel, joins, leaves) {
     const subscribers = this.subscriptions.local(channel);
     if (subscribers === undefined) return;
+    const frame = presenceDiffFrame(channel, joins, leaves);
     this.diffs.push({ frame, subscribers: subscribers.values(), encoded: new Array(TRANSPORTS.length) });
     if (this.diffs.length === 1) this.writeDiffs();
   }
@@ -110,7 +116,7 @@ export class WorkerPresence {
   /**
    * @param {string} channel of a presence namespace (lib/core/commands.js checks it)
    * @param {boolean} stats presence_stats rather than presence
-   * @returns {Promise<{clients: string} | {clients: number, users: number}>} the engine's answer
+   * @returns {Promise<{clients: Object<string, import('../core/identity.js').Member>} | {clients: number, users: number, digest: number}>} the engine's answer
    * @throws {import('../core/errors.js').GatewayError} too_many, unavailable
    */
   read(channel, stats) {

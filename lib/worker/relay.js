@@ -111,8 +111,8 @@ export class WorkerRelay {
     const { channel, since, presence } = request;
     if (presence !== undefined) {
       // Admitted under the cap, the members read and the channel routed: one question (../primary/presence.js).
-      const { client, user, fields, maxUsers } = presence;
-      return this.link.expect([Op.PRESENCE_SUBSCRIBE, 0, channel, client, user, fields, maxUsers], {
+      const { client, member, maxUsers } = presence;
+      return this.link.expect([Op.PRESENCE_SUBSCRIBE, 0, channel, client, member, maxUsers], {
         resolve: (reply) => (reply === null ? undefined : this.routed(request, reply, to)),
         reject: (err) => to.refused(request, err)
       });

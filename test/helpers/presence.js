@@ -38,18 +38,21 @@ export async function presenceOf(client, channel) {
   return answer.type === 'presence' ? answer.clients : answer;
 }
 
+/** Info that JSON escapes (quotes, a backslash, U+2028, a newline) and that UTF-8 takes 4 bytes for: a member is a value end to end. */
+export const ODD_INFO = { name: 'Ann "A" \\ \u2028\n 😀', tags: [null, 1.5, { deep: true }] };
+
 /**
- * Two tabs of user ann (info {name: 'Ann'}) and one of bob, each [url, localAddress?], subscribed to `channel`.
+ * Two tabs of user ann (info ODD_INFO) and one of bob, each [url, localAddress?], subscribed to `channel`.
  * @returns {Promise<{ann1, ann2, bob, expected: object}>} the clients, and the presence they make
  */
 export async function twoTabsAndBob(channel, [url1, at1], [url2, at2], [url3, at3]) {
-  const ann1 = await member(url1, 'ann', { info: { name: 'Ann' }, localAddress: at1 });
-  const ann2 = await member(url2, 'ann', { info: { name: 'Ann' }, localAddress: at2 });
+  const ann1 = await member(url1, 'ann', { info: ODD_INFO, localAddress: at1 });
+  const ann2 = await member(url2, 'ann', { info: ODD_INFO, localAddress: at2 });
   const bob = await member(url3, 'bob', { localAddress: at3 });
   for (const c of [ann1, ann2, bob]) await c.subscribe(channel);
   const expected = {
-    [ann1.welcome.connectionId]: { user: 'ann', info: { name: 'Ann' } },
-    [ann2.welcome.connectionId]: { user: 'ann', info: { name: 'Ann' } },
+    [ann1.welcome.connectionId]: { user: 'ann', info: ODD_INFO },
+    [ann2.welcome.connectionId]: { user: 'ann', info: ODD_INFO },
     [bob.welcome.connectionId]: { user: 'bob' }
   };
   return { ann1, ann2, bob, expected };

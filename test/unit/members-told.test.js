@@ -15,11 +15,11 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 class Rig {
   constructor() {
     this.truth = new Map([['c0', ',"user":"c0"']]);
-    this.wire = []; // [join, client, fields] published and not yet received
+    this.wire = []; // [join, client, stored member] published and not yet received
     this.connected = true;
     this.reads = []; // {snapshot, resolve}, in the order asked
     this.frames = [];
-    const state = { routes: { push: ([, , frame]) => this.frames.push(JSON.parse(frame)) } };
+    const state = { routes: { push: ([, , joins, leaves]) => this.frames.push({ joins, leaves }) } };
     this.diffs = new DiffSender(60000, () => state);
     this.told = new MembersTold({
       read: () => new Promise((resolve) => this.reads.push({ snapshot: undefined, resolve })),

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { Session } from '../../lib/core/session.js';
 import { kSession } from '../../lib/core/symbols.js';
-import { ANONYMOUS, grantChannel, identify, identityOf, revokeChannel } from '../../lib/core/identity.js';
+import { ANONYMOUS, grantChannel, identify, identityOf, memberOf, revokeChannel } from '../../lib/core/identity.js';
 import { compilePermissions, allows } from '../../lib/core/permissions.js';
 import { Subscriptions } from '../../lib/session/subscriptions.js';
 import { Deadlines } from '../../lib/session/deadlines.js';
@@ -56,21 +56,20 @@ describe('a connection\'s session', () => {
 
   it('grants a channel on the connection\'s own copy of a shared identity, and takes it back', () => {
     const { subscribe } = compilePermissions(['public-*'], []);
-    const shared = Object.freeze({ user: null, permissions: { subscribe, publish: compilePermissions([], []).publish }, shown: '' });
+    const shared = Object.freeze({ user: null, permissions: { subscribe, publish: compilePermissions([], []).publish }, member: memberOf(null) });
     const [one, other] = [connection(), connection()];
     identify(one, shared);
     identify(other, shared);
 
     grantChannel(one, 'private-a', true);
-    grantChannel(one, 'presence-b', false, { user: 'u1', info: { name: 'Ann' } });
+    grantChannel(one, 'presence-b', false);
     const own = identityOf(one);
     expect(own).to.not.equal(shared);
     expect(allows(own.permissions.subscribe, 'private-a', null)).to.equal(true);
     expect(allows(own.permissions.subscribe, 'public-x', null)).to.equal(true); // what the shared one granted stays
     expect(allows(own.permissions.publish, 'private-a', null)).to.equal(true);
     expect(allows(own.permissions.publish, 'presence-b', null)).to.equal(false);
-    expect(own.user).to.equal('u1');
-    expect(JSON.parse(`{${own.shown.slice(1)}}`)).to.deep.equal({ user: 'u1', info: { name: 'Ann' } });
+    expect(own.user).to.equal(null); // a grant makes no user: a way in keeps its own members (Pusher's are per channel)
     // The other connection, and the identity they share, are untouched.
     expect(identityOf(other)).to.equal(shared);
     expect(allows(shared.permissions.subscribe, 'private-a', null)).to.equal(false);

@@ -20,13 +20,16 @@
 // member the first read lacks is told gone only if the second lacks it too,
 // so a restart costs no member list a leave and a join. The cost: one map of members per routed
 // joinLeave channel per node, and two reads per such channel per resubscribe.
+// Members are kept as the script stores them (./stored-member.js), compared
+// as text, and told as values.
+import { memberOfStored } from './stored-member.js';
 
 const RETRY_MS = 500;
 
 class Told {
   constructor() {
-    this.members = undefined; // client -> fields, once read; null past --presence-max-clients
-    this.held = undefined; // [join, client, fields, ...] received while a read is in flight
+    this.members = undefined; // client -> stored member, once read; null past --presence-max-clients
+    this.held = undefined; // [join, client, stored member, ...] received while a read is in flight
     this.resyncing = false; // that read follows a resubscribe: the held frames wait for its difference
     this.again = false; // a resubscribe came while a read was in flight
     this.keepAbsent = false; // Redis lost the channel: the next resync read tells no leave (the one a refresh later does)
@@ -36,7 +39,7 @@ class Told {
 export class MembersTold {
   /**
    * @param {object} options
-   * @param {(channel: string) => Promise<Map<string, string> | null>} options.read the channel's members now (client -> fields), null past the bound
+   * @param {(channel: string) => Promise<Map<string, string> | null>} options.read the channel's members now (client -> stored member), null past the bound
    * @param {import('../join-leave.js').DiffSender} options.diffs where the routes' diffs are folded
    * @param {(channel: string) => boolean} options.joinLeave whether the channel's namespace tells joins and leaves
    * @param {number} options.refreshMs how often every node puts its entries back: the second read follows the first by this
@@ -62,13 +65,13 @@ export class MembersTold {
   }
 
   /** A join (or a leave) the script published: to the routes' diffs, and into the copy. */
-  received(channel, join, client, fields) {
+  received(channel, join, client, stored) {
     const told = this.channels.get(channel);
-    if (told?.resyncing) return told.held.push(join, client, fields);
-    this.tell(channel, join, client, fields);
+    if (told?.resyncing) return told.held.push(join, client, stored);
+    this.tell(channel, join, client, stored);
     if (told === undefined) return;
-    if (told.held !== undefined) told.held.push(join, client, fields);
-    else if (told.members) apply(told.members, join, client, fields);
+    if (told.held !== undefined) told.held.push(join, client, stored);
+    else if (told.members) apply(told.members, join, client, stored);
   }
 
   /**
@@ -128,21 +131,21 @@ export class MembersTold {
 
   /** Tells what changed from `before` to `now`; this node's own clients (and, with `keepAbsent`, every absent one) stay in `now`. */
   tellDifference(channel, before, now, keepAbsent) {
-    for (const [client, fields] of now) if (before.get(client) !== fields) this.diffs.join(channel, client, fields);
-    for (const [client, fields] of before) {
+    for (const [client, stored] of now) if (before.get(client) !== stored) this.tell(channel, true, client, stored);
+    for (const [client, stored] of before) {
       if (now.has(client)) continue;
-      if (keepAbsent || this.ours(channel, client)) now.set(client, fields);
-      else this.diffs.leave(channel, client, fields);
+      if (keepAbsent || this.ours(channel, client)) now.set(client, stored);
+      else this.tell(channel, false, client, stored);
     }
   }
 
-  tell(channel, join, client, fields) {
-    if (join) this.diffs.join(channel, client, fields);
-    else this.diffs.leave(channel, client, fields);
+  tell(channel, join, client, stored) {
+    if (join) this.diffs.join(channel, client, memberOfStored(stored));
+    else this.diffs.leave(channel, client, memberOfStored(stored));
   }
 }
 
-function apply(members, join, client, fields) {
-  if (join) members.set(client, fields);
+function apply(members, join, client, stored) {
+  if (join) members.set(client, stored);
   else members.delete(client);
 }

@@ -21,9 +21,10 @@
 // frames a dropped subscriber connection missed are told after all.
 import { readFileSync } from 'node:fs';
 import { PresenceTable } from '../presence-table.js';
-import { DiffSender, entryJson, tooMany } from '../join-leave.js';
+import { DiffSender, tooMany } from '../join-leave.js';
 import { requireNumbers } from '../check-options.js';
 import { MembersTold } from './members-told.js';
+import { memberOfStored, storedMember } from './stored-member.js';
 import { unavailable } from './unavailable.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
@@ -68,18 +69,18 @@ export class RedisPresence {
     this.refresher.unref();
   }
 
-  join(channel, route, client, user, fields) {
-    if (this.table.add(channel, client, route, user, fields) === 0) return;
-    this.add(channel, [client, user ?? '', fields]);
+  join(channel, route, client, member) {
+    if (this.table.add(channel, client, route, member) === 0) return;
+    this.add(channel, [client, member.user ?? '', storedMember(member)]);
   }
 
-  /** Adds and announces clients ([client, user, fields, …]); those Redis did not answer for are added by the next refresh, still announced. */
+  /** Adds and announces clients ([client, user, stored member, …]: ./stored-member.js); those Redis did not answer for are added by the next refresh, still announced. */
   add(channel, args) {
     this.run(channel, 'add', args).then(
       ([, answers]) => {
         for (let i = 0; i < answers.length; i++) {
           this.unannounced.get(channel)?.delete(args[3 * i]);
-          if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, args[3 * i], args[3 * i + 2]);
+          if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, args[3 * i], memberOfStored(args[3 * i + 2]));
         }
         if (this.unannounced.get(channel)?.size === 0) this.unannounced.delete(channel);
       },
@@ -100,15 +101,15 @@ export class RedisPresence {
    * The entry is in this node's table meanwhile, so a leave that comes
    * before the answer takes it out of Redis too.
    */
-  admit(channel, route, client, user, fields, maxUsers, answer) {
-    if (this.table.add(channel, client, route, user, fields) === 0) return answer(true);
-    this.run(channel, 'admit', [String(maxUsers), client, user ?? '', fields]).then(
+  admit(channel, route, client, member, maxUsers, answer) {
+    if (this.table.add(channel, client, route, member) === 0) return answer(true);
+    this.run(channel, 'admit', [String(maxUsers), client, member.user ?? '', storedMember(member)]).then(
       ([, [added]]) => {
         if (added === -1) {
           this.table.remove(channel, client);
           return answer(false);
         }
-        if (added === 2) this.member(channel, user, true, client, fields);
+        if (added === 2) this.member(channel, member.user, true, client, member);
         answer(true);
       },
       () => {
@@ -139,9 +140,9 @@ export class RedisPresence {
       if (!Array.isArray(entries)) return answer(tooMany(this.maxClients));
       // The changes the script published before this read may reach this node after its answer.
       if (joinLeave) this.diffs.reading(channel);
-      let json = '{';
-      for (let i = 0; i < entries.length; i += 2) json += `${i > 0 ? ',' : ''}"${entries[i]}":${entryJson(fieldsOf(entries[i + 1]))}`;
-      answer({ clients: `${json}}` });
+      const clients = {};
+      for (let i = 0; i < entries.length; i += 2) clients[entries[i]] = memberOfStored(storedOf(entries[i + 1]));
+      answer({ clients });
     }, () => answer(unavailable()));
   }
 
@@ -154,15 +155,15 @@ export class RedisPresence {
 
   /**
    * A join or leave the script published on the channel,
-   * `{"type":"join"|"leave","channel":…,"client":"…"<fields>}`: into this node's next diff.
+   * `{"type":"join"|"leave","channel":…,"client":"…"<stored member>}`: into this node's next diff.
    */
   received(channel, frame) {
     const start = frame.indexOf('"client":"') + 10;
     const end = frame.indexOf('"', start);
     const client = frame.slice(start, end);
-    const fields = frame.slice(end + 1, -1);
-    if (frame.startsWith('{"type":"join"')) this.told.received(channel, true, client, fields);
-    else if (!this.stillHeld(channel, client)) this.told.received(channel, false, client, fields);
+    const stored = frame.slice(end + 1, -1);
+    if (frame.startsWith('{"type":"join"')) this.told.received(channel, true, client, stored);
+    else if (!this.stillHeld(channel, client)) this.told.received(channel, false, client, stored);
   }
 
   /** Whether this node still holds a client whose entry left Redis (another node's sweep): it is put back at once. */
@@ -182,12 +183,12 @@ export class RedisPresence {
     this.told.resync(channel, lost);
   }
 
-  /** @returns {Promise<Map<string, string> | null>} the channel's clients now (client -> fields), null past --presence-max-clients */
+  /** @returns {Promise<Map<string, string> | null>} the channel's clients now (client -> stored member), null past --presence-max-clients */
   async readMembers(channel) {
     const [, entries] = await this.run(channel, 'read', [String(this.maxClients)]);
     if (!Array.isArray(entries)) return null;
     const members = new Map();
-    for (let i = 0; i < entries.length; i += 2) members.set(entries[i], fieldsOf(entries[i + 1]));
+    for (let i = 0; i < entries.length; i += 2) members.set(entries[i], storedOf(entries[i + 1]));
     return members;
   }
 
@@ -214,9 +215,9 @@ export class RedisPresence {
     const unannounced = this.unannounced.get(channel);
     let args = [];
     let joins = [];
-    for (const [client, { user, fields }] of room.clients) {
-      if (unannounced?.has(client)) joins.push(client, user ?? '', fields);
-      else args.push(client, user ?? '', fields);
+    for (const [client, { user, member }] of room.clients) {
+      if (unannounced?.has(client)) joins.push(client, user ?? '', storedMember(member));
+      else args.push(client, user ?? '', storedMember(member));
       if (args.length >= REFRESH_CHUNK * 3) {
         this.reAdd(channel, args);
         args = [];
@@ -233,7 +234,7 @@ export class RedisPresence {
   reAdd(channel, args) {
     this.run(channel, 'refresh', args).then(([, answers]) => {
       // The arriving client is not left out: its own list may have lost it meanwhile.
-      for (let i = 0; i < answers.length; i++) if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, undefined, args[3 * i + 2]);
+      for (let i = 0; i < answers.length; i++) if (answers[i] === 2) this.member(channel, args[3 * i + 1], true, undefined, memberOfStored(args[3 * i + 2]));
     }, ignore);
   }
 
@@ -261,8 +262,8 @@ export class RedisPresence {
     this.members.push(listener);
   }
 
-  member(channel, user, present, client, fields) {
-    for (const listener of this.members) listener(channel, user, present, client, fields);
+  member(channel, user, present, client, member) {
+    for (const listener of this.members) listener(channel, user, present, client, member);
   }
 
   stop() {
@@ -271,8 +272,8 @@ export class RedisPresence {
   }
 }
 
-/** The fields of a stored entry "<fields>\n<user>". */
-function fieldsOf(value) {
+/** The stored member of an entry "<stored member>\n<user>" (./presence.lua). */
+function storedOf(value) {
   return value.slice(0, value.indexOf('\n'));
 }
 

@@ -23,7 +23,7 @@
 -- - a refresh renews its own clients' expiry before the sweep, so a node
 --   never sweeps out (and announces the leave of) a client it still holds.
 --
--- KEYS[1] hash client -> "<fields>\n<user>" (fields: ../join-leave.js, JSON text: never a raw newline)
+-- KEYS[1] hash client -> "<member>\n<user>" (member: ./stored-member.js, JSON text: never a raw newline)
 -- KEYS[2] sorted set client -> expiry (ms, Redis' clock)
 -- KEYS[3] hash user -> entries
 -- KEYS[4] string: the clients' digest
@@ -31,7 +31,7 @@
 -- ARGV[1] 'add' | 'refresh' | 'remove' | 'read' | 'stats'   ARGV[2] TTL in ms
 -- ARGV[3] the channel's name (for the events)   ARGV[4] 'publish' | 'spublish',
 -- or '' for none (not a joinLeave channel)   ARGV[5] the pub/sub name
--- add:    ARGV[6..] client, user ('' for none), fields, ...: answers per client 0 (there already), 1 (added), 2 (added, the user's first)
+-- add:    ARGV[6..] client, user ('' for none), member, ...: answers per client 0 (there already), 1 (added), 2 (added, the user's first)
 -- admit:  ARGV[6] the most users, ARGV[7..9] one client as for add: answers as add, or -1 (not added: the
 --         channel has that many users and this client's user is not one of them)
 -- refresh: as add, renewing the expiry of the node's clients: answers per client 0 (there
@@ -63,9 +63,9 @@ local function toggle(client)
   redis.call('SET', KEYS[4], bit.bxor(digest, hash(client)) % 4294967296)
 end
 
-local function announce(kind, client, fields)
+local function announce(kind, client, member)
   if publish ~= '' then
-    redis.call(publish, pubsub, '{"type":"' .. kind .. '","channel":"' .. channel .. '","client":"' .. client .. '"' .. fields .. '}')
+    redis.call(publish, pubsub, '{"type":"' .. kind .. '","channel":"' .. channel .. '","client":"' .. client .. '"' .. member .. '}')
   end
 end
 
@@ -115,15 +115,15 @@ end
 if op == 'add' or op == 'refresh' then
   local answers = {}
   for i = first, #ARGV, 3 do
-    local client, user, fields = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+    local client, user, member = ARGV[i], ARGV[i + 1], ARGV[i + 2]
     redis.call('ZADD', KEYS[2], now + ttl, client)
-    if redis.call('HSET', KEYS[1], client, fields .. '\n' .. user) == 0 then
+    if redis.call('HSET', KEYS[1], client, member .. '\n' .. user) == 0 then
       answers[#answers + 1] = 0
     else
       toggle(client)
       local usersFirst = user ~= '' and redis.call('HINCRBY', KEYS[3], user, 1) == 1
       local announced = redis.call('ZREM', KEYS[5], client) == 1
-      if op == 'add' or announced then announce('join', client, fields) end
+      if op == 'add' or announced then announce('join', client, member) end
       if op == 'refresh' and not announced then
         answers[#answers + 1] = 0
       else

@@ -11,6 +11,8 @@ import { configFile } from '../../helpers/api.js';
 import { APP, OTHER_APP, channelAuth, clientAwayFrom, clientOptions, connected, eventually, pusherClient, RawPusher, serverSdk, subscribed } from '../../helpers/pusher.js';
 
 const member = (id, name) => ({ user_id: id, user_info: { name } });
+// A name JSON escapes (quotes, a backslash, U+2028) with a 4-byte character: members travel as values.
+const BOB = 'Bob "B" \\ \u2028 😀';
 
 describe('Pusher presence', function () {
   this.timeout(60000);
@@ -32,7 +34,7 @@ describe('Pusher presence', function () {
 
   it('lists each user once, tells member_added/member_removed across workers, once per user', async () => {
     const alice = track(pusherClient(gw, { member: member('1', 'Alice') }));
-    const bob = track(await clientAwayFrom(await connected(alice), () => pusherClient(gw, { member: member('2', 'Bob') })));
+    const bob = track(await clientAwayFrom(await connected(alice), () => pusherClient(gw, { member: member('2', BOB) })));
     const { channel: aliceRoom, data: first } = await subscribed(alice, 'presence-room');
     expect(first.count).to.equal(1);
     expect(first.me.id).to.equal('1');
@@ -43,12 +45,12 @@ describe('Pusher presence', function () {
 
     const { data: members } = await subscribed(bob, 'presence-room');
     expect(members.count).to.equal(2);
-    expect(members.members).to.deep.equal({ 1: { name: 'Alice' }, 2: { name: 'Bob' } });
+    expect(members.members).to.deep.equal({ 1: { name: 'Alice' }, 2: { name: BOB } });
     await eventually(() => added.length === 1, { what: "Bob's member_added at Alice" });
-    expect(added[0]).to.deep.equal({ id: '2', info: { name: 'Bob' } });
+    expect(added[0]).to.deep.equal({ id: '2', info: { name: BOB } });
 
     // Bob's second tab is not a new member; its leaving removes nobody.
-    const bobAgain = pusherClient(gw, { member: member('2', 'Bob') });
+    const bobAgain = pusherClient(gw, { member: member('2', BOB) });
     await connected(bobAgain);
     const { data: again } = await subscribed(bobAgain, 'presence-room');
     expect(again.count).to.equal(2);

@@ -9,7 +9,7 @@ import { configFile, result } from '../../helpers/api.js';
 import { API_KEY } from '../../helpers/client-helpers.js';
 import { SECRET } from '../../helpers/tokens.js';
 import { presenceDigest } from '../../../lib/protocol/presence-hash.js';
-import { PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, named, presenceOf, twoTabsAndBob } from '../../helpers/presence.js';
+import { ODD_INFO, PRESENCE_NAMESPACES, addressesByWorker, comeAndGo, member, named, presenceOf, twoTabsAndBob } from '../../helpers/presence.js';
 import { sleep } from '../../helpers/wait.js';
 
 const TTL_S = 2;
@@ -63,8 +63,12 @@ describe('presence and join/leave (redis engine, two nodes)', function () {
   it('sends who came and went across nodes as presence_diff frames, in order', async () => {
     const watcher = track(await member(a.url, 'w'));
     await watcher.subscribe('room:order');
-    const mover = track(await member(b.url, 'mover'));
-    expect((await comeAndGo(watcher, mover, 'room:order')).map(([side]) => side)).to.deep.equal(['joins', 'leaves']);
+    const mover = track(await member(b.url, 'mover', { info: ODD_INFO }));
+    // The entry as the mover's node stored it in Redis and the watcher's node read it back.
+    expect(await comeAndGo(watcher, mover, 'room:order')).to.deep.equal([
+      ['joins', { user: 'mover', info: ODD_INFO }],
+      ['leaves', { user: 'mover', info: ODD_INFO }]
+    ]);
     expect(named(watcher, 'room:order', 'joins', watcher.welcome.connectionId)).to.equal(true);
   });
 
