@@ -35,8 +35,7 @@ export const METHODS = {
       const data = dataOf(params);
       const idempotencyKey = idempotencyKeyOf(params.idempotencyKey);
       const version = versionOf(params.version);
-      context.commands.engineTakes();
-      return context.relay.publish({ channel, data, exclude, idempotencyKey, version });
+      return publish({ channel, data, exclude, idempotencyKey, version }, context);
     }
   },
   broadcast: {
@@ -161,6 +160,18 @@ export const METHODS = {
     }
   }
 };
+
+/**
+ * A publication its way in has already checked (a channel of its own, its
+ * data JSON text it made): what the publish method runs once its params
+ * are checked, and what a way in that builds its own publications calls.
+ * @param {{channel: string, data: string, exclude?: string, idempotencyKey?: string, version?: number}} publication
+ * @param {ServerContext} context
+ */
+export function publish(publication, { commands, relay }) {
+  commands.engineTakes();
+  return relay.publish(publication);
+}
 
 /**
  * Checks the params' keys, then runs the method.

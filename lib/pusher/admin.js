@@ -5,7 +5,7 @@
 // them, so the page holds no rule of its own. Names are the clients': a
 // channel is one of the app's, never an internal name.
 import { ErrorCode, GatewayError } from '../core/errors.js';
-import { runMethod } from '../core/server.js';
+import { publish } from '../core/server.js';
 import { checkName, internalName, isPresence, kindOf, MAX_NAME_LENGTH } from './channels.js';
 import { eventData } from './frames.js';
 import { appChannels, checkEventName, members } from './http-api.js';
@@ -42,7 +42,7 @@ const METHODS = {
     checkEventName(event, 'event');
     if (data === undefined) throw badRequest('data is missing');
     const text = typeof data === 'string' ? data : JSON.stringify(data);
-    return runMethod('publish', { channel: internalName(app.appId, name), data: eventData(event, text) }, context);
+    return publish({ channel: internalName(app.appId, name), data: JSON.stringify(eventData(event, text)) }, context);
   }
 };
 

@@ -7,7 +7,7 @@
 // Pusher's: 200 with a JSON object, or the status and a plain-text reason.
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
-import { runMethod } from '../core/server.js';
+import { publish as publishChecked } from '../core/server.js';
 import { cutOnDefect, decodeSegment, readBody, reply } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
 import { Call, MAX_CHANNELS } from '../core/ipc.js';
@@ -25,16 +25,16 @@ const ROUTE = /^\/apps\/([^/]+)\/(.+)$/;
 export class PusherHttpApi {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
+   * @param {number} options.maxPayload --max-payload: the most bytes a request's body may have
    * @param {import('./apps.js').Apps} options.apps
    * @param {import('../core/server.js').ServerContext} options.context Pusher's command core, the relay, presence
    * @param {import('pino').Logger} options.log where a defect is told
    */
-  constructor({ config, apps, context, log }) {
+  constructor({ maxPayload, apps, context, log }) {
     this.apps = apps;
     this.log = log;
     this.context = context;
-    this.maxPayload = config.maxPayload;
+    this.maxPayload = maxPayload;
   }
 
   request(req, res, path) {
@@ -120,8 +120,9 @@ async function events(context, app, { body }) {
   await takeBackendEvents(context.relay, app, event.channels.length);
   await Promise.all(event.internals.map((internal) => publish(context, internal, event)));
   if (event.info.size === 0) return {};
+  const infos = await Promise.all(event.internals.map((internal) => channelInfo(context, internal, event.info)));
   const out = Object.create(null); // a channel may be called __proto__
-  for (let i = 0; i < event.channels.length; i++) out[event.channels[i]] = await channelInfo(context, event.internals[i], event.info);
+  event.channels.forEach((name, i) => (out[name] = infos[i]));
   return { channels: out };
 }
 
@@ -144,12 +145,12 @@ async function batchEvents(context, app, { body }) {
 /** GET /apps/<id>/channels?filter_by_prefix=&info=user_count -> {channels: {name: {user_count?}}}, the occupied ones */
 async function channels(context, app, { query }) {
   const prefix = query.get('filter_by_prefix') ?? '';
-  const info = infoOf(query, ['user_count']);
+  const info = infoOf(query.get('info'), ['user_count']);
   if (info.has('user_count') && !prefix.startsWith('presence-')) throw badRequest('info=user_count needs filter_by_prefix=presence-');
+  const names = Object.keys(await appChannels(context, app, prefix));
+  const counts = info.has('user_count') ? await Promise.all(names.map((name) => userCount(context, internalName(app.appId, name)))) : [];
   const out = Object.create(null); // a channel may be called __proto__
-  for (const name of Object.keys(await appChannels(context, app, prefix))) {
-    out[name] = info.has('user_count') ? { user_count: await userCount(context, internalName(app.appId, name)) } : {};
-  }
+  names.forEach((name, i) => (out[name] = info.has('user_count') ? { user_count: counts[i] } : {}));
   return { channels: out };
 }
 
@@ -171,7 +172,7 @@ export async function appChannels(context, app, prefix = '') {
 
 /** GET /apps/<id>/channels/<name>?info=user_count,subscription_count -> {occupied, …} */
 async function channel(context, app, { query, params: [name] }) {
-  const info = infoOf(query, ['user_count', 'subscription_count', 'cache']);
+  const info = infoOf(query.get('info'), ['user_count', 'subscription_count', 'cache']);
   checkInfoFor(checkName(name), info);
   return channelInfo(context, internalName(app.appId, name), info);
 }
@@ -189,26 +190,31 @@ async function terminate(context, app, { params: [user] }) {
   return {};
 }
 
+/** An event checked whole (checkEvent), published on one of its channels as the event Pusher's clients receive. */
 function publish(context, internal, { name: event, data, socketId }) {
-  return runMethod('publish', { channel: internal, data: eventData(event, data) }, context, { exclude: socketId });
+  return publishChecked({ channel: internal, data: JSON.stringify(eventData(event, data)), exclude: socketId }, context);
 }
 
-/** What the channel and events routes tell of a channel (its `info` checked first: checkInfoFor). */
+/** What the channel and events routes tell of a channel (its `info` checked first: checkInfoFor), asked of the cluster at once. */
 async function channelInfo(context, internal, info) {
-  const count = (await subscribers(context, internal))[internal] ?? 0;
+  const [counts, users, cache] = await Promise.all([
+    subscribers(context, internal),
+    info.has('user_count') ? userCount(context, internal) : undefined,
+    info.has('cache') ? cached(context, internal) : undefined
+  ]);
+  const count = counts[internal] ?? 0;
   const out = { occupied: count > 0 };
   if (info.has('subscription_count')) out.subscription_count = count;
-  if (info.has('user_count')) out.user_count = await userCount(context, internal);
-  if (info.has('cache')) Object.assign(out, await cached(context, internal));
-  return out;
+  if (users !== undefined) out.user_count = users;
+  return cache === undefined ? out : Object.assign(out, cache);
 }
 
 /** A cache channel's last event: {cache: {value, ttl}}, or nothing when it has none. */
 async function cached(context, internal) {
   const { latest, historyTtl } = context.commands.namespace(internal);
   if (!latest) throw badRequest('cache is for cache channels only');
-  const { messages } = await runMethod('history', { channel: internal, limit: 1, reverse: true }, context);
-  return messages.length === 0 ? {} : { cache: { value: messages[0].data.data, ttl: historyTtl } };
+  const { messages } = await context.relay.history(internal, { limit: 1, reverse: true });
+  return messages.length === 0 ? {} : { cache: { value: JSON.parse(messages[0].data).data, ttl: historyTtl } };
 }
 
 /** Subscribers per channel, cluster-wide, of the channels starting with `prefix`. */
@@ -222,14 +228,15 @@ async function userCount(context, internal) {
   return Object.keys(await members(context, internal)).length;
 }
 
-/** A presence channel's members: user id -> info, one per user. */
+/** A presence channel's members (its name checked: a presence channel of the app): user id -> info, one per user. */
 export async function members(context, internal) {
-  const { clients } = await runMethod('presence', { channel: internal }, context);
+  const { clients } = await context.presence.read(internal, false);
   return membersOf(clients);
 }
 
-function infoOf(query, known) {
-  const info = new Set((query.get('info') ?? '').split(',').filter((attribute) => attribute !== ''));
+/** The attributes an `info` (a query's, or an event's) asks for, each one of `known`. */
+function infoOf(text, known) {
+  const info = new Set((text ?? '').split(',').filter((attribute) => attribute !== ''));
   const unknown = [...info].find((attribute) => !known.includes(attribute));
   if (unknown !== undefined) throw badRequest(`info may ask for ${known.join(', ')}`);
   return info;
@@ -260,7 +267,7 @@ function checkEvent(app, body, at = '') {
   });
   if (socketId !== undefined && (typeof socketId !== 'string' || !SOCKET_ID.test(socketId))) throw badRequest(`${at}socket_id must be a socket_id (digits.digits)`);
   if (body.info !== undefined && typeof body.info !== 'string') throw badRequest(`${at}info must be a string: attributes separated by commas`);
-  const info = body.info === undefined ? new Set() : infoOf(new URLSearchParams({ info: body.info }), ['user_count', 'subscription_count']);
+  const info = infoOf(body.info, ['user_count', 'subscription_count']);
   for (const name of channels) checkInfoFor(name, info);
   return { name, data, channels, internals, socketId, info };
 }

@@ -54,7 +54,7 @@ export function pusherWaysIn({ config, apps, relay, subscriptions, namespaces, p
     maxPayload: config.maxPayload
   });
   const context = { commands, relay, presence };
-  const api = new PusherHttpApi({ config, apps, context, log });
+  const api = new PusherHttpApi({ maxPayload: config.maxPayload, apps, context, log });
   return {
     admin: pusherAdmin({ apps, context }),
     degraded: () => apps.degraded,
