@@ -235,6 +235,22 @@ export const options = {
   }
 };
 
+/**
+ * The documented defaults of some options, under their camelCase names:
+ * what a class that takes them by name merges what it is given over, so
+ * that one built outside the gateway (a script, a test) behaves as the
+ * gateway does by default.
+ * @param {...string} flags rows of the table above
+ */
+export function defaultsOf(...flags) {
+  const out = {};
+  for (const flag of flags) {
+    const { default: value } = options[flag];
+    out[camel(flag)] = typeof value === 'function' ? value() : value;
+  }
+  return out;
+}
+
 /** The flags of the secret options (rows with `secret`). */
 export const SECRET_OPTIONS = Object.keys(options).filter((name) => options[name].secret !== undefined);
 

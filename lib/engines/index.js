@@ -218,6 +218,8 @@ export const engines = Object.freeze({
 });
 
 /**
+ * The --engine the configuration names, given the options it takes (those
+ * of its DEFAULTS) from the configuration.
  * @param {object} config the resolved gateway configuration (lib/config/options.js)
  * @param {import('pino').Logger} log
  * @param {(config: object) => Map} [protocolNamespaces] the other protocols'
@@ -226,6 +228,7 @@ export const engines = Object.freeze({
  */
 export async function createEngine(config, log, protocolNamespaces) {
   const Engine = await engines[config.engine]();
-  await Engine.check?.(config); // a configuration the engine can tell is wrong only by asking: refused at start
-  return new Engine({ ...config, log, protocolNamespaces });
+  const options = Object.fromEntries(Object.keys(Engine.DEFAULTS).map((key) => [key, config[key]]));
+  await Engine.check?.(options); // a configuration the engine can tell is wrong only by asking: refused at start
+  return new Engine({ ...options, log, protocolNamespaces });
 }

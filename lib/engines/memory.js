@@ -31,10 +31,11 @@ import { LocalDepartures } from './departures-memory.js';
 import { historyAnswer } from './history-read.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { messageOp, publishResult } from './publication.js';
-import { requireNumbers } from './check-options.js';
+import { optionsOver, requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
 import { Ticker } from '../runtime/ticker.js';
 import { tellAll } from './listeners.js';
+import { defaultsOf } from '../config/options.js';
 
 const SWEEP_MS = 1000;
 const PRESENCE_CHANNELS_SHOWN = 20; // the largest, on the status page
@@ -53,18 +54,22 @@ class ChannelState {
 
 /** @implements {import('./index.js').Engine} */
 export class MemoryEngine {
+  /** Its options and their defaults (the gateway's flags, lib/config/options.js). */
+  static DEFAULTS = { ...defaultsOf('history-size', 'history-ttl', 'history-memory', 'presence-max-clients', 'join-leave-interval'), namespaces: [] };
+
   /**
-   * @param {object} config the resolved configuration (lib/config/options.js)
-   * @param {number} config.historySize messages per channel (0: no history), outside namespaces
-   * @param {number} config.historyTtl seconds, outside namespaces
-   * @param {object[]} config.namespaces
-   * @param {number} config.historyMemory MiB for all channels
-   * @param {number} config.presenceMaxClients
-   * @param {number} config.joinLeaveInterval
-   * @param {(config: object) => Map} [config.protocolNamespaces] the other protocols' namespaces (lib/core/namespaces.js)
-   * @throws {RangeError} for a number above that is missing or not finite
+   * @param {object} options each defaults to its flag's default
+   * @param {number} [options.historySize] messages per channel (0: no history), outside namespaces
+   * @param {number} [options.historyTtl] seconds, outside namespaces
+   * @param {object[]} [options.namespaces]
+   * @param {number} [options.historyMemory] MiB for all channels
+   * @param {number} [options.presenceMaxClients]
+   * @param {number} [options.joinLeaveInterval]
+   * @param {(config: object) => Map} [options.protocolNamespaces] the other protocols' namespaces (lib/core/namespaces.js)
+   * @throws {RangeError} for a number above given but not finite, or below its least value
    */
-  constructor(config) {
+  constructor(options) {
+    const config = optionsOver(MemoryEngine.DEFAULTS, options);
     requireNumbers('MemoryEngine', config, { historySize: 0, historyTtl: 1, historyMemory: 0, presenceMaxClients: 1, joinLeaveInterval: 1 });
     this.protocolNamespaces = config.protocolNamespaces;
     this.channels = new Map(); // name -> ChannelState

@@ -62,7 +62,8 @@ import { RemoteOccupancy } from './redis/occupancy.js';
 import { tellAll } from './listeners.js';
 import { RemoteDepartures } from './redis/departures.js';
 import { Liveness } from './redis/liveness.js';
-import { requireNumbers } from './check-options.js';
+import { optionsOver, requireNumbers } from './check-options.js';
+import { defaultsOf } from '../config/options.js';
 import { unavailable } from './redis/unavailable.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
@@ -71,31 +72,51 @@ const PRESENCE_CHANNELS_SHOWN = 20; // this node's largest, on the status page
 
 /** @implements {import('./index.js').Engine} with its cluster-wide part */
 export class RedisEngine {
+  /** Its options and their defaults (the gateway's flags, lib/config/options.js). */
+  static DEFAULTS = {
+    ...defaultsOf(
+      'redis-url',
+      'redis-sentinels',
+      'redis-master-name',
+      'redis-cluster',
+      'redis-wait-replicas',
+      'redis-wait-timeout',
+      'history-size',
+      'history-ttl',
+      'max-conns-per-user',
+      'presence-ttl',
+      'presence-max-clients',
+      'join-leave-interval'
+    ),
+    namespaces: []
+  };
+
   /** A --redis-cluster seed that is a plain Redis is refused at start, in words. */
   static async check({ redisCluster }) {
     if (redisCluster) await checkClusterSeeds(redisCluster);
   }
 
   /**
-   * @param {object} options the resolved configuration (lib/config/options.js), and the log
-   * @param {string} options.redisUrl
-   * @param {string} [options.redisSentinels] Sentinel instead of redisUrl
-   * @param {string} options.redisMasterName
-   * @param {string} [options.redisCluster] Redis Cluster instead of redisUrl
-   * @param {number} options.redisWaitReplicas replicas that must hold a publish before it is acknowledged
-   * @param {number} options.redisWaitTimeout ms
-   * @param {number} options.historySize outside namespaces
-   * @param {number} options.historyTtl seconds, outside namespaces
-   * @param {object[]} options.namespaces
-   * @param {number} options.maxConnsPerUser 0: no cap to share
-   * @param {number} options.presenceTtl seconds
-   * @param {number} options.presenceMaxClients
-   * @param {number} options.joinLeaveInterval
-   * @param {import('pino').Logger} options.log
-   * @param {(config: object) => Map} [options.protocolNamespaces] the other protocols' namespaces (lib/core/namespaces.js)
-   * @throws {RangeError} for a number above that is missing or not finite, before any connection is made
+   * @param {object} given each option defaults to its flag's default (DEFAULTS)
+   * @param {string} [given.redisUrl]
+   * @param {string} [given.redisSentinels] Sentinel instead of redisUrl
+   * @param {string} [given.redisMasterName]
+   * @param {string} [given.redisCluster] Redis Cluster instead of redisUrl
+   * @param {number} [given.redisWaitReplicas] replicas that must hold a publish before it is acknowledged
+   * @param {number} [given.redisWaitTimeout] ms
+   * @param {number} [given.historySize] outside namespaces
+   * @param {number} [given.historyTtl] seconds, outside namespaces
+   * @param {object[]} [given.namespaces]
+   * @param {number} [given.maxConnsPerUser] 0: no cap to share
+   * @param {number} [given.presenceTtl] seconds
+   * @param {number} [given.presenceMaxClients]
+   * @param {number} [given.joinLeaveInterval]
+   * @param {import('pino').Logger} given.log
+   * @param {(config: object) => Map} [given.protocolNamespaces] the other protocols' namespaces (lib/core/namespaces.js)
+   * @throws {RangeError} for a number above given but not finite, or below its least value, before any connection is made
    */
-  constructor(options) {
+  constructor(given) {
+    const options = optionsOver(RedisEngine.DEFAULTS, given);
     requireNumbers('RedisEngine', options, {
       redisWaitReplicas: 0,
       redisWaitTimeout: 1,

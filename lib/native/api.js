@@ -7,22 +7,28 @@ import { ErrorCode, GatewayError } from '../core/errors.js';
 import { METHODS, runMethod } from '../core/server.js';
 import { parseObject } from '../protocol/json-object.js';
 import { cutOnDefect, keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
+import { defaultsOf } from '../config/options.js';
 import { metrics, NATIVE_APP } from '../session/metrics.js';
 
 const OK = 'ok';
 
+// The options that default to their flags' (lib/config/options.js).
+const DEFAULTS = defaultsOf('api-key', 'max-payload');
+
 export class ServerApi {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
+   * @param {string} [options.apiKey] --api-key: the bearer token every call carries; none: the API is off (403)
+   * @param {number} [options.maxPayload] --max-payload: the most bytes of a body
    * @param {import('../core/server.js').ServerContext} options.context what the methods run against
    * @param {import('pino').Logger} options.log where a defect is told
    */
-  constructor({ config, context, log }) {
+  constructor(options) {
+    const { apiKey, maxPayload, context, log } = { ...DEFAULTS, ...options };
     this.context = context;
     this.log = log;
-    this.checkKey = keyCheck(config.apiKey);
-    this.maxPayload = config.maxPayload;
+    this.checkKey = keyCheck(apiKey);
+    this.maxPayload = maxPayload;
   }
 
   request(req, res, method) {

@@ -28,6 +28,7 @@ import { kSession, kTransport } from '../core/symbols.js';
 import { hasCredential, identifying, identityOf } from '../core/identity.js';
 import { allows } from '../core/permissions.js';
 import { TokenBucket } from '../core/token-bucket.js';
+import { defaultsOf } from '../config/options.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 
 const { WebSocket } = require('ws');
@@ -41,10 +42,15 @@ const AUTH_RATE = 2;
 const CLIENT = false;
 const SERVER = true;
 
+// The options that default to their flags' (lib/config/options.js).
+const DEFAULTS = defaultsOf('ping-interval', 'auth-timeout', 'max-buffered');
+
 export class Connections {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
+   * @param {number} [options.pingInterval] --ping-interval, told in the welcome
+   * @param {number} [options.authTimeout] --auth-timeout: ms a connection under --auth jwt may go without a valid token
+   * @param {number} [options.maxBuffered] --max-buffered: bytes queued to one client before it is dropped
    * @param {number} options.worker this worker's number (1..N)
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
@@ -53,8 +59,10 @@ export class Connections {
    * @param {import('../core/commands.js').Commands} options.commands the rules
    * @param {import('pino').Logger} options.log
    */
-  constructor({ config, worker, relay, subscriptions, admission, sessions, commands, log }) {
-    this.config = config;
+  constructor(options) {
+    const { pingInterval, authTimeout, maxBuffered, worker, relay, subscriptions, admission, sessions, commands, log } = { ...DEFAULTS, ...options };
+    this.pingInterval = pingInterval;
+    this.maxBuffered = maxBuffered;
     this.worker = worker;
     this.relay = relay;
     this.subscriptions = subscriptions;
@@ -66,7 +74,7 @@ export class Connections {
     this.opened = 0; // ever accepted: how ../worker/upgrade.js tells a handshake that completed
     this.metrics = transportMetrics('ws');
     // The credential a client presents itself: a token in an `auth` frame.
-    this.credentialMs = admission.jwt ? config.authTimeout : 0;
+    this.credentialMs = admission.jwt ? authTimeout : 0;
     this.welcomeAuth = admission.jwt ? 'jwt' : admission.hook ? 'hook' : undefined;
     this.listen = socketListeners(this, log);
   }
@@ -76,7 +84,7 @@ export class Connections {
     this.listen(ws);
     const { id } = this.sessions.begin(ws, this, this.admission.clientId());
     this.sessions.opened(ws, ip, this.credentialMs);
-    if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.welcomeAuth));
+    if (!this.admission.hook) return void ws.send(welcomeFrame(id, this.worker, this.pingInterval, this.welcomeAuth));
     // No auth timeout: the hook's own timeout (and the bounded queue before it) ends the wait.
     identifying(ws);
     this.admission
@@ -85,7 +93,7 @@ export class Connections {
       .then(
         (identity) => {
           if (ws.readyState !== WebSocket.OPEN) return;
-          ws.send(welcomeFrame(id, this.worker, this.config.pingInterval, this.welcomeAuth));
+          ws.send(welcomeFrame(id, this.worker, this.pingInterval, this.welcomeAuth));
           this.serverChannels(ws, identity.channels);
         },
         (err) => this.refusedAtOpen(ws, err)
@@ -205,7 +213,7 @@ export class Connections {
     const first = seq - replay.length + 1;
     const transport = ws[kTransport];
     for (let i = 0; i < replay.length; i++) {
-      transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.config.maxBuffered);
+      transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.maxBuffered);
     }
   }
 
@@ -216,7 +224,7 @@ export class Connections {
 
   /** An auth frame: the first presents the connection's credential, later ones refresh it (same user only). */
   authenticate(ws, { token, since }, id) {
-    if (!this.admission.jwt) throw new GatewayError(ErrorCode.BAD_REQUEST, `this gateway takes no tokens (--auth ${this.config.auth})`, id);
+    if (!this.admission.jwt) throw new GatewayError(ErrorCode.BAD_REQUEST, `this gateway takes no tokens (--auth ${this.admission.hook ? 'hook' : 'none'})`, id);
     if (!hasCredential(ws)) identifying(ws);
     else if (!(ws[kSession].credentialTokens ??= new TokenBucket(AUTH_RATE)).take(AUTH_RATE)) {
       throw new GatewayError(ErrorCode.RATE_LIMITED, `over ${AUTH_RATE} auth frames per second`, id);

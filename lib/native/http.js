@@ -10,7 +10,7 @@ import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
 import { runMethod } from '../core/server.js';
 import { carriedBy } from '../transport/transport.js';
-import { cutOnDefect, keyCheck, readBody, reply, replyError } from '../transport/http-io.js';
+import { cutOnDefect, readBody, reply, replyError } from '../transport/http-io.js';
 import { vendorFile } from './vendor.js';
 import { handling } from '../transport/last-input.js';
 
@@ -27,18 +27,16 @@ const PROTOCOL_PART = /^\/protocol\/([a-z-]+\.js)$/;
 
 /**
  * @param {object} options
- * @param {object} options.config resolved gateway configuration
  * @param {import('../worker/relay.js').WorkerRelay} options.relay
  * @param {import('./sse.js').SseStreams} options.streams GET /sse
- * @param {import('./api.js').ServerApi} options.api POST /api/<method>
+ * @param {import('./api.js').ServerApi} options.api POST /api/<method>, and its key and body limit for POST /publish and /disconnect
  * @param {() => boolean} options.draining
  * @param {() => boolean} options.degraded whether a source the other protocols depend on is out of reach (their apps)
  * @param {{matches: (path: string) => boolean, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (../worker/ways-in.js)
  * @param {import('pino').Logger} options.log where a defect is told
  * @returns {(req, res) => void} the request listener
  */
-export function createRequestHandler({ config, relay, streams, api, draining, degraded, routes = [], log }) {
-  const checkKey = keyCheck(config.apiKey);
+export function createRequestHandler({ relay, streams, api, draining, degraded, routes = [], log }) {
   const files = new Map();
 
   return function handleRequest(req, res) {
@@ -76,12 +74,12 @@ export function createRequestHandler({ config, relay, streams, api, draining, de
     };
     try {
       if (req.method !== 'POST') throw new GatewayError(ErrorCode.METHOD_NOT_ALLOWED, `${req.url.split('?', 1)[0]} takes POST`);
-      checkKey(req);
+      api.checkKey(req);
     } catch (err) {
       req.resume();
       return fail(err);
     }
-    readBody(req, config.maxPayload)
+    readBody(req, api.maxPayload)
       .then(run)
       .then(([status, body]) => reply(res, status, body), fail)
       .catch(cutOnDefect(res, log));

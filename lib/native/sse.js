@@ -15,23 +15,32 @@ import { clientIp } from '../session/client-ip.js';
 import { reply } from '../transport/http-io.js';
 import { SseStream, sseTransport, readyEvent, eventData, gapEvent, withCursor } from '../transport/sse-stream.js';
 import { carriedBy, carry } from '../transport/transport.js';
+import { defaultsOf } from '../config/options.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 
 const RETRY_MS = 2000; // the browser's reconnect delay, sent as `retry:`
 const RETRY_AFTER_S = 5; // a 503 asks for a random wait of up to this many seconds
 
+// The options that default to their flags' (lib/config/options.js).
+const DEFAULTS = defaultsOf('trust-forwarded', 'max-subscriptions', 'max-buffered');
+
 export class SseStreams {
   /**
    * @param {object} options
-   * @param {object} options.config resolved gateway configuration
+   * @param {boolean} [options.trustForwarded] --trust-forwarded: the client's IP is X-Forwarded-For's last
+   * @param {number} [options.maxSubscriptions] --max-subscriptions: channels per stream
+   * @param {number} [options.maxBuffered] --max-buffered: bytes queued to one stream before it is dropped
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../session/admission.js').Admission} options.admission shared with the WebSockets
    * @param {import('../session/sessions.js').Sessions} options.sessions open to close, every transport
    * @param {import('../core/commands.js').Commands} options.commands the rules
    */
-  constructor({ config, relay, subscriptions, admission, sessions, commands }) {
-    this.config = config;
+  constructor(options) {
+    const { trustForwarded, maxSubscriptions, maxBuffered, relay, subscriptions, admission, sessions, commands } = { ...DEFAULTS, ...options };
+    this.trustForwarded = trustForwarded;
+    this.maxSubscriptions = maxSubscriptions;
+    this.maxBuffered = maxBuffered;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.admission = admission;
@@ -59,7 +68,7 @@ export class SseStreams {
     } catch (err) {
       return refuse(res, err);
     }
-    const ip = clientIp(req, this.config.trustForwarded);
+    const ip = clientIp(req, this.trustForwarded);
     this.admission.reserveIp(ip).then(
       () => this.start(req, res, ip, query),
       (err) => refuse(res, err)
@@ -78,7 +87,7 @@ export class SseStreams {
     const params = new URL(url, 'http://sse').searchParams;
     const list = params.get('channels');
     if (list === null || list === '') throw new GatewayError(ErrorCode.BAD_REQUEST, 'name the channels: /sse?channels=a,b');
-    const max = this.config.maxSubscriptions;
+    const max = this.maxSubscriptions;
     // Counted before anything else is looked at, so a huge list costs one split.
     const channels = list.split(',', max + 1);
     if (channels.length > max) throw new GatewayError(ErrorCode.TOO_MANY_SUBSCRIPTIONS, `at most ${max} channels per stream`);
@@ -152,7 +161,7 @@ export class SseStreams {
   /** Where a join ended: the replay (or a `latest` namespace's latest message) or the gap, then live. */
   joined({ conn: stream, channel, since, i, local }, { live, epoch, seq, replay, recovered }) {
     if (!live || !sseTransport.isOpen(stream)) return;
-    const max = this.config.maxBuffered;
+    const max = this.maxBuffered;
     if (since !== undefined && replay === undefined && recovered !== true) {
       stream.positions[i] = local;
       sseTransport.write(stream, gapEvent(stream, channel), max);
@@ -173,7 +182,7 @@ export class SseStreams {
   /** The stream receives the channel live; once all its channels are, it says so with the full cursor. */
   activate(stream, i, local) {
     stream.positions[i] = local;
-    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream, stream[kSession].id), this.config.maxBuffered);
+    if (--stream.pending === 0) sseTransport.write(stream, readyEvent(stream, stream[kSession].id), this.maxBuffered);
   }
 
   closed(stream) {

@@ -75,8 +75,9 @@ export function startWorker(config, worker) {
   const admission = new Admission({ ...admissionOptions(config, log), relay, draining, worker });
   const sessions = new Sessions({ admission, keepalive, subscriptions, relay, presence });
   const commands = new Commands({ rate: config.maxPublishRate, maxSubscriptions: config.maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
-  const connections = new Connections({ config, worker, relay, subscriptions, admission, sessions, commands, log });
-  const streams = new SseStreams({ config, relay, subscriptions, admission, sessions, commands });
+  const { pingInterval, authTimeout, maxBuffered, trustForwarded, maxSubscriptions, apiKey, maxPayload } = config;
+  const connections = new Connections({ pingInterval, authTimeout, maxBuffered, worker, relay, subscriptions, admission, sessions, commands, log });
+  const streams = new SseStreams({ trustForwarded, maxSubscriptions, maxBuffered, relay, subscriptions, admission, sessions, commands });
   // One ws server per encoding: its WebSocket class carries the encoding's
   // transport (../transport/transport.js); the upgrade picks the server (./upgrade.js).
   const wsServer = (encoding, WebSocket) =>
@@ -95,13 +96,13 @@ export function startWorker(config, worker) {
     connections
   };
   attachCalls({ relay, users: admission.users, connections, subscriptions });
-  const api = new ServerApi({ config, context: { commands, relay, users: admission.users, presence }, log });
+  const api = new ServerApi({ apiKey, maxPayload, context: { commands, relay, users: admission.users, presence }, log });
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
   const protocols = protocolWaysIn({ config, apps, relay, subscriptions, namespaces, presence, sessions, log });
   attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
   const routes = protocols.map((protocol) => protocol.route);
   const degraded = () => protocols.some((protocol) => protocol.degraded?.() === true);
-  const handleRequest = createRequestHandler({ config, relay, streams, api, draining, degraded, routes, log });
+  const handleRequest = createRequestHandler({ relay, streams, api, draining, degraded, routes, log });
   // The primary reads only TCP (and the PROXY header); TLS ends here, on the
   // handed-over socket, exactly as plain HTTP would start.
   const server =

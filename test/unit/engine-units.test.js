@@ -1,6 +1,7 @@
-// The engines' parts alone, in this process: an engine and each of its parts
-// refuse a missing or non-finite option that sets a timer or a bound (a
-// timer of NaN ms is a 1 ms busy loop), before any connection is made; the
+// The engines' parts alone, in this process: an engine takes a missing
+// option's default and refuses a non-finite one that sets a timer or a bound
+// (a timer of NaN ms is a 1 ms busy loop), before any connection is made, and
+// each of its parts refuses a missing one; the
 // idempotency keys give one answer per (channel, key) and keep their bound;
 // publish takes a publication and answers a result.
 import { expect } from 'chai';
@@ -21,7 +22,6 @@ describe('engine units', function () {
 
     for (const name of ['presenceTtl', 'historyTtl', 'redisWaitTimeout', 'redisWaitReplicas', 'presenceMaxClients', 'joinLeaveInterval']) {
       for (const [what, value] of [
-        ['missing', undefined],
         ['NaN', NaN],
         ['Infinity', Infinity],
         ['a string', '60']
@@ -39,12 +39,24 @@ describe('engine units', function () {
     });
 
     for (const name of ['historyTtl', 'historySize', 'historyMemory', 'presenceMaxClients', 'joinLeaveInterval']) {
-      it(`MemoryEngine refuses ${name} missing, naming it`, function () {
-        const config = resolveConfig({});
-        delete config[name];
-        expect(() => new MemoryEngine(config)).to.throw(RangeError, new RegExp(`^MemoryEngine: option ${name} must be a finite number .* got nothing$`));
+      it(`MemoryEngine refuses ${name} NaN, naming it`, function () {
+        expect(() => new MemoryEngine({ [name]: NaN })).to.throw(RangeError, new RegExp(`^MemoryEngine: option ${name} must be a finite number .* got NaN$`));
       });
     }
+
+    it("an engine given only some options takes the others' flag defaults", function () {
+      const defaults = resolveConfig({});
+      const engine = new MemoryEngine({ presenceMaxClients: 7, joinLeaveInterval: undefined });
+      try {
+        expect(engine.presence.maxClients).to.equal(7);
+        expect(engine.presence.diffs.interval).to.equal(defaults.joinLeaveInterval);
+        expect(engine.namespaces.top).to.include({ historySize: defaults.historySize, historyTtl: defaults.historyTtl });
+        expect(engine.budget).to.equal(defaults.historyMemory * 2 ** 20);
+      } finally {
+        engine.stop();
+      }
+      for (const key of Object.keys(RedisEngine.DEFAULTS)) expect(RedisEngine.DEFAULTS[key], key).to.deep.equal(key === 'namespaces' ? [] : defaults[key]);
+    });
 
     it('RedisPresence and RedisPublisher refuse theirs before touching Redis', function () {
       const redis = {
