@@ -103,7 +103,7 @@ export function protocolNamespaceOf(channel) {
 export class Namespaces {
   /**
    * @param {{historySize: number, historyTtl: number, namespaces?: object[]}} config
-   * @param {(config: object) => Map<string, Namespace>} [protocolNamespaces] the
+   * @param {(config: object) => {get: (name: string) => Namespace|undefined}} [protocolNamespaces] the
    *   namespaces of the other protocols' channels (lib/wiring/ways-in.js), handed in
    *   by the wiring; without it such a channel is in no namespace
    */

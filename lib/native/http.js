@@ -32,7 +32,7 @@ const PROTOCOL_PART = /^\/protocol\/([a-z-]+\.js)$/;
  * @param {import('./api.js').ServerApi} options.api POST /api/<method>, and its key and body limit for POST /publish and /disconnect
  * @param {() => boolean} options.draining
  * @param {() => boolean} options.degraded whether a source the other protocols depend on is out of reach (their apps)
- * @param {{matches: (path: string) => boolean, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (../worker/ways-in.js)
+ * @param {{matches: (path: string) => boolean, request: (req, res, path) => void}[]} [options.routes] other protocols' HTTP routes (../wiring/ways-in.js)
  * @param {import('pino').Logger} options.log where a defect is told
  * @returns {(req, res) => void} the request listener
  */

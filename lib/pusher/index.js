@@ -21,7 +21,7 @@ const { WebSocketServer } = require('ws');
 
 /**
  * @param {object} worker the worker's parts: config, apps (this process's, kept current here), relay, subscriptions, namespaces, presence, sessions, log
- * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/worker/ways-in.js) and the admin page's
+ * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/wiring/ways-in.js) and the admin page's
  *   calls on the apps (lib/native/admin-calls.js), or none without an app
  */
 export function pusherWaysIn({ config, apps, relay, subscriptions, namespaces, presence, sessions, log }) {

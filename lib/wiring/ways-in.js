@@ -1,40 +1,56 @@
-// The protocols the gateway speaks beside its own, as the wiring of every
-// process attaches them: the namespaces of each one's channels (handed to
-// lib/core/namespaces.js, in the workers and in the engine) and what each one
-// runs in the primary beside the engine. A protocol's channels have names
-// starting with '#' (isProtocolChannel in lib/core/namespaces.js). The workers'
-// side of each protocol is listed in lib/worker/ways-in.js.
+// The protocols the gateway speaks beside its own: the one list of them, and
+// what the wiring of every process takes from each. A protocol is a folder of
+// lib/ that gives, here:
+//   namespaces(config, apps)  its channels' namespaces (for lib/core/namespaces.js,
+//                             in the workers and in the engine); a protocol's
+//                             channels start with '#' (isProtocolChannel)
+//   primary(options)          its part in the primary beside the engine, or
+//                             undefined: {close()} sends what is still queued
+//   worker(parts)             its ways in in a worker, or undefined: a WebSocket
+//                             upgrade (its paths), HTTP routes, the admin's calls
+// A protocol with nothing configured (Pusher without an app) adds nothing.
 import { appNamespaces } from '../pusher/channels.js';
-import { publishMembers } from '../pusher/members.js';
-import { startPusherWebhooks } from '../pusher/webhooks.js';
-import { followSubscriptionCounts } from '../pusher/subscription-count.js';
-import { servesPusher } from '../pusher/apps.js';
+import { attachPusher } from '../pusher/primary.js';
+import { pusherWaysIn } from '../pusher/index.js';
+
+const PROTOCOLS = [{ namespaces: appNamespaces, primary: attachPusher, worker: pusherWaysIn }];
 
 /**
  * Every protocol's namespaces, as the core's Namespaces asks for them (a
- * configuration's, by namespace name), for this process's apps.
+ * configuration's, by namespace name), for this process's apps: each
+ * protocol names its own, so the first that knows a name answers.
  * @param {import('../pusher/apps.js').Apps} apps
- * @returns {(config: object) => Map<string, import('../core/namespaces.js').Namespace>}
+ * @returns {(config: object) => {get: (name: string) => import('../core/namespaces.js').Namespace|undefined}}
  */
 export function protocolNamespaces(apps) {
-  return (config) => appNamespaces(config, apps);
+  return (config) => {
+    const lookups = PROTOCOLS.map((protocol) => protocol.namespaces(config, apps));
+    return {
+      get(name) {
+        for (const lookup of lookups) {
+          const ns = lookup.get(name);
+          if (ns !== undefined) return ns;
+        }
+        return undefined;
+      }
+    };
+  };
 }
 
 /**
- * Each protocol's part in the primary, beside the engine (Pusher: its
- * member events, its webhooks, its subscription counts).
+ * Each protocol's part in the primary, beside the engine.
  * @param {object} options config, apps, engine, relay, calls (a Call on the whole cluster), delivery (the webhooks' sender), log
  * @returns {{close: () => Promise<void>}} sends what is still queued, briefly
  */
 export function attachProtocols(options) {
-  if (!servesPusher(options.config)) return { close: async () => {} };
-  publishMembers(options.engine);
-  const webhooks = startPusherWebhooks(options);
-  const counts = followSubscriptionCounts({ relay: options.relay, engine: options.engine, calls: options.calls, webhooks, apps: options.apps });
-  return {
-    close: async () => {
-      counts.stop();
-      await webhooks.close();
-    }
-  };
+  const parts = PROTOCOLS.map((protocol) => protocol.primary(options)).filter((part) => part !== undefined);
+  return { close: async () => void (await Promise.all(parts.map((part) => part.close()))) };
+}
+
+/**
+ * @param {object} worker the worker's parts: config, apps, relay, subscriptions, namespaces, presence, sessions, log
+ * @returns {{upgrade: import('../worker/upgrade.js').UpgradeWay, route: {matches: Function, request: Function}}[]}
+ */
+export function protocolWaysIn(worker) {
+  return PROTOCOLS.map((protocol) => protocol.worker(worker)).filter((ways) => ways !== undefined);
 }

@@ -1,5 +1,5 @@
 // The WebSocket's way in: the upgrade path, which picks the protocol (the
-// native one on --path, another protocol's on its own paths: ./ways-in.js),
+// native one on --path, another protocol's on its own paths: ../wiring/ways-in.js),
 // the protocol's ws server for the request (the native protocol's by its
 // encoding: Sec-WebSocket-Protocol, ../codecs/index.js), then the admission
 // gate (../session/admission.js), then ws's handshake. Where the primary counts IPs,

@@ -28,7 +28,7 @@ describe('lint and layers', function () {
       ['lib/transport/planted.js', "import { Connections } from '../native/connections.js';"],
       ['lib/native/planted.js', "import { Apps } from '../pusher/apps.js';"],
       ['lib/pusher/planted.js', "import { Connections } from '../native/connections.js';"],
-      ['lib/native/planted.js', "import { protocolWaysIn } from '../worker/ways-in.js';"],
+      ['lib/native/planted.js', "import { protocolWaysIn } from '../wiring/ways-in.js';"],
       ['lib/engines/planted.js', "import { startPusherWebhooks } from '../pusher/webhooks.js';"],
       ['lib/pusher/planted.js', "import { PrimaryRelay } from '../primary/relay.js';"],
       ['lib/worker/planted.js', "import { PrimaryRelay } from '../primary/relay.js';"],
