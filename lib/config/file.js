@@ -14,17 +14,15 @@ const FLAGS = new Map(Object.keys(options).map((name) => [camel(name), name]));
 const ENV_PREFIX = 'GATEWAY';
 const SECRET_VARIABLES = SECRET_OPTIONS.map((name) => envVariable(ENV_PREFIX, name));
 
-/** The secret GATEWAY_* variables taken out of this process's environment, by name. */
-const withheld = {};
-
 /**
  * The gateway's configuration from its command line, its environment and
  * the file --config names. Called at start and again on SIGHUP.
  * @param {string[]} argv
+ * @param {Record<string, string>} [withheld] the secret variables withholdSecretVariables() took out of the environment
  * @returns {Promise<object>} resolved, camelCase keys, `namespaces` always a list
  * @throws {UsageError}
  */
-export async function gatewayConfig(argv) {
+export async function gatewayConfig(argv, withheld = {}) {
   const config = await parseCommandLine({
     argv,
     table: options,
@@ -41,15 +39,18 @@ export async function gatewayConfig(argv) {
 /**
  * Takes the secret GATEWAY_* variables (the options with `secret`) out of
  * this process's environment, where every process it forks would inherit
- * them and /proc/<pid>/environ would show them; gatewayConfig() still reads
- * them, so a SIGHUP resolves the same configuration.
+ * them and /proc/<pid>/environ would show them; gatewayConfig() given them
+ * still reads them, so a SIGHUP resolves the same configuration.
+ * @returns {Record<string, string>} the variables taken out, by name
  */
 export function withholdSecretVariables() {
+  const withheld = {};
   for (const name of SECRET_VARIABLES) {
     if (process.env[name] === undefined) continue;
     withheld[name] = process.env[name];
     delete process.env[name];
   }
+  return withheld;
 }
 
 /**

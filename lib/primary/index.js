@@ -39,7 +39,7 @@ const SETTLE_MS = 2000;
 
 /** @param {object} config resolved gateway configuration (lib/config/options.js) */
 export async function startPrimary(config) {
-  withholdSecretVariables(); // before anything is forked: a child inherits the environment
+  const withheld = withholdSecretVariables(); // before anything is forked: a child inherits the environment
   const log = createLogger(config.logLevel, { role: 'primary' }, config.logFormat);
   const refuse = (err) => {
     log.fatal({ err: err.message, code: err.code }, 'cannot start');
@@ -128,7 +128,7 @@ export async function startPrimary(config) {
   log.info(readyFields(config, { port, metricsPort: metricsServer?.address().port ?? 0 }), 'gateway ready');
 
   process.on('SIGHUP', async () => {
-    const next = await reloadConfig(supervisor.config, log);
+    const next = await reloadConfig(supervisor.config, withheld, log);
     if (next === undefined) return;
     supervisor.config = next;
     appSources.configure(next);

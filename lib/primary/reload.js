@@ -15,13 +15,14 @@ const AT_START = [
 
 /**
  * @param {object} current the running configuration
+ * @param {Record<string, string>} withheld the secret variables taken out of the environment at start
  * @param {import('pino').Logger} log
  * @returns {Promise<object|undefined>} the configuration to restart with; undefined: keep the workers
  */
-export async function reloadConfig(current, log) {
+export async function reloadConfig(current, withheld, log) {
   let next;
   try {
-    next = await gatewayConfig(process.argv.slice(2));
+    next = await gatewayConfig(process.argv.slice(2), withheld);
   } catch (err) {
     log.error({ err: err.message }, 'SIGHUP: the configuration is refused; the running workers are kept');
     return undefined;

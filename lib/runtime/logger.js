@@ -43,8 +43,6 @@ export function prettifyLines(stream) {
   readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => write(`${line}\n`));
 }
 
-let shared;
-
 const NOT_SHOWN = new Set(['level', 'time', 'pid', 'hostname', 'role', 'worker']);
 
 /** A line's own fields as key=value, a value with spaces or an object as JSON. */
@@ -58,9 +56,8 @@ function fields(log, messageKey) {
   return text;
 }
 
-/** One formatter for the process: `write(jsonLine)` prints it readable on stdout. */
+/** A formatter: `write(jsonLine)` prints it readable on stdout. */
 function prettyWriter() {
-  if (shared !== undefined) return shared;
   const { prettyFactory } = require('pino-pretty');
   const format = prettyFactory({
     colorize: process.stdout.isTTY === true,
@@ -70,8 +67,7 @@ function prettyWriter() {
     messageFormat: (log, key) => `${log.role === 'worker' ? `worker ${log.worker}` : (log.role ?? '')}: ${log[key]}${fields(log, key)}`
   });
   process.stdout.on('error', () => {});
-  shared = (line) => {
+  return (line) => {
     process.stdout.write(line.startsWith('{') ? format(line) : line);
   };
-  return shared;
 }

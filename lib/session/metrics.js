@@ -1,23 +1,30 @@
-// The worker's Prometheus metrics. prom-client's AggregatorRegistry in the
-// primary asks every worker for these over cluster IPC and sums them.
+// The worker's Prometheus metrics, defined in prom-client's registry; the
+// worker's wiring makes them answer (exposeMetrics). prom-client's
+// AggregatorRegistry in the primary asks every worker for these over cluster
+// IPC and sums them.
 import { require } from '../runtime/require.js';
-import { LoopDelay, collectDefaultMetrics } from '../runtime/loop-delay.js';
+import { collectDefaultMetrics } from '../runtime/loop-delay.js';
 import { ticks } from '../runtime/ticker.js';
 import { isProtocolChannel, NATIVE_APP, protocolAppOf } from '../core/namespaces.js';
 
 const client = require('prom-client');
 
-// The worker's one event-loop delay sampler, running only while it has work (../worker/stats.js).
-export const loopDelay = new LoopDelay();
-// Three default metrics list every handle, resource or open file at each
-// scrape: ~2 µs a connection, a 30 ms stall of the worker per scrape at
-// 15,000 connections. A worker's open handles are its connections
-// (gateway_connections); process_max_fds stays, and the primary still
-// reports its own.
-collectDefaultMetrics(loopDelay, { except: ['processOpenFileDescriptors', 'processHandles', 'processResources'] });
-// prom-client starts answering the primary's metrics requests only once an
-// AggregatorRegistry has been constructed in the worker.
-new client.AggregatorRegistry();
+/**
+ * Adds the process's default metrics (its event-loop delay read from
+ * `loopDelay`) and answers the primary's requests for them all.
+ * @param {import('../runtime/loop-delay.js').LoopDelay} loopDelay the worker's sampler
+ */
+export function exposeMetrics(loopDelay) {
+  // Three default metrics list every handle, resource or open file at each
+  // scrape: ~2 µs a connection, a 30 ms stall of the worker per scrape at
+  // 15,000 connections. A worker's open handles are its connections
+  // (gateway_connections); process_max_fds stays, and the primary still
+  // reports its own.
+  collectDefaultMetrics(loopDelay, { except: ['processOpenFileDescriptors', 'processHandles', 'processResources'] });
+  // prom-client starts answering the primary's metrics requests only once an
+  // AggregatorRegistry has been constructed in the worker.
+  new client.AggregatorRegistry();
+}
 
 const counter = (name, help, labelNames = [], collect = undefined) => new client.Counter({ name, help, labelNames, collect });
 const gauge = (name, help, labelNames = [], collect = undefined) => new client.Gauge({ name, help, labelNames, collect });

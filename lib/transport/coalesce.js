@@ -1,7 +1,7 @@
 // Coalesced writes: what a connection is sent within one turn of the
 // worker's event loop goes out in one write, one system call for all of its
 // frames, wherever several may come: a batch of messages from the primary on
-// many of its channels (../worker/relay.js sets `batching` while it fans one out),
+// many of its channels (../worker/relay.js fans one out within batch()),
 // the answers and acks of a burst of its own commands (ws's sends), or, under
 // --write-delay, anything. The first such write of a turn corks the socket;
 // the end of the turn (setImmediate), or --write-delay ms later, uncorks
@@ -17,13 +17,31 @@
 // and only what the peer does not read makes a slow consumer.
 
 class WriteCoalescer {
-  /** @param {number} delay --write-delay, ms (0: the end of the turn) */
-  constructor(delay = 0) {
-    this.delay = delay;
-    this.batching = false; // set while a batch of several messages is fanned out
+  constructor() {
+    this.delay = 0; // --write-delay, ms (0: the end of the turn)
+    this.batching = false; // while a batch of several messages is fanned out
     this.corked = []; // sockets corked since the last flush
     this.scheduled = false;
     this.flush = this.flush.bind(this);
+  }
+
+  /** @param {number} ms --write-delay: how long held writes wait (0: the end of the turn) */
+  setDelay(ms) {
+    this.delay = ms;
+  }
+
+  /**
+   * Runs `fanOut`, whose writes are held to the flush when `several` (a
+   * batch of several messages may reach a connection several times: one
+   * write for all); a lone message's go straight out.
+   */
+  batch(several, fanOut) {
+    this.batching = several;
+    try {
+      fanOut();
+    } finally {
+      this.batching = false;
+    }
   }
 
   /** A fan-out's write: held while batching or under --write-delay, else straight out. */
@@ -51,5 +69,9 @@ class WriteCoalescer {
   }
 }
 
-/** The worker's one coalescer; lib/worker/index.js sets its delay from the configuration. */
+/**
+ * The process's one coalescer: a process has one event loop, whose turn it
+ * follows, and the transports (./transport.js, ./ws-transport.js) write
+ * through it; the worker's wiring gives it --write-delay (setDelay).
+ */
 export const coalescer = new WriteCoalescer();

@@ -38,7 +38,8 @@ import { createUpgradeHandler, refuseUpgrade } from './upgrade.js';
 import { kClientIp } from '../core/symbols.js';
 import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
-import { metrics } from '../session/metrics.js';
+import { exposeMetrics, metrics } from '../session/metrics.js';
+import { LoopDelay } from '../runtime/loop-delay.js';
 import { lastInput } from '../transport/last-input.js';
 import { coalesceHandleAcks, endReceiversOnce } from '../runtime/internals.js';
 
@@ -63,7 +64,9 @@ export function startWorker(config, worker) {
 
   let state = RUNNING;
   const draining = () => state === DRAINING;
-  coalescer.delay = config.writeDelay;
+  coalescer.setDelay(config.writeDelay);
+  const loopDelay = new LoopDelay(); // the worker's one event-loop sampler, run while it has work (./stats.js)
+  exposeMetrics(loopDelay);
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
   const apps = new Apps(); // this process's: the protocols keep it current from the primary's
@@ -133,7 +136,7 @@ export function startWorker(config, worker) {
   const sockets = { received: 0, open: 0 };
   const socketClosed = () => sockets.open--;
 
-  const stats = startStatsReporter({ worker, relay, gc, sockets });
+  const stats = startStatsReporter({ worker, relay, gc, sockets, loopDelay });
   // A worker that had nothing to do reports and measures again from its next
   // connection: handed over, from its own listener, or from a server that
   // listens itself (the cluster baseline).

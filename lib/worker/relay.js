@@ -138,13 +138,8 @@ export class WorkerRelay {
   receive(ops) {
     // Several messages in one batch may reach a connection several times:
     // their writes wait for the end of the turn, one write for all; a lone
-    // message goes straight out, as cheap as before (../transport/coalesce.js).
-    coalescer.batching = severalMessages(ops);
-    try {
-      this.dispatch(ops);
-    } finally {
-      coalescer.batching = false;
-    }
+    // message goes straight out (../transport/coalesce.js).
+    coalescer.batch(severalMessages(ops), () => this.dispatch(ops));
   }
 
   dispatch(ops) {

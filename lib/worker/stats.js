@@ -9,7 +9,7 @@
 // the primary is not woken for nothing (its memory figures stay that fresh).
 import { getHeapStatistics } from 'node:v8';
 import { delayFigures } from '../runtime/loop-delay.js';
-import { workerCounts, loopDelay } from '../session/metrics.js';
+import { workerCounts } from '../session/metrics.js';
 
 const HEARTBEAT_S = 10;
 
@@ -19,9 +19,10 @@ const HEARTBEAT_S = 10;
  * @param {import('./relay.js').WorkerRelay} options.relay
  * @param {import('./gc.js').PeriodicGc} options.gc
  * @param {{received: number, open: number}} options.sockets sockets from the primary
+ * @param {import('../runtime/loop-delay.js').LoopDelay} options.loopDelay the worker's event-loop sampler, run while it has work
  * @returns {{wake: () => void, stop: () => void}} wake: a connection arrived
  */
-export function startStatsReporter({ worker, relay, gc, sockets }) {
+export function startStatsReporter({ worker, relay, gc, sockets, loopDelay }) {
   const delay = loopDelay.window();
   let worst = 0; // the longest delay since start, ms
   let lastCounts = ''; // the counts last reported

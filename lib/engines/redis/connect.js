@@ -34,7 +34,7 @@ const SENTINEL_RETRY_MS = 1000;
 const SENTINEL_COMMAND_MS = 2000;
 const SEED_CHECK_MS = 2000;
 const RESTART_MS = 100; // a Sentinel connection ioredis gave up is started again after this
-const closed = new WeakSet(); // connections closed on purpose (closeRedis)
+const kClosed = Symbol('closed on purpose'); // set by closeRedis()
 
 /** The hash slot of a key under Redis Cluster. */
 export function slotOf(key) {
@@ -107,7 +107,7 @@ export async function checkClusterSeeds(seeds) {
 
 /** Closes a connection from connectRedis() for good: it is not started again. */
 export function closeRedis(redis) {
-  closed.add(redis);
+  redis[kClosed] = true;
   redis.disconnect();
 }
 
@@ -123,9 +123,9 @@ export function closeRedis(redis) {
  */
 function keepConnecting(redis) {
   redis.on('end', () => {
-    if (closed.has(redis)) return;
+    if (redis[kClosed]) return;
     setTimeout(() => {
-      if (!closed.has(redis) && redis.status === 'end') redis.connect().catch(() => {}); // a failure schedules its own retries
+      if (!redis[kClosed] && redis.status === 'end') redis.connect().catch(() => {}); // a failure schedules its own retries
     }, RESTART_MS).unref();
   });
   return redis;
