@@ -25,7 +25,7 @@
 //
 // Checks throw the GatewayError that answers them (../errors.js); an
 // operation that waits for a hook returns a promise that rejects with it.
-import { ErrorCode, GatewayError } from './errors.js';
+import { engineUnavailable, ErrorCode, GatewayError } from './errors.js';
 import { checkChannel } from '../protocol/validate.js';
 import { jsonable, serialiseData } from '../codecs/data.js';
 import { allows } from './permissions.js';
@@ -33,7 +33,6 @@ import { identityOf } from './identity.js';
 import { kSession, kTransport } from './symbols.js';
 import { TokenBucket } from './token-bucket.js';
 
-const UNAVAILABLE = 'the engine (Redis) is unreachable: retry shortly';
 const BUSY = 'the gateway is busy relaying: retry shortly';
 
 export class Commands {
@@ -105,7 +104,7 @@ export class Commands {
   /** 7: the engine can take a publish now. */
   engineTakes(id) {
     if (this.relay.busy) throw new GatewayError(ErrorCode.RATE_LIMITED, BUSY, id);
-    if (this.relay.unavailable) throw new GatewayError(ErrorCode.UNAVAILABLE, UNAVAILABLE, id);
+    if (this.relay.unavailable) throw engineUnavailable(id);
   }
 
   /** 4 and 5: a refusal, counted. */

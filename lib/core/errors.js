@@ -154,6 +154,15 @@ export function toldToClient(err) {
 }
 
 /** A credential refused, or an identity not admitted: `reason` is the auth failure metrics' label. */
+/**
+ * The refusal of what needs the engine while it does not answer (Redis
+ * unreachable, or not answering this call): the client may retry shortly.
+ * @param {string|number} [id] the command's, when a client's
+ */
+export function engineUnavailable(id) {
+  return new GatewayError(ErrorCode.UNAVAILABLE, 'the engine (Redis) did not answer: retry shortly', id);
+}
+
 export class AuthFailed extends GatewayError {
   constructor(code, reason, message, id) {
     super(code, message, id);

@@ -58,7 +58,7 @@
  * @property {{seq: number, epoch: string}} [since] where a recovery starts
  * @property {string} [delta] the delta algorithm asked for
  * @property {Promise<void>} [wait] what must say yes first (a hook)
- * @property {{client: string, user: string|null, fields: string, maxUsers: number}} [presence] a member to admit under a cap
+ * @property {{client: string, member: import('./identity.js').Member, maxUsers: number}} [presence] a member to admit under a cap
  *   of `maxUsers` users, in the same question as the route; the answer then carries the members (`clients`)
  * @property {boolean} [admitted] a presence entry was (or is being) admitted for it, taken out if it never goes live
  * @property {boolean} [companion] held beside another channel (lib/session/subscriptions.js)
@@ -70,7 +70,7 @@
  * @property {string} [result] a recovery's outcome
  * @property {string[]} [replay] the messages missed (or a `latest` namespace's latest)
  * @property {boolean} [recovered]
- * @property {string} [clients] a join under a cap of members: the channel's members, as presence's list (JSON text)
+ * @property {Object<string, import('./identity.js').Member>} [clients] a join under a cap of members: the channel's members, as presence's list
  */
 
 export {};

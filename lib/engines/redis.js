@@ -64,7 +64,7 @@ import { RemoteDepartures } from './redis/departures.js';
 import { Liveness } from './redis/liveness.js';
 import { optionsOver, requireNumbers } from './check-options.js';
 import { defaultsOf } from '../config/options.js';
-import { unavailable } from './redis/unavailable.js';
+import { engineUnavailable } from '../core/errors.js';
 
 /** Publishes waiting for Redis past which the workers are told to hold off; twice that, refused. */
 const BUSY_PUBLISHES = 5000;
@@ -264,7 +264,7 @@ export class RedisEngine {
     const { historySize, historyTtl } = this.namespaces.of(channel);
     this.redis.gw_read(`${tag}:state`, `${tag}:history`, newEpoch(), historyTtl, String(since?.seq ?? 0), since?.epoch ?? '', '', '', '').then(
       ([seq, epoch, entries]) => answer(historyAnswer(epoch, Number(seq), historySize === 0 ? [] : entries.slice(-historySize).map(entryOf), query)),
-      () => answer(unavailable())
+      () => answer(engineUnavailable())
     );
   }
 

@@ -159,11 +159,10 @@ export class Connections {
    * @param {string} [delta] the delta algorithm asked for: later messages may come as deltas (../session/deltas.js)
    */
   subscribe(ws, channel, id, since, delta) {
-    if (this.subscriptions.holds(ws, channel)) {
-      this.commands.namespace(channel, id);
-      const local = this.subscriptions.local(channel);
-      if (!local.has(ws)) throw new GatewayError(ErrorCode.BAD_REQUEST, `a subscribe to ${channel} is already under way`, id);
-      return ws.send(subscribeAckFrame(id, local.seq, local.epoch));
+    const held = this.sessions.held(ws, channel);
+    if (held !== undefined) {
+      if (!held.live) throw new GatewayError(ErrorCode.BAD_REQUEST, `a subscribe to ${channel} is already under way`, id);
+      return ws.send(subscribeAckFrame(id, held.local.seq, held.local.epoch));
     }
     const allowed = this.commands.subscribe(ws, channel, since, id, delta);
     const wait = allowed instanceof Promise ? allowed : undefined;

@@ -13,7 +13,7 @@
 // app allows them. Nothing here imports the worker: the primary's engines
 // read these namespaces too.
 import { ErrorCode, GatewayError } from '../core/errors.js';
-import { protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
+import { isProtocolChannel, protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
 
 export const MAX_NAME_LENGTH = 164;
 const NAME_CHARACTERS = '[A-Za-z0-9_\\-=@,.;]';
@@ -70,9 +70,9 @@ export const isSigned = (kind) => SIGNED.has(kind);
 export const isPresence = (kind) => PRESENCE.has(kind);
 export const isCached = (kind) => CACHED.has(kind);
 
-/** The internal name of app `appId`'s channel `name` (valid). */
-export function internalName(appId, name) {
-  return `#${appId}.${kindOf(name)}:${name}`;
+/** The internal name of app `appId`'s channel `name` (valid), of kind `kind` (its kindOf, when known already). */
+export function internalName(appId, name, kind = kindOf(name)) {
+  return `#${appId}.${kind}:${name}`;
 }
 
 /** The internal channel of app `appId`'s user `userId` (at most MAX_USER_ID_BYTES bytes). */
@@ -143,11 +143,13 @@ export function publicPrefixes(appId) {
 
 /**
  * The name check of the command core for Pusher's ways in (the core's step
- * 2): an internal name whose Pusher part is valid. Ways in map a client's
- * name with checkName() first, so this refuses only what no way in makes.
+ * 2). Pusher's ways in check a client's name once, with checkName(), and
+ * make its internal name from it (internalName), so the core needs only to
+ * know it is a protocol's channel: its app and kind are its namespace, which
+ * the core looks up next (an unknown app is no namespace).
  */
 export function checkInternal(channel, id) {
-  if (typeof channel !== 'string' || !isInternal(channel)) throw new GatewayError(ErrorCode.INVALID_CHANNEL, 'not a Pusher channel', id);
+  if (typeof channel !== 'string' || !isProtocolChannel(channel)) throw new GatewayError(ErrorCode.INVALID_CHANNEL, 'not a Pusher channel', id);
   return channel;
 }
 

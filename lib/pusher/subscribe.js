@@ -38,10 +38,11 @@ function join(edge, ws, name, auth, channelData) {
   checkName(name);
   const { app, id: socketId } = ws[kSession];
   const kind = kindOf(name);
-  const internal = internalName(app.appId, name);
-  if (edge.subscriptions.holds(ws, internal)) {
-    // Live: answered again; still joining: its one answer is on its way.
-    if (edge.subscriptions.local(internal).has(ws)) succeeded(edge, ws, internal, name);
+  const internal = internalName(app.appId, name, kind);
+  const held = edge.sessions.held(ws, internal);
+  if (held !== undefined) {
+    // Pusher answers a subscribe once: a join under way is answered when it ends.
+    if (held.live) succeeded(edge, ws, internal, name, kind);
     return;
   }
   let member;
@@ -59,7 +60,7 @@ function join(edge, ws, name, auth, channelData) {
     revokeChannel(ws, internal);
     throw err;
   }
-  const request = { owner: edge, conn: ws, channel: internal, latest: ns.latest, name };
+  const request = { owner: edge, conn: ws, channel: internal, latest: ns.latest, name, kind };
   if (member === undefined) return edge.sessions.join(request);
   // The member events' channel first, so those published once the members
   // are read reach this connection; it is held beside the channel and not
@@ -75,8 +76,8 @@ function join(edge, ws, name, auth, channelData) {
 }
 
 /** Where a join ended (lib/session/sessions.js): a live channel the client named is answered, with its members when the join read them. */
-export function answerJoin(edge, { conn: ws, channel: internal, name }, { live, replay, clients }) {
-  if (live && name !== undefined) succeeded(edge, ws, internal, name, replay, clients);
+export function answerJoin(edge, { conn: ws, channel: internal, name, kind }, { live, replay, clients }) {
+  if (live && name !== undefined) succeeded(edge, ws, internal, name, kind, replay, clients);
 }
 
 /** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
@@ -108,8 +109,7 @@ export function unsubscribe(edge, ws, { channel: name }) {
  * @param {string[]} [replay] a cache channel's last event, as the engine holds it
  * @param {Object<string, import('../core/identity.js').Member>} [clients] a presence channel's entries, read with the join; a channel held already reads them now
  */
-function succeeded(edge, ws, internal, name, replay, clients) {
-  const kind = kindOf(name);
+function succeeded(edge, ws, internal, name, kind, replay, clients) {
   if (!isPresence(kind)) return sendSucceeded(edge, ws, internal, name, kind, '{}', replay);
   if (clients !== undefined) return sendSucceeded(edge, ws, internal, name, kind, presenceData(clients), replay);
   edge.presence.read(internal, false).then(

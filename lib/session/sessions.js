@@ -114,6 +114,19 @@ export class Sessions {
   }
 
   /**
+   * A subscribe to a channel the connection holds already, one rule for
+   * every way in: it is not joined again. Live, it is answered again where
+   * the channel stands (`local`: its seq and epoch); still joining, its one
+   * answer is on its way, and each way in says so as its protocol does.
+   * @returns {{live: boolean, local: object}|undefined} undefined: not held, a join to make
+   */
+  held(conn, channel) {
+    if (!this.subscriptions.holds(conn, channel)) return undefined;
+    const local = this.subscriptions.local(channel);
+    return { live: local.has(conn), local };
+  }
+
+  /**
    * Joins `request.channel`: held at once, live once the wait (a hook, a
    * presence admission) said yes and the engine said where the channel
    * stands (at once when this worker already receives it and nothing needs

@@ -25,7 +25,7 @@ import { DiffSender, tooMany } from '../join-leave.js';
 import { requireNumbers } from '../check-options.js';
 import { MembersTold } from './members-told.js';
 import { memberOfStored, storedMember } from './stored-member.js';
-import { unavailable } from './unavailable.js';
+import { engineUnavailable } from '../../core/errors.js';
 
 const REFRESH_CHUNK = 1000; // clients per script call when refreshing a big channel
 
@@ -143,13 +143,13 @@ export class RedisPresence {
       const clients = {};
       for (let i = 0; i < entries.length; i += 2) clients[entries[i]] = memberOfStored(storedOf(entries[i + 1]));
       answer({ clients });
-    }, () => answer(unavailable()));
+    }, () => answer(engineUnavailable()));
   }
 
   stats(channel, answer) {
     this.run(channel, 'stats', []).then(
       ([, clients, users, digest]) => answer({ clients, users, digest }),
-      () => answer(unavailable())
+      () => answer(engineUnavailable())
     );
   }
 
