@@ -148,14 +148,8 @@ export class Sessions {
 
   /** A join's wait ended: refused, cancelled meanwhile, or on to the engine. */
   waited(request, err) {
-    const { conn, channel } = request;
-    if (conn[kSession].joining?.get(channel) !== request) return; // left or closed while it waited: cancelled there
-    if (err !== undefined || !conn[kTransport].isOpen(conn)) {
-      this.cancel(request);
-      this.subscriptions.remove(conn, channel, request.companion);
-      if (err !== undefined) request.owner.joinRefused(request, err);
-      return;
-    }
+    if (!pending(request)) return; // left or closed while it waited: cancelled there
+    if (err !== undefined || !request.conn[kTransport].isOpen(request.conn)) return this.drop(request, err);
     this.route(request);
   }
 
@@ -175,7 +169,7 @@ export class Sessions {
   /** The primary's answer to a join this worker could not answer itself (../worker/relay.js). */
   routed(request, answer) {
     const { conn, channel, local } = request;
-    if (conn[kSession].joining?.get(channel) !== request) return; // cancelled meanwhile: its owner was told then
+    if (!pending(request)) return; // cancelled meanwhile: its owner was told then
     this.done(conn, channel);
     if (!conn[kTransport].isOpen(conn)) return;
     // A record made anew since the request: the owner is told where the
@@ -190,11 +184,17 @@ export class Sessions {
 
   /** The primary refused a join under a cap of members (the channel is full): its owner is told. */
   refused(request, err) {
+    if (!pending(request)) return; // cancelled meanwhile: its owner was told then
+    request.admitted = false; // the primary admitted no entry to take out
+    this.drop(request, err);
+  }
+
+  /** A join that will not go live (refused, or its connection gone while it waited): cancelled and no longer held; a refusal is told to its owner. */
+  drop(request, err) {
     const { conn, channel } = request;
-    if (conn[kSession].joining?.get(channel) !== request) return; // cancelled meanwhile: its owner was told then
-    this.done(conn, channel);
+    this.cancel(request);
     this.subscriptions.remove(conn, channel, request.companion);
-    if (conn[kTransport].isOpen(conn)) request.owner.joinRefused(request, err);
+    if (err !== undefined && conn[kTransport].isOpen(conn)) request.owner.joinRefused(request, err);
   }
 
   live({ conn, local, delta, presence }) {
@@ -250,6 +250,11 @@ export class Sessions {
     metrics.disconnects.inc({ reason: 'auth_timeout' });
     conn[kTransport].close(conn, CloseCode.AUTH_TIMEOUT, 'no valid token in time');
   }
+}
+
+/** Whether a join is still waiting (not left, closed or answered meanwhile). */
+function pending(request) {
+  return request.conn[kSession].joining?.get(request.channel) === request;
 }
 
 /** The reason label of gateway_connections_closed_total for a close code. */
