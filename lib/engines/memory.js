@@ -40,7 +40,7 @@ import { defaultsOf } from '../config/options.js';
 const SWEEP_MS = 1000;
 const PRESENCE_CHANNELS_SHOWN = 20; // the largest, on the status page
 
-class ChannelState {
+class MemoryChannel {
   constructor(ns) {
     this.seq = 0;
     // A random 31-bit integer (free to store in V8), written in base 36.
@@ -72,8 +72,8 @@ export class MemoryEngine {
     const config = optionsOver(MemoryEngine.DEFAULTS, options);
     requireNumbers('MemoryEngine', config, { historySize: 0, historyTtl: 1, historyMemory: 0, presenceMaxClients: 1, joinLeaveInterval: 1 });
     this.protocolNamespaces = config.protocolNamespaces;
-    this.channels = new Map(); // name -> ChannelState
-    this.recent = new Map(); // name -> ChannelState with history, published to longest ago first
+    this.channels = new Map(); // name -> MemoryChannel
+    this.recent = new Map(); // name -> MemoryChannel with history, published to longest ago first
     this.historyBytes = 0;
     this.keys = new IdempotencyKeys();
     this.occupancy = undefined; // (channel, occupied) => void telling every listener, once one is added
@@ -226,7 +226,7 @@ export class MemoryEngine {
   }
 
   create(channel, ns) {
-    const state = new ChannelState(ns);
+    const state = new MemoryChannel(ns);
     this.channels.set(channel, state);
     return state;
   }

@@ -23,7 +23,7 @@ import { newEpoch, tagOf } from './keys.js';
 const RETRY_MS = 500;
 const GAP_WAIT_MS = 50; // a message ahead of the next seq waits this long for its predecessors, then they are read
 
-export class ChannelState {
+class RedisChannel {
   constructor() {
     this.routes = undefined;
     this.seq = 0; // the last seq the routes were sent
@@ -72,7 +72,7 @@ export class RedisChannels {
     this.routed = routed;
     this.resubscribed = resubscribed;
     this.log = log;
-    this.channels = new Map(); // name -> ChannelState
+    this.channels = new Map(); // name -> RedisChannel
     this.toSubscribe = new Set();
     this.toUnsubscribe = new Set();
     this.toRead = new Set();
@@ -81,7 +81,7 @@ export class RedisChannels {
     redis.defineCommand('gw_read', { numberOfKeys: 2, lua });
   }
 
-  /** @returns {ChannelState | undefined} the channel's state here: its routes, where it stands */
+  /** @returns {RedisChannel | undefined} the channel's state here: its routes, where it stands */
   get(channel) {
     return this.channels.get(channel);
   }
@@ -99,7 +99,7 @@ export class RedisChannels {
   subscribe(channel, route, since, answer) {
     let state = this.channels.get(channel);
     if (state === undefined) {
-      state = new ChannelState();
+      state = new RedisChannel();
       this.channels.set(channel, state);
       this.toUnsubscribe.delete(channel);
       this.toSubscribe.add(channel);

@@ -35,7 +35,7 @@ const TICK_MS = 100; // how often the limits are checked
 const EVENTS = ['ready', 'close', 'end', 'error']; // ioredis's: the status may have changed
 
 /** One connection's heartbeat: `silent` once it stops answering, torn down if it stays so. */
-class Heartbeat {
+class RedisHeartbeat {
   constructor(redis, slackMs, changed) {
     this.redis = redis;
     this.slackMs = slackMs;
@@ -121,9 +121,9 @@ export class Liveness extends EventEmitter {
     super();
     this.log = log;
     this.slackMs = slackMs;
-    this.beats = new Map(); // ioredis Redis -> Heartbeat
+    this.beats = new Map(); // ioredis Redis -> RedisHeartbeat
     this.names = new Map(); // a watched connection (Redis or Cluster) -> its name, for the log
-    this.companions = new Map(); // a watched connection -> Map(its shard subscribers' or Sentinels' connections -> Heartbeat)
+    this.companions = new Map(); // a watched connection -> Map(its shard subscribers' or Sentinels' connections -> RedisHeartbeat)
     this.up = false;
     this.downSince = Date.now();
     this.reason = undefined; // why it is down, once known
@@ -187,7 +187,7 @@ export class Liveness extends EventEmitter {
       beats.delete(redis);
     }
     for (const redis of now) {
-      if (!beats.has(redis)) beats.set(redis, new Heartbeat(redis, 0, this.recheck)); // no WAIT runs on these
+      if (!beats.has(redis)) beats.set(redis, new RedisHeartbeat(redis, 0, this.recheck)); // no WAIT runs on these
     }
   }
 
@@ -202,7 +202,7 @@ export class Liveness extends EventEmitter {
   }
 
   beat(redis) {
-    if (!this.beats.has(redis)) this.beats.set(redis, new Heartbeat(redis, this.slackMs, this.recheck));
+    if (!this.beats.has(redis)) this.beats.set(redis, new RedisHeartbeat(redis, this.slackMs, this.recheck));
   }
 
   forget(redis) {
