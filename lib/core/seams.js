@@ -47,6 +47,8 @@
  * @property {number} count its open connections
  * @property {number} opened its connections ever opened (how lib/worker/upgrade.js tells a handshake that completed)
  * @property {{added: () => void, closed: (reason: string) => void}} metrics its transport's (lib/session/metrics.js transportMetrics)
+ * @property {{fanOut: (socket: object) => void, hold: (socket: object) => void}} coalescer the worker's write coalescer
+ *   (lib/transport/coalesce.js), which its connections' writes go through
  * @property {typeof import('./session.js').Session} [Session] the class of its sessions, where it
  *   keeps fields of its own (a subclass of ./session.js's); else Session
  *

@@ -52,6 +52,7 @@ export class Connections {
    * @param {number} [options.authTimeout] --auth-timeout: ms a connection under --auth jwt may go without a valid token
    * @param {number} [options.maxBuffered] --max-buffered: bytes queued to one client before it is dropped
    * @param {number} options.worker this worker's number (1..N)
+   * @param {import('../transport/coalesce.js').WriteCoalescer} options.coalescer the worker's, for its connections' writes
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../session/admission.js').Admission} options.admission the door and the credentials
@@ -60,7 +61,8 @@ export class Connections {
    * @param {import('pino').Logger} options.log
    */
   constructor(options) {
-    const { pingInterval, authTimeout, maxBuffered, worker, relay, subscriptions, admission, sessions, commands, log } = { ...DEFAULTS, ...options };
+    const { pingInterval, authTimeout, maxBuffered, worker, coalescer, relay, subscriptions, admission, sessions, commands, log } = { ...DEFAULTS, ...options };
+    this.coalescer = coalescer;
     this.pingInterval = pingInterval;
     this.maxBuffered = maxBuffered;
     this.worker = worker;

@@ -30,6 +30,7 @@ export class SseStreams {
    * @param {boolean} [options.trustForwarded] --trust-forwarded: the client's IP is X-Forwarded-For's last
    * @param {number} [options.maxSubscriptions] --max-subscriptions: channels per stream
    * @param {number} [options.maxBuffered] --max-buffered: bytes queued to one stream before it is dropped
+   * @param {import('../transport/coalesce.js').WriteCoalescer} options.coalescer the worker's, for its streams' writes
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../session/admission.js').Admission} options.admission shared with the WebSockets
@@ -37,7 +38,8 @@ export class SseStreams {
    * @param {import('../core/commands.js').Commands} options.commands the rules
    */
   constructor(options) {
-    const { trustForwarded, maxSubscriptions, maxBuffered, relay, subscriptions, admission, sessions, commands } = { ...DEFAULTS, ...options };
+    const { trustForwarded, maxSubscriptions, maxBuffered, coalescer, relay, subscriptions, admission, sessions, commands } = { ...DEFAULTS, ...options };
+    this.coalescer = coalescer;
     this.trustForwarded = trustForwarded;
     this.maxSubscriptions = maxSubscriptions;
     this.maxBuffered = maxBuffered;

@@ -38,6 +38,7 @@ export class PusherConnections {
    * @param {object} options
    * @param {number} options.pingInterval --ping-interval: ms between two pings, told to clients as Pusher's activity_timeout
    * @param {import('./apps.js').Apps} options.apps
+   * @param {import('../transport/coalesce.js').WriteCoalescer} options.coalescer the worker's, for its connections' writes
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../session/sessions.js').Sessions} options.sessions
@@ -45,8 +46,9 @@ export class PusherConnections {
    * @param {import('../session/presence.js').WorkerPresence} options.presence
    * @param {import('pino').Logger} options.log
    */
-  constructor({ pingInterval, apps, relay, subscriptions, sessions, commands, presence, log }) {
+  constructor({ pingInterval, apps, coalescer, relay, subscriptions, sessions, commands, presence, log }) {
     this.apps = apps;
+    this.coalescer = coalescer;
     this.relay = relay;
     this.subscriptions = subscriptions;
     this.sessions = sessions;

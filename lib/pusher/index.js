@@ -20,11 +20,11 @@ import { PusherSocket } from './transport.js';
 const { WebSocketServer } = require('ws');
 
 /**
- * @param {object} worker the worker's parts: config, apps (this process's, kept current here), relay, subscriptions, namespaces, presence, sessions, log
+ * @param {object} worker the worker's parts: config, apps (this process's, kept current here), coalescer, relay, subscriptions, namespaces, presence, sessions, log
  * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/wiring/ways-in.js) and the admin page's
  *   calls on the apps (lib/native/admin-calls.js), or none without an app
  */
-export function pusherWaysIn({ config, apps, relay, subscriptions, namespaces, presence, sessions, log }) {
+export function pusherWaysIn({ config, apps, coalescer, relay, subscriptions, namespaces, presence, sessions, log }) {
   if (!servesPusher(config)) return undefined;
   // The primary's apps at start, and each change after (lib/primary/apps.js).
   apps.replace(config.apps ?? appsOf(config));
@@ -45,7 +45,7 @@ export function pusherWaysIn({ config, apps, relay, subscriptions, namespaces, p
     checkName: checkInternal,
     showName: pusherName
   });
-  const connections = new PusherConnections({ pingInterval: config.pingInterval, apps, relay, subscriptions, sessions, commands, presence, log });
+  const connections = new PusherConnections({ pingInterval: config.pingInterval, apps, coalescer, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({
     noServer: true,
     WebSocket: PusherSocket,

@@ -16,18 +16,18 @@
 // once: a burst reaches the kernel as it comes, as it did write by write,
 // and only what the peer does not read makes a slow consumer.
 
-class WriteCoalescer {
-  constructor() {
-    this.delay = 0; // --write-delay, ms (0: the end of the turn)
+// One per worker, made by its wiring (a process has one event loop, whose
+// turn it follows) and handed to each way in, whose connections' writes go
+// through it (./transport.js writeBytes, ./ws-transport.js send), and to the
+// relay, which fans batches out within batch().
+export class WriteCoalescer {
+  /** @param {number} [delay] --write-delay, ms (0: the end of the turn) */
+  constructor(delay = 0) {
+    this.delay = delay;
     this.batching = false; // while a batch of several messages is fanned out
     this.corked = []; // sockets corked since the last flush
     this.scheduled = false;
     this.flush = this.flush.bind(this);
-  }
-
-  /** @param {number} ms --write-delay: how long held writes wait (0: the end of the turn) */
-  setDelay(ms) {
-    this.delay = ms;
   }
 
   /**
@@ -68,10 +68,3 @@ class WriteCoalescer {
     for (const socket of corked) socket.uncork();
   }
 }
-
-/**
- * The process's one coalescer: a process has one event loop, whose turn it
- * follows, and the transports (./transport.js, ./ws-transport.js) write
- * through it; the worker's wiring gives it --write-delay (setDelay).
- */
-export const coalescer = new WriteCoalescer();

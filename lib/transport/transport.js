@@ -19,7 +19,6 @@
 //   the connection out, and a dead peer fails at the write.
 import { CloseCode } from '../core/errors.js';
 import { addBytesSource, metrics, reportBytes } from '../session/metrics.js';
-import { coalescer } from './coalesce.js';
 import { kCarries, kSession, kTransport } from '../core/symbols.js';
 
 // Bytes a connection's writes may hold within a turn before they go out (a
@@ -82,11 +81,11 @@ export function defineTransport(Connection, descriptor) {
 
 /**
  * Writes bytes to the socket of an open connection, with the rest of its
- * turn's (./coalesce.js); closes a slow consumer.
+ * turn's (its way in's coalescer: ./coalesce.js); closes a slow consumer.
  * @returns {boolean} true: the bytes were written
  */
 export function writeBytes(conn, socket, bytes, maxBuffered) {
-  coalescer.fanOut(socket);
+  conn[kSession].way.coalescer.fanOut(socket);
   countSent(conn, bytes);
   socket.write(bytes);
   if (socket.writableLength <= Math.min(HELD_BYTES, maxBuffered)) return true;

@@ -9,7 +9,6 @@ import { deltaFrame, messageFrame } from '../protocol/frames.js';
 import { socketOf } from '../runtime/internals.js';
 import * as json from '../codecs/json.js';
 import { countSent, defineTransport, writeBytes } from './transport.js';
-import { coalescer } from './coalesce.js';
 import { kSession } from '../core/symbols.js';
 
 const { Sender, WebSocket } = require('ws');
@@ -39,7 +38,8 @@ export class GatewaySocket extends WebSocket {
   /** Every reply (../protocol/frames.js) leaves here: counted in gateway_bytes_sent_total, and coalesced with the fan-out's writes of the turn. */
   send(data, options, cb) {
     countSent(this, data);
-    if (this.readyState === WebSocket.OPEN) coalescer.hold(socketOf(this));
+    // A socket refused at the door has no session, and nothing to wait for.
+    if (this.readyState === WebSocket.OPEN) this[kSession]?.way.coalescer.hold(socketOf(this));
     super.send(data, options, cb);
   }
 }

@@ -48,7 +48,7 @@ export function attachProtocols(options) {
 }
 
 /**
- * @param {object} worker the worker's parts: config, apps, relay, subscriptions, namespaces, presence, sessions, log
+ * @param {object} worker the worker's parts: config, apps, coalescer, relay, subscriptions, namespaces, presence, sessions, log
  * @returns {{upgrade: import('../worker/upgrade.js').UpgradeWay, route: {matches: Function, request: Function}}[]}
  */
 export function protocolWaysIn(worker) {

@@ -25,7 +25,7 @@ import { GatewaySocket } from '../transport/ws-transport.js';
 import { MsgpackSocket } from '../transport/msgpack-transport.js';
 import { negotiate, protocolOf } from '../codecs/index.js';
 import { carriedBy } from '../transport/transport.js';
-import { coalescer } from '../transport/coalesce.js';
+import { WriteCoalescer } from '../transport/coalesce.js';
 import { closeAll } from '../session/drain.js';
 import { Keepalive } from '../session/keepalive.js';
 import { ClosePacer } from '../transport/close-pacer.js';
@@ -64,11 +64,11 @@ export function startWorker(config, worker) {
 
   let state = RUNNING;
   const draining = () => state === DRAINING;
-  coalescer.setDelay(config.writeDelay);
+  const coalescer = new WriteCoalescer(config.writeDelay); // one per worker: its connections' writes, a turn's to one socket in one write
   const loopDelay = new LoopDelay(); // the worker's one event-loop sampler, run while it has work (./stats.js)
   exposeMetrics(loopDelay);
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
-  const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered });
+  const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered, coalescer });
   const apps = new Apps(); // this process's: the protocols keep it current from the primary's
   const namespaces = new Namespaces(config, protocolNamespaces(apps)); // the process's one: every rule reads a channel's namespace here
   const presence = new WorkerPresence({ relay, subscriptions, namespaces, maxBuffered: config.maxBuffered });
@@ -78,8 +78,8 @@ export function startWorker(config, worker) {
   const sessions = new Sessions({ admission, keepalive, subscriptions, relay, presence });
   const commands = new Commands({ rate: config.maxPublishRate, maxSubscriptions: config.maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, hooks: admission.hooks });
   const { pingInterval, authTimeout, maxBuffered, trustForwarded, maxSubscriptions, apiKey, maxPayload } = config;
-  const connections = new Connections({ pingInterval, authTimeout, maxBuffered, worker, relay, subscriptions, admission, sessions, commands, log });
-  const streams = new SseStreams({ trustForwarded, maxSubscriptions, maxBuffered, relay, subscriptions, admission, sessions, commands });
+  const connections = new Connections({ pingInterval, authTimeout, maxBuffered, worker, coalescer, relay, subscriptions, admission, sessions, commands, log });
+  const streams = new SseStreams({ trustForwarded, maxSubscriptions, maxBuffered, coalescer, relay, subscriptions, admission, sessions, commands });
   // One ws server per encoding: its WebSocket class carries the encoding's
   // transport (../transport/transport.js); the upgrade picks the server (./upgrade.js).
   const wsServer = (encoding, WebSocket) =>
@@ -100,7 +100,7 @@ export function startWorker(config, worker) {
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ apiKey, maxPayload, context: { commands, relay, users: admission.users, presence }, log });
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
-  const protocols = protocolWaysIn({ config, apps, relay, subscriptions, namespaces, presence, sessions, log });
+  const protocols = protocolWaysIn({ config, apps, coalescer, relay, subscriptions, namespaces, presence, sessions, log });
   attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
   const routes = protocols.map((protocol) => protocol.route);
   const degraded = () => protocols.some((protocol) => protocol.degraded?.() === true);

@@ -18,7 +18,6 @@ import { Op, unknownOp } from '../core/ipc.js';
 import { IpcLink } from '../core/ipc-link.js';
 import { FanOut } from '../session/fan-out.js';
 import { countPublished, metrics } from '../session/metrics.js';
-import { coalescer } from '../transport/coalesce.js';
 
 export class WorkerRelay {
   /**
@@ -26,8 +25,15 @@ export class WorkerRelay {
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {number} options.maxBuffered
    */
-  constructor({ subscriptions, maxBuffered }) {
+  /**
+   * @param {object} options
+   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {number} options.maxBuffered --max-buffered
+   * @param {import('../transport/coalesce.js').WriteCoalescer} options.coalescer the worker's: a batch of several messages is fanned out within batch()
+   */
+  constructor({ subscriptions, maxBuffered, coalescer }) {
     this.link = new IpcLink(process);
+    this.coalescer = coalescer;
     this.subscriptions = subscriptions;
     this.fanOut = new FanOut({ subscriptions, maxBuffered });
     this.primaryBusy = false;
@@ -139,7 +145,7 @@ export class WorkerRelay {
     // Several messages in one batch may reach a connection several times:
     // their writes wait for the end of the turn, one write for all; a lone
     // message goes straight out (../transport/coalesce.js).
-    coalescer.batch(severalMessages(ops), () => this.dispatch(ops));
+    this.coalescer.batch(severalMessages(ops), () => this.dispatch(ops));
   }
 
   dispatch(ops) {
