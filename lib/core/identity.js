@@ -44,22 +44,23 @@ export function memberOf(user, info) {
  * @param {*} exp expiry in seconds since the epoch, or undefined for none
  * @param {{subscribe?, publish?, channels?, info?}} claims the rest, as received
  * @param {string} userClaim the user's claim name, for the message (`sub`, `user`)
+ * @param {import('./permissions.js').PermissionsCache} permissions where identities of the same claims share their compiled permissions
  * @returns {Identity|string} the identity, or what is wrong with the claims
  */
-export function identityFrom(user, exp, claims, userClaim) {
+export function identityFrom(user, exp, claims, userClaim, permissions) {
   if (typeof user !== 'string' || user === '' || user.length > MAX_USER_LENGTH) {
     return `${userClaim} must be a string of 1 to ${MAX_USER_LENGTH} characters`;
   }
   if (exp !== undefined && !Number.isFinite(exp)) return 'the expiry must be a number of seconds since 1970';
-  const permissions = compilePermissions(claims.subscribe, claims.publish);
-  if (typeof permissions === 'string') return permissions;
+  const compiled = permissions.compile(claims.subscribe, claims.publish);
+  if (typeof compiled === 'string') return compiled;
   const channels = claims.channels ?? NO_CHANNELS;
   if (!Array.isArray(channels) || channels.length > MAX_CHANNELS || !channels.every(isValidChannel)) {
     return `channels must be an array of at most ${MAX_CHANNELS} channel names`;
   }
   const problem = infoProblem(claims.info);
   if (problem !== undefined) return problem;
-  return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions, channels, info: claims.info, member: memberOf(user, claims.info) };
+  return { user, expiresAt: exp === undefined ? undefined : exp * 1000, permissions: compiled, channels, info: claims.info, member: memberOf(user, claims.info) };
 }
 
 // Who a connection of any transport is: its id (the session's `id`) and,

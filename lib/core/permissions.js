@@ -8,15 +8,13 @@
 //
 // The compiled form does not hold the sub (a test is given it), so every
 // connection whose token carries the same claims shares one object, found in
-// a small cache keyed by the claims' text: an authenticated connection holds
-// a reference, not a copy.
+// a small cache keyed by the claims' text (PermissionsCache, one per
+// verifier): an authenticated connection holds a reference, not a copy.
 
 const PATTERN = /^(?:[A-Za-z0-9_.:@/-]|\{sub\})+\*?$|^\*$/;
 const MAX_PATTERNS = 256;
 const MAX_PATTERN_LENGTH = 256;
 const CACHE_SIZE = 1000;
-
-const cache = new Map(); // claims text -> compiled permissions
 
 /**
  * @param {*} subscribe the `subscribe` claim, as the token holds it
@@ -26,14 +24,27 @@ const cache = new Map(); // claims text -> compiled permissions
 export function compilePermissions(subscribe, publish) {
   const problem = checkPatterns('subscribe', subscribe) ?? checkPatterns('publish', publish);
   if (problem) return problem;
-  const key = JSON.stringify([subscribe ?? [], publish ?? []]);
-  let compiled = cache.get(key);
-  if (compiled === undefined) {
-    compiled = Object.freeze({ subscribe: compileList(subscribe), publish: compileList(publish) });
-    if (cache.size >= CACHE_SIZE) cache.clear(); // bounded; entries in use stay alive through their connections
-    cache.set(key, compiled);
+  return Object.freeze({ subscribe: compileList(subscribe), publish: compileList(publish) });
+}
+
+/** Compiled permissions shared by the identities whose claims are the same text. */
+export class PermissionsCache {
+  constructor() {
+    this.compiled = new Map(); // claims text -> compiled permissions
   }
-  return compiled;
+
+  /** compilePermissions(), once per distinct pair of claims. */
+  compile(subscribe, publish) {
+    const key = JSON.stringify([subscribe ?? [], publish ?? []]);
+    let compiled = this.compiled.get(key);
+    if (compiled === undefined) {
+      compiled = compilePermissions(subscribe, publish);
+      if (typeof compiled === 'string') return compiled;
+      if (this.compiled.size >= CACHE_SIZE) this.compiled.clear(); // bounded; entries in use stay alive through their connections
+      this.compiled.set(key, compiled);
+    }
+    return compiled;
+  }
 }
 
 /** Whether one compiled list (a token's subscribe or publish) allows `channel` to user `sub`. */

@@ -20,7 +20,7 @@ export function clientEvent(edge, ws, { event, channel: name, data }) {
     if (text === undefined || Buffer.byteLength(text) > max) throw new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `a client event's data is JSON of at most ${max} bytes`);
     const internal = internalName(app.appId, name);
     if (!edge.subscriptions.holds(ws, internal)) throw new GatewayError(ErrorCode.FORBIDDEN, `subscribe to ${name} before sending client events on it`);
-    const userId = isPresence(kindOf(name)) ? ws[kSession].presenceUsers.get(internal) : undefined;
+    const userId = isPresence(kindOf(name)) ? ws[kSession].presenceUsers?.get(internal) : undefined;
     // A refusal after the checks is told as one before them.
     edge.commands.publish(ws, internal, eventData(event, data, userId), undefined, socketId).catch((err) => refused(ws, err));
     webhookEvent(edge.relay, ws, internal, { name: 'client_event', channel: name, event, data: text, socket_id: socketId, user_id: userId });

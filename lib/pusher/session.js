@@ -25,9 +25,10 @@ export class PusherSession extends Session {
     /**
      * The user its channel_data named on each presence channel it holds
      * (./subscribe.js): client events there carry it. Pusher's members are
-     * per channel and never the gateway's users.
-     * @type {Map<string, string>} internal channel name -> user id
+     * per channel and never the gateway's users. Made at its first
+     * presence subscribe: most connections hold none.
+     * @type {Map<string, string>|undefined} internal channel name -> user id
      */
-    this.presenceUsers = new Map();
+    this.presenceUsers = undefined;
   }
 }

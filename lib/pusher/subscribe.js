@@ -69,7 +69,7 @@ function join(edge, ws, name, auth, channelData) {
   // the channel routed (lib/primary/presence.js).
   const members = membersChannel(internal);
   edge.sessions.join({ owner: edge, conn: ws, channel: members, latest: edge.commands.namespace(members).latest, companion: true });
-  ws[kSession].presenceUsers.set(internal, member.user);
+  (ws[kSession].presenceUsers ??= new Map()).set(internal, member.user);
   request.presence = edge.presence.member(ws, app.maxPresenceMembers, member);
   request.admitted = true;
   edge.sessions.join(request);
@@ -83,7 +83,7 @@ export function answerJoin(edge, { conn: ws, channel: internal, name, kind }, { 
 /** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
 export function refuseJoin(edge, { conn: ws, channel: internal, name, presence }, err) {
   revokeChannel(ws, internal);
-  ws[kSession].presenceUsers.delete(internal);
+  ws[kSession].presenceUsers?.delete(internal);
   edge.sessions.leave(ws, membersChannel(internal), true);
   const full = err.code === ErrorCode.TOO_MANY && presence !== undefined;
   if (edge.isOpen(ws)) ws.send(subscriptionRefused(name, full ? new GatewayError(ErrorCode.TOO_MANY, `${name} has its ${presence.maxUsers} members`) : err));
@@ -98,7 +98,7 @@ export function unsubscribe(edge, ws, { channel: name }) {
   edge.sessions.leave(ws, internal);
   if (isPresence(kindOf(name))) {
     edge.sessions.leave(ws, membersChannel(internal), true);
-    ws[kSession].presenceUsers.delete(internal);
+    ws[kSession].presenceUsers?.delete(internal);
   }
   revokeChannel(ws, internal);
 }

@@ -12,6 +12,7 @@ import { createPublicKey } from 'node:crypto';
 import { require } from '../runtime/require.js';
 import { AuthFailed, ErrorCode } from '../core/errors.js';
 import { identityFrom } from '../core/identity.js';
+import { PermissionsCache } from '../core/permissions.js';
 import { boundedJwksFetch } from './jwks-fetch.js';
 
 const MAX_TOKEN_LENGTH = 8192; // longer is refused before any decoding
@@ -38,6 +39,7 @@ export function createVerifier(config, log) {
   const jose = require('jose');
   const { key, algorithms } = verificationKey(config, jose, log);
   const { jwtVerify } = jose;
+  const permissions = new PermissionsCache();
   const options = {
     algorithms,
     audience: config.jwtAudience,
@@ -56,7 +58,7 @@ export function createVerifier(config, log) {
       throw invalid();
     }
     if (!Number.isFinite(payload.exp)) throw invalid();
-    const identity = identityFrom(payload.sub, payload.exp, payload, 'sub');
+    const identity = identityFrom(payload.sub, payload.exp, payload, 'sub', permissions);
     if (typeof identity === 'string') throw invalid(identity);
     return identity;
   };

@@ -15,6 +15,7 @@ import { BackendError, HookFailed, HookRefused, InternalCode } from '../core/err
 import { BackendClient } from '../backend/http.js';
 import { Limiter, QUEUE_FULL } from '../backend/limiter.js';
 import { identityFrom } from '../core/identity.js';
+import { PermissionsCache } from '../core/permissions.js';
 import { gaugeReads, metrics } from './metrics.js';
 
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -44,6 +45,7 @@ export class Hooks {
       refresh: url(config.refreshHook)
     };
     this.limiter = new Limiter(config.hookConcurrency, config.hookQueue);
+    this.permissions = new PermissionsCache(); // the connect answers' compiled permissions, shared
     this.client = new BackendClient({ timeoutMs: config.hookTimeout, connections: config.hookConcurrency, maxBytes: MAX_ANSWER_BYTES });
     gaugeReads(metrics.hookQueue, () => this.limiter.waiting);
   }
@@ -61,7 +63,7 @@ export class Hooks {
    * @returns {Promise<import('../core/identity.js').Identity>} rejects with HookRefused or HookFailed
    */
   connect(body, present) {
-    return this.call('connect', body, present, connectResult);
+    return this.call('connect', body, present, (result) => identityFrom(result.user, result.expireAt, result, 'user', this.permissions));
   }
 
   /** @returns {Promise<true>} allowed; rejects with HookRefused or HookFailed */
@@ -140,10 +142,6 @@ function refusal(error) {
   if (!Number.isInteger(code) || code < 4000 || code > 4999) return invalid('error.code must be an integer from 4000 to 4999');
   if (typeof message !== 'string') return invalid('error.message must be a string');
   return new HookRefused(code, truncate(message));
-}
-
-function connectResult(result) {
-  return identityFrom(result.user, result.expireAt, result, 'user');
 }
 
 function allowed() {

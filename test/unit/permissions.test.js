@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { allows, compilePermissions } from '../../lib/core/permissions.js';
+import { allows, compilePermissions, PermissionsCache } from '../../lib/core/permissions.js';
 
 describe('channel permissions', () => {
   it('allows exact names, written prefixes and {sub}, and nothing else', () => {
@@ -27,9 +27,12 @@ describe('channel permissions', () => {
     }
   });
 
-  it('shares one compiled object between tokens with the same claims, {sub} or not', () => {
-    expect(compilePermissions(['chat:*'])).to.equal(compilePermissions(['chat:*']));
-    expect(compilePermissions(['user:{sub}'])).to.equal(compilePermissions(['user:{sub}']));
-    expect(compilePermissions(['a'])).to.not.equal(compilePermissions(['b']));
+  it('shares one compiled object between tokens with the same claims, {sub} or not, within one cache', () => {
+    const cache = new PermissionsCache();
+    expect(cache.compile(['chat:*'])).to.equal(cache.compile(['chat:*']));
+    expect(cache.compile(['user:{sub}'], ['x'])).to.equal(cache.compile(['user:{sub}'], ['x']));
+    expect(cache.compile(['a'])).to.not.equal(cache.compile(['b']));
+    expect(cache.compile(['a'])).to.not.equal(new PermissionsCache().compile(['a'])); // nothing shared between caches
+    expect(cache.compile('a')).to.be.a('string'); // a refusal, never cached
   });
 });
