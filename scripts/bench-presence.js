@@ -253,8 +253,8 @@ function tableEntryBytes(n) {
   const make = () => {
     const table = new PresenceTable();
     for (let i = 0; i < n; i++) {
-      const fields = JSON.parse(JSON.stringify(`,"user":"user-${i}","info":{"name":"User ${i}"}`)); // a fresh string, as IPC gives it
-      table.add('room:1', JSON.parse(JSON.stringify(`${1 + (i % 2)}-9f3a1c07-${i.toString(36)}`)), routes[i % 2], `user-${i}`, fields);
+      const member = JSON.parse(JSON.stringify({ user: `user-${i}`, info: { name: `User ${i}` } })); // a fresh value, as IPC gives it
+      table.add('room:1', JSON.parse(JSON.stringify(`${1 + (i % 2)}-9f3a1c07-${i.toString(36)}`)), routes[i % 2], member);
     }
     return table;
   };
