@@ -152,7 +152,7 @@ export class Commands {
    * native protocol acknowledges with the seq; Pusher's client events are
    * not answered); a refusal after the checks carries `id`.
    * @param {string} [exclude] a client not to deliver it to (Pusher: the sender of a client event)
-   * @returns {Promise<import('../engines/publication.js').PublishResult | undefined>} once the engine
+   * @returns {Promise<import('./seams.js').PublishResult | undefined>} once the engine
    *   stored it; undefined when the connection closed while the publish hook decided (nothing published)
    */
   publish(conn, channel, data, id, exclude) {

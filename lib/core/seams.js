@@ -7,7 +7,7 @@
  * @typedef {object} Relay
  * @property {boolean} busy publishes are refused while the relay is congested
  * @property {boolean} unavailable publishes are refused while the engine cannot publish
- * @property {(publication: import('../engines/publication.js').Publication) => Promise<import('../engines/publication.js').PublishResult>} publish
+ * @property {(publication: import('./seams.js').Publication) => Promise<import('./seams.js').PublishResult>} publish
  *   settles once the engine stored (or skipped) it
  * @property {(channel: string, query: object) => Promise<object>} history a channel's history, as the engine reads it
  * @property {(name: string, args: object) => Promise<any>} call a call on the whole cluster (./ipc.js Call)
@@ -76,3 +76,23 @@
  */
 
 export {};
+
+/**
+ * A publish as the core hands it to the relay (and the engine keeps it), and
+ * what the engine answers.
+ * @typedef {object} Publication
+ * @property {string} channel
+ * @property {string} data the message, serialised (JSON)
+ * @property {string} [exclude] a client id the live message is not delivered
+ *   to (a Pusher client event's sender; the socket_id a Pusher HTTP API call
+ *   names): no space in it. Not kept in the history: a replay (a recovery, a
+ *   Pusher cache channel's last event on subscribe) reaches that client too
+ * @property {string} [idempotencyKey] a retry with the same key on the same
+ *   channel within the window publishes nothing (lib/engines/idempotency.js)
+ * @property {number} [version] published only above the channel's last accepted version
+ *
+ * @typedef {object} PublishResult
+ * @property {number} seq the publish's place in its channel's sequence; for a skipped one, the first publish's (duplicate) or where the channel stands (stale)
+ * @property {string} epoch the sequence `seq` belongs to
+ * @property {string | undefined} skipped 'duplicate' or 'stale' (Skipped in lib/protocol/outcomes.js): nothing was published
+ */

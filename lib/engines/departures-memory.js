@@ -2,7 +2,7 @@
 // channel, marked for the grace period. An engine shared by several nodes
 // brings its own (./redis/departures.js), so that a user who comes back on
 // another node finds the marker. The interface: Departures in
-// ../webhooks/members.js.
+// ./index.js.
 
 export class LocalDepartures {
   constructor() {

@@ -64,7 +64,7 @@
  * @property {boolean} [steady] true when `available` and `congested` change
  *   only with the traffic the relay passes it: the relay then polls them only
  *   while there is traffic, not for ever
- * @property {(publication: import('./publication.js').Publication, reply?: import('./publication.js').PublishReply) => void} publish
+ * @property {(publication: import('../core/seams.js').Publication, reply?: import('./publication.js').PublishReply) => void} publish
  *   gives the message its channel's next seq and sends it to the channel's
  *   routes ([Op.MSG, channel, seq, data, exclude?]). The engine reads
  *   `publication` during the call and keeps none of it. `reply`, when given,
@@ -101,10 +101,16 @@
  *   cluster (occupied) and when it loses its last (vacated), once for the
  *   cluster. A channel's subscribers are its routes: every worker's (a
  *   worker that died is detached), every node's under a shared engine.
- * @property {import('../webhooks/members.js').Departures} departures the
+ * @property {Departures} departures the
  *   member grace's markers, where every node that may see the user come back
  *   reads them: the machine's own (./departures-memory.js), or Redis
  *   (./redis/departures.js)
+ *
+ * The member grace's markers (lib/webhooks/members.js says how they are used).
+ * @typedef {object} Departures
+ * @property {(channel: string, user: string, token: string, graceMs: number) => Promise<void>} depart
+ * @property {(channel: string, user: string) => Promise<boolean>} arrive true: a departure was undone
+ * @property {(channel: string, user: string, token: string) => Promise<boolean>} settle true: departure `token` stands
  */
 
 /**

@@ -124,7 +124,7 @@ export class MemoryEngine {
    * `reply` is answered at once: stored is stamped here, so no promise per
    * publish, and a publish nobody waits for (no reply, no key) allocates
    * nothing here but its route's message.
-   * @param {import('./publication.js').Publication} publication read now, not kept
+   * @param {import('../core/seams.js').Publication} publication read now, not kept
    * @param {import('./publication.js').PublishReply} [reply]
    */
   publish(publication, reply) {

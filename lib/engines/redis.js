@@ -234,7 +234,7 @@ export class RedisEngine {
    * `reply` is answered once Redis stored it (and --redis-wait-replicas
    * replicas hold it), or skipped it (a duplicate key, a stale version), or
    * with null: refused, or failed.
-   * @param {import('./publication.js').Publication} publication read now, not kept
+   * @param {import('../core/seams.js').Publication} publication read now, not kept
    * @param {import('./publication.js').PublishReply} [reply]
    */
   publish(publication, reply) {

@@ -172,7 +172,7 @@ class PublishReply {
     this.token = token;
   }
 
-  /** @param {import('../engines/publication.js').PublishResult | null} result */
+  /** @param {import('../core/seams.js').PublishResult | null} result */
   answered(result) {
     if (result === null) this.link.fail(this.token, new GatewayError(ErrorCode.UNAVAILABLE, NOT_STORED_MESSAGE));
     else this.link.answer(this.token, result);

@@ -14,17 +14,10 @@
 // lost one.
 import { randomBytes } from 'node:crypto';
 
-/**
- * @typedef {object} Departures
- * @property {(channel: string, user: string, token: string, graceMs: number) => Promise<void>} depart
- * @property {(channel: string, user: string) => Promise<boolean>} arrive true: a departure was undone
- * @property {(channel: string, user: string, token: string) => Promise<boolean>} settle true: departure `token` stands
- */
-
 export class MemberGrace {
   /**
    * @param {object} options
-   * @param {Departures} options.departures
+   * @param {import('../engines/index.js').Departures} options.departures
    * @param {number} options.graceMs
    * @param {(name: 'member_added' | 'member_removed', channel: string, user: string) => void} options.announce
    * @param {import('pino').Logger} options.log

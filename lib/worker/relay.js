@@ -90,8 +90,8 @@ export class WorkerRelay {
    * A publish, from a client or the server: settles once the engine has
    * stored it (an acknowledgement means stored: a promise no worker's death
    * breaks) or skipped it; rejects with `unavailable` when it was not stored.
-   * @param {import('../engines/publication.js').Publication} publication
-   * @returns {Promise<import('../engines/publication.js').PublishResult>}
+   * @param {import('../core/seams.js').Publication} publication
+   * @returns {Promise<import('../core/seams.js').PublishResult>}
    */
   publish({ channel, data, exclude, idempotencyKey, version }) {
     // The fields nobody set are left off the end: a plain publish crosses the IPC as four.
@@ -193,7 +193,7 @@ class Published {
     this.refuse = reject;
   }
 
-  /** @param {import('../engines/publication.js').PublishResult} result */
+  /** @param {import('../core/seams.js').PublishResult} result */
   resolve({ seq, epoch, skipped }) {
     if (skipped == null) countPublished(this.channel); // null: as IPC carries undefined
     else metrics.skipped.inc({ reason: skipped });

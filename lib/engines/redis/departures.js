@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 /** ms a marker outlives its grace: room for the departing node's settle to arrive. */
 const MARGIN_MS = 60000;
 
-/** @implements {import('../../webhooks/members.js').Departures} */
+/** @implements {import('../index.js').Departures} */
 export class RemoteDepartures {
   /** @param {import('ioredis').Redis | import('ioredis').Cluster} redis the command connection */
   constructor(redis) {

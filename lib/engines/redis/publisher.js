@@ -105,7 +105,7 @@ export class RedisPublisher {
    * Queues the publish for this turn's pipeline; `reply` is answered with
    * its result (null: refused).
    * @param {string} tag the channel's pub/sub name
-   * @param {import('../publication.js').Publication} publication read now, not kept
+   * @param {import('../../core/seams.js').Publication} publication read now, not kept
    * @param {string} epoch for a sequence that starts with this publish
    * @param {{historySize: number, historyTtl: number}} ns the channel's namespace
    * @param {import('../publication.js').PublishReply} [reply]
