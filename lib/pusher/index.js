@@ -4,9 +4,7 @@
 // subscriptions, presence and sessions. Without an app, nothing: /app/ and
 // /apps/ answer 404 as any unknown path.
 import { require } from '../runtime/require.js';
-import { Commands } from '../core/commands.js';
 import { Op } from '../core/ipc.js';
-import { appsOf, servesPusher } from './apps.js';
 import { checkInternal, pusherName } from './channels.js';
 import { PusherConnections } from './connection.js';
 import { clientEventRate } from './app-limits.js';
@@ -14,37 +12,19 @@ import { PusherHttpApi } from './http-api.js';
 import { pusherAdmin } from './admin.js';
 import { deliverSubscriptionCount } from './subscription-count.js';
 import { refuseUpgrade } from './refusals.js';
-import { metrics } from '../session/metrics.js';
 import { PusherSocket } from './transport.js';
 
 const { WebSocketServer } = require('ws');
 
 /**
- * @param {object} worker the worker's parts: config, apps (this process's, kept current here), coalescer, relay, subscriptions, namespaces, presence, sessions, log
+ * @param {object} worker the worker's parts: config, apps (this process's, kept current by the wiring), appsServed, commandsFor (a command core over the worker's parts), coalescer, relay, subscriptions, presence, sessions, log
  * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/wiring/ways-in.js) and the admin page's
  *   calls on the apps (lib/native/admin-calls.js), or none without an app
  */
-export function pusherWaysIn({ config, apps, coalescer, relay, subscriptions, namespaces, presence, sessions, log }) {
-  if (!servesPusher(config)) return undefined;
-  // The primary's apps at start, and each change after (lib/primary/apps.js).
-  apps.replace(config.apps ?? appsOf(config));
-  relay.handle(Op.APPS, ([, upserts, removed, degraded]) => {
-    if (removed === null) apps.replace(upserts);
-    else apps.update(upserts, removed);
-    apps.degraded = degraded;
-  });
+export function pusherWaysIn({ config, apps, appsServed, commandsFor, coalescer, relay, subscriptions, presence, sessions, log }) {
+  if (!appsServed) return undefined;
   relay.handle(Op.SUBSCRIPTION_COUNT, (op) => deliverSubscriptionCount(subscriptions, op));
-  const commands = new Commands({
-    rateOf: clientEventRate,
-    maxSubscriptions: config.maxSubscriptions,
-    metrics,
-    namespaces,
-    relay,
-    subscriptions,
-    presence,
-    checkName: checkInternal,
-    showName: pusherName
-  });
+  const commands = commandsFor({ rateOf: clientEventRate, checkName: checkInternal, showName: pusherName });
   const connections = new PusherConnections({ pingInterval: config.pingInterval, apps, coalescer, relay, subscriptions, sessions, commands, presence, log });
   const wss = new WebSocketServer({
     noServer: true,

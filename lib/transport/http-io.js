@@ -37,6 +37,11 @@ export function decodeSegment(segment) {
 
 /** Reads a request body of at most `limit` bytes; larger is payload_too_large. */
 export function readBody(req, limit) {
+  return readBytes(req, limit).then((bytes) => bytes.toString());
+}
+
+/** The body's bytes, as readBody() reads it (a MessagePack body). */
+export function readBytes(req, limit) {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `body is over ${limit} bytes`);
     if (Number(req.headers['content-length']) > limit) {
@@ -53,7 +58,7 @@ export function readBody(req, limit) {
         reject(tooLarge());
       } else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString()));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

@@ -9,11 +9,17 @@
 //   worker(parts)             its ways in in a worker, or undefined: a WebSocket
 //                             upgrade (its paths), HTTP routes, the admin's calls
 // A protocol with nothing configured (Pusher without an app) adds nothing.
+import { Commands } from '../core/commands.js';
+import { metrics } from '../session/metrics.js';
 import { appNamespaces } from '../pusher/channels.js';
 import { attachPusher } from '../pusher/primary.js';
 import { pusherWaysIn } from '../pusher/index.js';
+import { ablyNamespaces, ablyWaysIn } from '../ably/index.js';
 
-const PROTOCOLS = [{ namespaces: appNamespaces, primary: attachPusher, worker: pusherWaysIn }];
+const PROTOCOLS = [
+  { namespaces: appNamespaces, primary: attachPusher, worker: pusherWaysIn },
+  { namespaces: ablyNamespaces, primary: () => undefined, worker: ablyWaysIn }
+];
 
 /**
  * Every protocol's namespaces, as the core's Namespaces asks for them (a
@@ -48,9 +54,12 @@ export function attachProtocols(options) {
 }
 
 /**
- * @param {object} worker the worker's parts: config, apps, coalescer, relay, subscriptions, namespaces, presence, sessions, log
+ * @param {object} worker the worker's parts: config, apps, appsServed (whether any app is configured), coalescer, relay, subscriptions, namespaces, presence, sessions, log
  * @returns {{upgrade: import('../worker/upgrade.js').UpgradeWay, route: {matches: Function, request: Function}}[]}
  */
 export function protocolWaysIn(worker) {
-  return PROTOCOLS.map((protocol) => protocol.worker(worker)).filter((ways) => ways !== undefined);
+  const { config, relay, subscriptions, namespaces, presence } = worker;
+  // A protocol's command core: its own names and rates (`own`) over the worker's one relay, subscriptions, namespaces and presence.
+  const commandsFor = (own) => new Commands({ maxSubscriptions: config.maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, ...own });
+  return PROTOCOLS.map((protocol) => protocol.worker({ ...worker, commandsFor })).filter((ways) => ways !== undefined);
 }

@@ -38,6 +38,7 @@ import { createUpgradeHandler, refuseUpgrade } from './upgrade.js';
 import { kClientIp } from '../core/symbols.js';
 import { listenOwnPort } from './listener.js';
 import { startStatsReporter } from './stats.js';
+import { mirrorApps } from './apps.js';
 import { exposeMetrics, metrics } from '../session/metrics.js';
 import { LoopDelay } from '../runtime/loop-delay.js';
 import { lastInput } from '../transport/last-input.js';
@@ -69,7 +70,7 @@ export function startWorker(config, worker) {
   exposeMetrics(loopDelay);
   const subscriptions = new Subscriptions({ last: (channel) => relay.channelClosed(channel) });
   const relay = new WorkerRelay({ subscriptions, maxBuffered: config.maxBuffered, coalescer });
-  const apps = new Apps(); // this process's: the protocols keep it current from the primary's
+  const apps = new Apps(); // this process's, kept current from the primary's (./apps.js); the protocols read it
   const namespaces = new Namespaces(config, protocolNamespaces(apps)); // the process's one: every rule reads a channel's namespace here
   const presence = new WorkerPresence({ relay, subscriptions, namespaces, maxBuffered: config.maxBuffered });
   const keepalive = new Keepalive({ interval: config.pingInterval, maxBuffered: config.maxBuffered });
@@ -100,7 +101,8 @@ export function startWorker(config, worker) {
   attachCalls({ relay, users: admission.users, connections, subscriptions });
   const api = new ServerApi({ apiKey, maxPayload, context: { commands, relay, users: admission.users, presence }, log });
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
-  const protocols = protocolWaysIn({ config, apps, coalescer, relay, subscriptions, namespaces, presence, sessions, log });
+  const appsServed = mirrorApps(apps, relay, config);
+  const protocols = protocolWaysIn({ config, apps, appsServed, coalescer, relay, subscriptions, namespaces, presence, sessions, log });
   attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
   const routes = protocols.map((protocol) => protocol.route);
   const degraded = () => protocols.some((protocol) => protocol.degraded?.() === true);

@@ -10,7 +10,7 @@
 //               admission, sessions, subscriptions, presence, keepalive, metrics)
 //               and lib/transport/ (writing frames to a WebSocket or an SSE stream)
 //   ways in     lib/native/ (the gateway's own protocol: WebSocket, SSE, HTTP),
-//               lib/pusher/, lib/admin/, lib/webhooks/: none imports another
+//               lib/pusher/, lib/ably/, lib/admin/, lib/webhooks/: none imports another
 //               but the webhooks' delivery, which Pusher's webhooks use
 //   wiring      lib/worker/, lib/primary/ and lib/wiring/ (the ways-in registry)
 //
@@ -34,7 +34,7 @@ const WIRING = 'a way in is attached by the wiring, never the other way round';
 const SIDEWAYS = 'one way in does not load another: what they share lives in a lower layer';
 const PLAIN = 'the protocol\'s modules load in the browser as they are: they import only ../core/errors.js and each other';
 
-const WAYS_IN = ['native', 'pusher', 'admin', 'webhooks'];
+const WAYS_IN = ['native', 'pusher', 'ably', 'admin', 'webhooks'];
 const CONNECTION = ['session', 'transport'];
 const WIRING_FOLDERS = ['worker', 'primary', 'wiring'];
 

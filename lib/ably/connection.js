@@ -1,0 +1,311 @@
+// The Ably WebSocket way in (`/`, as ably-js opens it): the connection's
+// credential (a key, or a token), CONNECTED, and Ably's ProtocolMessages
+// decoded and handed to the session and the core: ATTACH and DETACH are
+// joins and leaves, a MESSAGE is publishes acknowledged in order (ACK or
+// NACK per ProtocolMessage), HEARTBEAT is echoed, CLOSE closes. A credential
+// refused is told in-band (ERROR, then the close): ably-js reads no HTTP
+// status from a refused upgrade, and would retry forever.
+import { randomBytes, randomInt } from 'node:crypto';
+import { GatewayError } from '../core/errors.js';
+import { identify } from '../core/identity.js';
+import { kSession } from '../core/symbols.js';
+import { Keepalive } from '../session/keepalive.js';
+import { metrics, transportMetrics } from '../session/metrics.js';
+import { socketListeners } from '../transport/ws-handlers.js';
+import { allows, allowsAny, ALL } from './capability.js';
+import { checkName, internalName } from './channels.js';
+import { AblyCode, AblyError, errorInfo } from './errors.js';
+import { AppIdentities } from './identities.js';
+import { appOfKey } from './keys.js';
+import { messageData } from './messages.js';
+import { Action, decodeMessage, encodeMessage, Flag, Format } from './protocol.js';
+import { AblySession } from './session.js';
+import { verifyToken } from './tokens.js';
+
+const MAX_MESSAGES = 100; // in one MESSAGE
+const CONNECTION_STATE_TTL_MS = 120000;
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
+
+export class AblyConnections {
+  /**
+   * @param {object} options
+   * @param {number} options.pingInterval --ping-interval: the idle interval told to clients (they give up 10 s after it)
+   * @param {number} options.maxPayload --max-payload: the largest message
+   * @param {import('../pusher/apps.js').Apps} options.apps
+   * @param {import('../transport/coalesce.js').WriteCoalescer} options.coalescer the worker's, for its connections' writes
+   * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
+   * @param {import('../session/sessions.js').Sessions} options.sessions
+   * @param {import('../core/commands.js').Commands} options.commands Ably's core: its names
+   * @param {import('pino').Logger} options.log
+   */
+  constructor({ pingInterval, maxPayload, apps, coalescer, subscriptions, sessions, commands, log }) {
+    this.pingInterval = pingInterval;
+    this.maxPayload = maxPayload;
+    this.apps = apps;
+    this.coalescer = coalescer;
+    this.subscriptions = subscriptions;
+    this.sessions = sessions;
+    this.commands = commands;
+    this.count = 0;
+    this.opened = 0;
+    this.metrics = transportMetrics('ws', 'ably');
+    this.Session = AblySession;
+    // connectionIds: unique across workers and nodes, of Ably's characters.
+    this.idPrefix = `${randomInt(1, 2 ** 47).toString(36)}-`;
+    this.nextId = 0;
+    this.identities = new AppIdentities(apps);
+    this.listen = socketListeners(this, log, 'ably');
+  }
+
+  /** A WebSocket on / just upgraded: its credential checked, then CONNECTED, or told why not. */
+  accept(ws, ip, req) {
+    this.listen(ws);
+    const session = this.sessions.begin(ws, this, `${this.idPrefix}${(this.nextId++).toString(36)}`);
+    this.sessions.opened(ws, ip);
+    const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
+    session.format = query.get('format') === Format.MSGPACK ? Format.MSGPACK : Format.JSON;
+    session.echo = query.get('echo') !== 'false';
+    this.credential(ws, query, req).then(
+      (credential) => this.connected(ws, credential, query),
+      (err) => this.refuse(ws, err)
+    );
+  }
+
+  /** @returns {Promise<{app, capability, clientId: string|undefined, expires?: number}>} what the query's key or token says */
+  async credential(ws, query, req) {
+    const version = Number(query.get('v'));
+    if (!(version >= 2)) throw new AblyError(AblyCode.BAD_REQUEST, 'protocol version v=2 or later is served');
+    const token = query.get('access_token');
+    if (token !== null) return verifyToken(this.apps, token);
+    const key = query.get('key');
+    if (key === null) throw new AblyError(AblyCode.NO_CREDENTIALS, 'no key or access_token given');
+    // A key in clear only over loopback: from anywhere else it would cross the network readable.
+    if (req.socket.encrypted !== true && !LOOPBACK.test(req.socket.remoteAddress ?? '')) {
+      throw new AblyError(AblyCode.BASIC_AUTH_REFUSED, 'a key is taken over TLS or from this machine only: use token auth');
+    }
+    const app = appOfKey(this.apps, key);
+    if (app === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
+    return { app, capability: ALL, clientId: undefined, wildcard: true };
+  }
+
+  connected(ws, { app, capability, clientId, wildcard = false, expires }, query) {
+    if (!this.isOpen(ws)) return;
+    const session = ws[kSession];
+    const asked = query.get('clientId') ?? undefined;
+    if (asked !== undefined && clientId !== undefined && asked !== clientId) return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'clientId is not the token\'s'));
+    if (asked !== undefined && clientId === undefined && !wildcard) return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'an anonymous token names no clientId'));
+    session.app = app;
+    session.capability = capability;
+    session.clientId = clientId === '*' ? asked : (clientId ?? asked);
+    session.wildcard = clientId === '*' || (wildcard && asked === undefined);
+    identify(ws, this.identities.of(app));
+    if (expires !== undefined) this.expireAt(ws, expires);
+    const resuming = query.get('resume') ?? query.get('recover');
+    this.send(ws, {
+      action: Action.CONNECTED,
+      connectionId: session.id,
+      connectionDetails: {
+        connectionKey: `${session.id}!${randomBytes(8).toString('hex')}`,
+        clientId: session.clientId,
+        connectionStateTtl: CONNECTION_STATE_TTL_MS,
+        maxIdleInterval: this.pingInterval,
+        maxMessageSize: this.maxPayload,
+        serverId: 'gateway'
+      },
+      // Connections are not resumed yet: a resume is a fresh connection, which re-attaches its channels.
+      ...(resuming !== null && { error: { code: 80008, statusCode: 400, message: 'this connection cannot be resumed: a new one is made' } })
+    });
+  }
+
+  /** The token ends at `expires`: DISCONNECTED with 40142 then, so ably-js renews it and connects again. */
+  expireAt(ws, expires) {
+    const session = ws[kSession];
+    clearTimeout(session.expiry);
+    session.expiry = setTimeout(() => {
+      if (!this.isOpen(ws)) return;
+      this.send(ws, { action: Action.DISCONNECTED, error: errorInfo(new AblyError(AblyCode.TOKEN_EXPIRED, 'the token has expired')) });
+      ws.close(1000);
+    }, Math.max(0, expires - Date.now()));
+    session.expiry.unref();
+  }
+
+  /** A connection's credential refused: ERROR, then the close. */
+  refuse(ws, err) {
+    if (!(err instanceof GatewayError)) throw err;
+    if (!this.isOpen(ws)) return;
+    metrics.errors.inc({ code: err.code });
+    this.send(ws, { action: Action.ERROR, error: errorInfo(err) });
+    ws.close(1000);
+  }
+
+  message(ws, data, isBinary) {
+    Keepalive.alive(ws);
+    const session = ws[kSession];
+    if (session.app === null) return; // its credential is still being checked, or was refused
+    try {
+      this.run(ws, decodeMessage(session.format, data, isBinary));
+    } catch (err) {
+      this.refuse(ws, err);
+    }
+  }
+
+  run(ws, message) {
+    switch (message.action) {
+      case Action.HEARTBEAT:
+        return this.send(ws, { action: Action.HEARTBEAT, id: message.id });
+      case Action.ATTACH:
+        return this.attach(ws, message);
+      case Action.DETACH:
+        return this.detach(ws, message);
+      case Action.MESSAGE:
+        return this.publish(ws, message);
+      case Action.AUTH:
+        return this.reauthorise(ws, message);
+      case Action.CLOSE:
+        this.send(ws, { action: Action.CLOSED });
+        return ws.close(1000);
+      case Action.DISCONNECT:
+        this.send(ws, { action: Action.DISCONNECTED });
+        return ws.close(1000);
+      case Action.PRESENCE:
+        return this.nack(ws, message.msgSerial, new AblyError(AblyCode.UNSUPPORTED, 'presence is not served yet'));
+    }
+    throw new AblyError(AblyCode.BAD_REQUEST, `action ${message.action} is not one a client sends`);
+  }
+
+  attach(ws, { channel: name }) {
+    const session = ws[kSession];
+    try {
+      checkName(name);
+      if (!allowsAny(session.capability, name)) throw new AblyError(AblyCode.CAPABILITY, `the credential may do nothing on ${name}`);
+      const internal = internalName(session.app.appId, name);
+      const held = this.sessions.held(ws, internal);
+      if (held !== undefined) {
+        // Ably answers an attach once: one under way is answered when it ends.
+        if (held.live) this.attached(ws, name, held.local.seq, held.local.epoch);
+        return;
+      }
+      this.commands.subscribe(ws, internal, undefined, undefined);
+      this.sessions.join({ owner: this, conn: ws, channel: internal, latest: false, name });
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      this.send(ws, { action: Action.ERROR, channel: typeof name === 'string' ? name.slice(0, 200) : undefined, error: errorInfo(err) });
+    }
+  }
+
+  /** Where a join ended (lib/session/sessions.js): ATTACHED, where the channel stands. */
+  joined({ conn: ws, name }, { live, seq, epoch }) {
+    if (live && this.isOpen(ws)) this.attached(ws, name, seq, epoch);
+  }
+
+  attached(ws, name, seq, epoch) {
+    const { capability } = ws[kSession];
+    let flags = 0;
+    if (allows(capability, name, 'publish')) flags |= Flag.PUBLISH;
+    if (allows(capability, name, 'subscribe')) flags |= Flag.SUBSCRIBE | Flag.PRESENCE_SUBSCRIBE;
+    if (allows(capability, name, 'presence')) flags |= Flag.PRESENCE;
+    this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags });
+  }
+
+  /** A join the session refused (the engine): the channel's ERROR. */
+  joinRefused({ conn: ws, name }, err) {
+    if (this.isOpen(ws)) this.send(ws, { action: Action.ERROR, channel: name, error: errorInfo(err) });
+  }
+
+  detach(ws, { channel: name }) {
+    if (typeof name !== 'string') throw new AblyError(AblyCode.BAD_REQUEST, 'DETACH names a channel');
+    const internal = internalName(ws[kSession].app.appId, name);
+    if (this.subscriptions.holds(ws, internal)) {
+      this.commands.unsubscribe(ws, internal);
+      this.sessions.leave(ws, internal);
+    }
+    this.send(ws, { action: Action.DETACHED, channel: name });
+  }
+
+  /** A MESSAGE: each message published in order, the whole acknowledged once (ACK with their serials, or NACK). */
+  publish(ws, { channel: name, msgSerial, messages }) {
+    if (!Number.isSafeInteger(msgSerial) || msgSerial < 0) throw new AblyError(AblyCode.BAD_REQUEST, 'a MESSAGE carries its msgSerial');
+    const session = ws[kSession];
+    const ack = { msgSerial, settled: false, answer: undefined };
+    (session.acks ??= []).push(ack);
+    let published;
+    try {
+      published = this.publishAll(ws, name, messages, msgSerial);
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      published = Promise.reject(err);
+    }
+    published.then(
+      (serials) => this.settle(ws, ack, { action: Action.ACK, msgSerial, count: 1, res: [{ serials }] }),
+      (err) => this.settle(ws, ack, { action: Action.NACK, msgSerial, count: 1, error: errorInfo(err) })
+    );
+  }
+
+  /** @returns {Promise<string[]>} each message's channelSerial, once the engine holds them all */
+  publishAll(ws, name, messages, msgSerial) {
+    const session = ws[kSession];
+    checkName(name);
+    if (!allows(session.capability, name, 'publish')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not publish on ${name}`);
+    if (!Array.isArray(messages) || messages.length === 0 || messages.length > MAX_MESSAGES) throw new AblyError(AblyCode.BAD_REQUEST, `a MESSAGE holds 1 to ${MAX_MESSAGES} messages`);
+    const timestamp = Date.now();
+    const who = { clientId: session.clientId, wildcard: session.wildcard };
+    // No larger than the frame that carried them, which --max-payload bounds.
+    const data = messages.map((message, i) => messageData(message, who, { id: `${session.id}:${msgSerial}:${i}`, connectionId: session.id, timestamp }));
+    const internal = internalName(session.app.appId, name);
+    const exclude = session.echo ? undefined : session.id;
+    return Promise.all(data.map((message) => this.commands.publish(ws, internal, message, undefined, exclude))).then((results) =>
+      results.map((result) => (result === undefined ? '' : `${result.epoch}:${result.seq}`))
+    );
+  }
+
+  /** Answers the publishes in the order they came: ably-js matches ACKs to its queue by position. */
+  settle(ws, ack, answer) {
+    const session = ws[kSession];
+    ack.settled = true;
+    ack.answer = answer;
+    const acks = session.acks;
+    while (acks.length > 0 && acks[0].settled) {
+      const { answer: next } = acks.shift();
+      if (next.action === Action.NACK) metrics.errors.inc({ code: 'ably_nack' });
+      if (this.isOpen(ws)) this.send(ws, next);
+    }
+    if (acks.length === 0) session.acks = undefined;
+  }
+
+  nack(ws, msgSerial, err) {
+    if (!Number.isSafeInteger(msgSerial)) throw err;
+    const ack = { msgSerial, settled: false, answer: undefined };
+    (ws[kSession].acks ??= []).push(ack);
+    this.settle(ws, ack, { action: Action.NACK, msgSerial, count: 1, error: errorInfo(err) });
+  }
+
+  /** AUTH: a renewed token for the same app and clientId, taken in place (CONNECTED again, the same connection). */
+  reauthorise(ws, { auth }) {
+    const session = ws[kSession];
+    verifyToken(this.apps, auth?.accessToken).then(
+      ({ app, capability, clientId, expires }) => {
+        if (!this.isOpen(ws)) return;
+        if (app !== session.app || (clientId !== '*' && clientId !== session.clientId)) {
+          return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'a renewed token is for the same app and clientId'));
+        }
+        session.capability = capability;
+        this.expireAt(ws, expires);
+        this.send(ws, { action: Action.CONNECTED, connectionId: session.id, connectionDetails: { clientId: session.clientId, connectionStateTtl: CONNECTION_STATE_TTL_MS, maxIdleInterval: this.pingInterval, maxMessageSize: this.maxPayload } });
+      },
+      (err) => this.refuse(ws, err)
+    );
+  }
+
+  send(ws, message) {
+    ws.send(encodeMessage(ws[kSession].format, message));
+  }
+
+  isOpen(ws) {
+    return ws.readyState === ws.OPEN;
+  }
+
+  closed(ws, code) {
+    clearTimeout(ws[kSession].expiry);
+    this.sessions.closed(ws, code);
+  }
+}

@@ -1,0 +1,36 @@
+// Ably's protocol in a worker: its WebSocket way in (`/`, as ably-js opens
+// it) and its REST API (/time, /keys/…, /channels/…), over their own command
+// core (Ably's channel names) and the worker's one relay, subscriptions and
+// sessions. Its keys are the apps' (./keys.js): without apps, nothing.
+import { require } from '../runtime/require.js';
+import { appNamespaces, checkInternal, ablyName } from './channels.js';
+import { AblyConnections } from './connection.js';
+import { AblyRest, isRestPath } from './rest.js';
+import { AblyMsgpackSocket, AblySocket } from './transport.js';
+import { Format } from './protocol.js';
+
+const { WebSocketServer } = require('ws');
+
+export { appNamespaces as ablyNamespaces };
+
+/**
+ * @param {object} worker the worker's parts: config, apps, appsServed, commandsFor (a command core over the worker's parts), coalescer, relay, subscriptions, presence, sessions, log
+ * @returns {{upgrade: object, route: object}|undefined} its ways in (lib/wiring/ways-in.js), or none without apps
+ */
+export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, relay, subscriptions, presence, sessions, log }) {
+  if (!appsServed) return undefined;
+  const commands = commandsFor({ rate: config.maxPublishRate, checkName: checkInternal, showName: ablyName });
+  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, apps, coalescer, subscriptions, sessions, commands, log });
+  // One ws server per format: its WebSocket class carries the format's transport.
+  const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });
+  const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket) };
+  const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context: { commands, relay, presence }, log });
+  return {
+    upgrade: {
+      matches: (path) => path === '/',
+      serverFor: (req) => servers[/[?&]format=msgpack(&|$)/.test(req.url) ? Format.MSGPACK : Format.JSON],
+      connections
+    },
+    route: { matches: isRestPath, request: (req, res, path) => rest.request(req, res, path) }
+  };
+}

@@ -1,0 +1,133 @@
+// Ably's REST API, as ably-js calls it at the root of the host: GET /time,
+// POST /keys/<keyName>/requestToken (a TokenRequest for a token: ./tokens.js),
+// POST /channels/<name>/messages (one message or many, published in order).
+// A request is authorised by its key (Basic) or a token (Bearer, base64 as
+// ably-js sends it, or raw); bodies are JSON or MessagePack by Content-Type,
+// answers by Accept. A refusal is Ably's: `{"error": {message, code,
+// statusCode}}` as `application/json` exactly (ably-js matches the header
+// literally), with X-Ably-Errorcode and X-Ably-Errormessage.
+import { Encoder, decode } from '@msgpack/msgpack';
+import { GatewayError } from '../core/errors.js';
+import { publish } from '../core/server.js';
+import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
+import { metrics } from '../session/metrics.js';
+import { allows, ALL } from './capability.js';
+import { checkName, internalName } from './channels.js';
+import { AblyCode, AblyError, errorInfo } from './errors.js';
+import { appOfKey } from './keys.js';
+import { messageData } from './messages.js';
+import { issueToken, verifyToken } from './tokens.js';
+
+const MSGPACK = 'application/x-msgpack';
+const MAX_MESSAGES = 100;
+const TOKEN_REQUEST = /^\/keys\/([A-Za-z0-9._-]+)\/requestToken$/;
+const MESSAGES = /^\/channels\/([^/]+)\/messages$/;
+const encoder = new Encoder({ ignoreUndefined: true });
+
+/** Whether a path is one of Ably's REST routes. */
+export function isRestPath(path) {
+  return path === '/time' || path.startsWith('/keys/') || path.startsWith('/channels/');
+}
+
+export class AblyRest {
+  /**
+   * @param {object} options
+   * @param {number} options.maxPayload --max-payload: the largest body
+   * @param {import('../pusher/apps.js').Apps} options.apps
+   * @param {import('../core/server.js').ServerContext} options.context Ably's command core and the relay
+   * @param {import('pino').Logger} options.log where a defect is told
+   */
+  constructor({ maxPayload, apps, context, log }) {
+    this.maxPayload = maxPayload;
+    this.apps = apps;
+    this.context = context;
+    this.log = log;
+  }
+
+  request(req, res, path) {
+    const binary = (req.headers.accept ?? '').includes(MSGPACK);
+    let label = 'ably_unknown';
+    const answer = (status, body) => {
+      const bytes = binary ? encoder.encode(body) : Buffer.from(JSON.stringify(body));
+      res.writeHead(status, { 'Content-Type': binary ? MSGPACK : 'application/json', 'Content-Length': bytes.length });
+      res.end(bytes);
+    };
+    const fail = (err) => {
+      if (!(err instanceof GatewayError)) throw err;
+      const error = errorInfo(err);
+      metrics.apiRequests.inc({ method: label, code: err.code, app: 'unknown' });
+      const text = JSON.stringify({ error });
+      res.writeHead(error.statusCode, {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(text),
+        'X-Ably-Errorcode': String(error.code),
+        'X-Ably-Errormessage': encodeURIComponent(error.message)
+      });
+      res.end(text);
+    };
+    let run;
+    try {
+      if (path === '/time' && req.method === 'GET') [label, run] = ['ably_time', async () => [Date.now()]];
+      else if (req.method === 'POST' && TOKEN_REQUEST.test(path)) [label, run] = ['ably_request_token', (body) => issueToken(this.apps, TOKEN_REQUEST.exec(path)[1], body)];
+      else if (req.method === 'POST' && MESSAGES.test(path)) [label, run] = ['ably_publish', (body) => this.publish(req, decodeSegment(MESSAGES.exec(path)[1]), body)];
+      else throw new AblyError(AblyCode.NOT_FOUND, 'no such Ably route');
+    } catch (err) {
+      req.resume();
+      return fail(err);
+    }
+    readBytes(req, this.maxPayload)
+      .then((bytes) => run(bodyOf(req, bytes)))
+      .then((result) => {
+        metrics.apiRequests.inc({ method: label, code: 'ok', app: 'unknown' });
+        answer(label === 'ably_publish' ? 201 : 200, result);
+      }, fail)
+      .catch(cutOnDefect(res, this.log));
+  }
+
+  /** POST /channels/<name>/messages: each message published in order; answered with their serials. */
+  async publish(req, name, body) {
+    const { app, capability, clientId } = await this.authorise(req);
+    checkName(name);
+    if (!allows(capability, name, 'publish')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not publish on ${name}`);
+    const messages = Array.isArray(body) ? body : [body];
+    if (messages.length === 0 || messages.length > MAX_MESSAGES) throw new AblyError(AblyCode.BAD_REQUEST, `1 to ${MAX_MESSAGES} messages`);
+    const timestamp = Date.now();
+    const base = `rest-${timestamp.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+    const who = { clientId: clientId === '*' ? undefined : clientId, wildcard: clientId === undefined || clientId === '*' };
+    const data = messages.map((message, i) => messageData(message, who, { id: `${base}:${i}`, connectionId: undefined, timestamp }));
+    const channel = internalName(app.appId, name);
+    this.context.commands.namespace(channel);
+    const serials = [];
+    for (const message of data) {
+      const { seq, epoch } = await publish({ channel, data: JSON.stringify(message) }, this.context);
+      serials.push(`${epoch}:${seq}`);
+    }
+    return { channel: name, messageId: `${base}`, serials };
+  }
+
+  /** @returns {Promise<{app, capability, clientId: string|undefined}>} what the request's key or token may do */
+  async authorise(req) {
+    const header = req.headers.authorization ?? '';
+    if (header.startsWith('Basic ')) {
+      const app = appOfKey(this.apps, Buffer.from(header.slice(6), 'base64').toString());
+      if (app === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
+      return { app, capability: ALL, clientId: undefined };
+    }
+    if (header.startsWith('Bearer ')) {
+      const given = header.slice(7);
+      const decoded = Buffer.from(given, 'base64').toString();
+      return verifyToken(this.apps, decoded.split('.').length === 3 ? decoded : given);
+    }
+    throw new AblyError(AblyCode.NO_CREDENTIALS, 'a key (Basic) or a token (Bearer) is required');
+  }
+}
+
+/** The request's body: JSON or MessagePack by its Content-Type; none for an empty one. */
+function bodyOf(req, bytes) {
+  if (bytes.length === 0) return undefined;
+  try {
+    return (req.headers['content-type'] ?? '').includes(MSGPACK) ? decode(bytes) : JSON.parse(bytes.toString());
+  } catch {
+    throw new AblyError(AblyCode.BAD_REQUEST, 'the body is not JSON or MessagePack as its Content-Type says');
+  }
+}

@@ -1,0 +1,25 @@
+// An Ably connection's session: what every connection holds
+// (lib/core/session.js), and what is Ably's own.
+import { Session } from '../core/session.js';
+
+export class AblySession extends Session {
+  constructor(way, id) {
+    super(way, id);
+    /** @type {import('../pusher/apps.js').App|null} its app, once connected */
+    this.app = null;
+    /** @type {'json'|'msgpack'} the format it asked for */
+    this.format = 'json';
+    /** Whether it receives its own messages (`echo=false`: not). */
+    this.echo = true;
+    /** @type {string|undefined} its clientId; undefined: anonymous */
+    this.clientId = undefined;
+    /** Whether its credential lets it name any clientId (`*`). */
+    this.wildcard = false;
+    /** @type {Object<string, string[]>|null} what its credential may do (./capability.js) */
+    this.capability = null;
+    /** @type {{msgSerial: number, settled: boolean, answer: object}[]|undefined} its publishes not acknowledged yet, in order */
+    this.acks = undefined;
+    /** @type {NodeJS.Timeout|undefined} its token's end */
+    this.expiry = undefined;
+  }
+}

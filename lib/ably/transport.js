@@ -1,0 +1,44 @@
+// The Ably WebSocket as a transport (lib/transport/transport.js), one per
+// format: a message is encoded once per worker per format as Ably's MESSAGE
+// ProtocolMessage, its channelSerial the channel's `<epoch>:<seq>`. A
+// connection the gateway ends (a drain, a slow consumer) is told
+// DISCONNECTED first: ably-js reads no close code, and reconnects on that.
+import { require } from '../runtime/require.js';
+import { defineTransport } from '../transport/transport.js';
+import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
+import { ablyName } from './channels.js';
+import { Action, encodeMessage, Format, msgpackOfJson } from './protocol.js';
+
+const { Sender } = require('ws');
+const BINARY = { fin: true, opcode: 0x2, mask: false, readOnly: false, rsv1: false };
+
+/** The class ws makes Ably connections of, one per format, with its transport on its prototype. */
+export class AblySocket extends GatewaySocket {}
+export class AblyMsgpackSocket extends GatewaySocket {}
+
+/** A message's MESSAGE ProtocolMessage, as JSON text built around the data the engine keeps. */
+function messageJson(channel, seq, epoch, dataJson) {
+  return `{"action":${Action.MESSAGE},"channel":${JSON.stringify(ablyName(channel))},"channelSerial":"${epoch}:${seq}","messages":[${dataJson}]}`;
+}
+
+/** Closes after DISCONNECTED, so the client resumes elsewhere (a drain) or after a pause. */
+function closeWith(format) {
+  return (ws, code, reason) => {
+    if (ws.readyState === ws.OPEN) ws.send(encodeMessage(format, { action: Action.DISCONNECTED }));
+    ws.close(code, reason);
+  };
+}
+
+export const ablyJsonTransport = defineTransport(AblySocket, {
+  ...wsTransport,
+  encode: (channel, seq, epoch, dataJson) => encodeText(messageJson(channel, seq, epoch, dataJson)),
+  close: closeWith(Format.JSON)
+});
+
+export const ablyMsgpackTransport = defineTransport(AblyMsgpackSocket, {
+  ...wsTransport,
+  name: 'ws-msgpack',
+  encoding: Format.MSGPACK,
+  encode: (channel, seq, epoch, dataJson) => Buffer.concat(Sender.frame(msgpackOfJson(messageJson(channel, seq, epoch, dataJson)), BINARY)),
+  close: closeWith(Format.MSGPACK)
+});

@@ -1,0 +1,127 @@
+// Ably's protocol with the real ably-js (the `ably` package, unchanged)
+// against a real gateway of two workers (--balance even: consecutive
+// connections land on different workers), in both of its formats: a key and
+// a token from a TokenRequest (authCallback), publish and subscribe across
+// workers with their ACKs and channelSerials, echo off, a REST publish
+// reaching a realtime subscriber, a capability refusal, a bad key.
+import { expect } from 'chai';
+import Ably from 'ably';
+import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
+import { configFile } from '../../helpers/api.js';
+import { APP } from '../../helpers/pusher.js';
+
+const KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
+
+describe('Ably protocol (ably-js)', function () {
+  this.timeout(30000);
+  let gw;
+  const clients = [];
+  const options = (more) => ({ endpoint: '127.0.0.1', port: gw.port, tls: false, disableConnectivityCheck: true, logLevel: 0, ...more });
+  const realtime = (more) => {
+    const client = new Ably.Realtime(options(more));
+    clients.push(client);
+    return client;
+  };
+  const connected = (client) => client.connection.once('connected');
+
+  before(async () => {
+    gw = await startGateway(['--config', configFile({ pusherApps: [APP] }), '--balance', 'even']);
+  });
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.close();
+  });
+  after(() => gw?.stop());
+
+  for (const binary of [false, true]) {
+    const format = binary ? 'msgpack' : 'json';
+
+    it(`publishes and subscribes across workers with a key (${format}): ACKed with serials, in order, echo on and off`, async () => {
+      const a = realtime({ key: KEY, useBinaryProtocol: binary, clientId: 'alice' });
+      await connected(a);
+      const b = realtime({ key: KEY, useBinaryProtocol: binary, echoMessages: false });
+      await connected(b);
+      expect(a.connection.id).to.be.a('string');
+      // Each worker numbers its own connections: two prefixes, two workers.
+      expect(a.connection.id.split('-')[0]).to.not.equal(b.connection.id.split('-')[0]);
+      expect(a.auth.clientId).to.equal('alice');
+      const [onA, onB] = [a.channels.get(`room-${format}`), b.channels.get(`room-${format}`)];
+      const [gotA, gotB] = [[], []];
+      await onA.subscribe((m) => gotA.push(m));
+      await onB.subscribe((m) => gotB.push(m));
+      const sent = [{ name: 'text', data: 'hello' }, { name: 'object', data: { n: 1, nested: [true, null] } }, { name: 'bytes', data: Buffer.from([0, 1, 254, 255]) }];
+      const serials = [];
+      for (const message of sent) serials.push(...(await onA.publish(message.name, message.data)).serials);
+      // One channelSerial each, `<epoch>:<seq>`, the seqs in a row.
+      expect(serials.every((serial) => /^[0-9a-z]+:\d+$/.test(serial))).to.equal(true);
+      const seqs = serials.map((serial) => Number(serial.split(':')[1]));
+      expect(seqs).to.deep.equal([seqs[0], seqs[0] + 1, seqs[0] + 2]);
+      await onB.publish('from-b', 'quiet'); // B's own, with echo off: not back to B
+      await eventually(() => gotB.length === 3 && gotA.length === 4, { what: 'the messages on both', timeout: 10000 });
+      for (const [i, message] of sent.entries()) {
+        expect(gotB[i].name).to.equal(message.name);
+        expect(gotB[i].data).to.deep.equal(message.data);
+        expect(gotB[i].clientId).to.equal('alice');
+        expect(gotB[i].connectionId).to.equal(a.connection.id);
+      }
+      expect(gotA.map((m) => m.name)).to.deep.equal(['text', 'object', 'bytes', 'from-b']);
+      expect(gotB.every((m) => m.name !== 'from-b')).to.equal(true);
+    });
+
+    it(`connects with a token from a TokenRequest through authCallback (${format})`, async () => {
+      const keyed = new Ably.Rest(options({ key: KEY, useBinaryProtocol: binary }));
+      const client = realtime({
+        useBinaryProtocol: binary,
+        authCallback: (params, callback) => keyed.auth.createTokenRequest({ clientId: 'bob', capability: { 'news:*': ['subscribe', 'publish'] } }).then((request) => callback(null, request), (err) => callback(err, null))
+      });
+      await connected(client);
+      expect(client.auth.clientId).to.equal('bob');
+      const news = client.channels.get('news:today');
+      const got = new Promise((resolve) => news.subscribe((m) => resolve(m)));
+      await news.attach();
+      await news.publish('headline', 'it works');
+      const message = await got;
+      expect([message.name, message.data, message.clientId]).to.deep.equal(['headline', 'it works', 'bob']);
+      // The capability holds news:* only: another channel refuses the attach with 40160, publishing too.
+      const other = client.channels.get('sport');
+      const refused = await other.attach().then(() => undefined, (err) => err);
+      expect(refused?.code).to.equal(40160);
+      const nacked = await client.channels.get('weather').publish('x', 'y').then(() => undefined, (err) => err);
+      expect(nacked?.code).to.equal(40160);
+    });
+  }
+
+  it('delivers a REST publish to a realtime subscriber, and answers it with its serials', async () => {
+    const sub = realtime({ key: KEY });
+    await connected(sub);
+    const channel = sub.channels.get('rest-in');
+    const got = [];
+    await channel.subscribe((m) => got.push(m));
+    const rest = new Ably.Rest(options({ key: KEY }));
+    await rest.channels.get('rest-in').publish([{ name: 'one', data: 'first' }, { name: 'two', data: { b: 2 } }]);
+    await eventually(() => got.length === 2, { what: 'both REST messages', timeout: 10000 });
+    expect(got.map((m) => [m.name, m.data])).to.deep.equal([['one', 'first'], ['two', { b: 2 }]]);
+    expect(await rest.time()).to.be.closeTo(Date.now(), 60000);
+    // The same route as JSON, by hand: 201 with one serial per message; a wrong key is Ably's 401.
+    const post = (auth) => fetch(`${gw.http}/channels/rest-in/messages`, { method: 'POST', headers: { Authorization: `Basic ${Buffer.from(auth).toString('base64')}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'three', data: 'third' }) });
+    const res = await post(KEY);
+    expect(res.status).to.equal(201);
+    const body = await res.json();
+    expect(body.channel).to.equal('rest-in');
+    expect(body.serials).to.have.length(1);
+    await eventually(() => got.length === 3, { what: 'the third', timeout: 10000 });
+    expect(body.serials[0]).to.match(/:\d+$/);
+    const refused = await post(`${APP.appId}.${APP.key}:wrong`);
+    expect(refused.status).to.equal(401);
+    expect(refused.headers.get('content-type')).to.equal('application/json');
+    expect(refused.headers.get('x-ably-errorcode')).to.equal('40101');
+    expect((await refused.json()).error).to.include({ code: 40101, statusCode: 401 });
+  });
+
+  it('fails a connection with a bad key at once with 40101, told in-band', async () => {
+    const bad = realtime({ key: `${APP.appId}.${APP.key}:not-the-secret` });
+    const startedAt = Date.now();
+    const change = await bad.connection.once('failed');
+    expect(change.reason?.code).to.equal(40101);
+    expect(Date.now() - startedAt).to.be.below(5000);
+  });
+});
