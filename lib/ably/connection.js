@@ -152,7 +152,7 @@ export class AblyConnections {
   run(ws, message) {
     switch (message.action) {
       case Action.HEARTBEAT:
-        return this.send(ws, { action: Action.HEARTBEAT, id: message.id });
+        return this.send(ws, { action: Action.HEARTBEAT, id: typeof message.id === 'string' ? message.id.slice(0, 256) : undefined });
       case Action.ATTACH:
         return this.attach(ws, message);
       case Action.DETACH:

@@ -4,6 +4,7 @@
 // connectionId, timestamp, extras}`, serialised once by the core). Bytes (a MessagePack bin)
 // are kept as base64 with `base64` added to their encoding, as Ably's JSON
 // format carries them, so a client of either format decodes the same data.
+import { checkDepth } from '../protocol/validate.js';
 import { AblyCode, AblyError } from './errors.js';
 
 const MAX_NAME_LENGTH = 1024;
@@ -31,6 +32,9 @@ export function messageData(message, who, stamp) {
     data = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
     dataEncoding = dataEncoding ? `${dataEncoding}/base64` : 'base64';
   }
+  // Nesting bounded before anything serialises it (JSON.stringify recurses).
+  checkDepth(data);
+  checkDepth(extras);
   return {
     id: id ?? stamp.id,
     name: name ?? undefined,

@@ -1,8 +1,9 @@
 // Hostile input on every way in, generated (fast-check, a fixed seed, a
 // bounded count of inputs per way in), against one real gateway (2 workers,
-// native and Pusher, the keyed routes and the admin page on) over real
+// native, Pusher and Ably, the keyed routes and the admin page on) over real
 // sockets. The property: every input gets an answer of the family (an error
-// frame or an HTTP status with a code of lib/core/errors.js, or a success), no
+// frame or an HTTP status with a code of lib/core/errors.js; Ably's ErrorInfo
+// on its way in; or a success), no
 // worker or primary is started again or logs at level error or above, and a
 // bystander connection on each worker still round-trips after each batch.
 // FUZZ_RUNS=<multiplier> and FUZZ_SEED=<n> widen a hunt; a failing input
@@ -342,6 +343,74 @@ describe('hostile input kills nothing (property-based)', function () {
     });
   });
 
+  describe('Ably frames and REST', () => {
+    const ABLY_KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
+    const ablyMessage = objectValue({ name: fc.oneof(fc.constant('ev'), hostileValue), data: hostileValue, encoding: fc.oneof(fc.constant('json'), hostileValue), clientId: hostileValue, id: hostileValue, extras: hostileValue, action: fc.oneof(fc.constant(0), hostileValue) });
+    const ablyFrame = objectValue({
+      action: fc.oneof({ arbitrary: fc.constantFrom(0, 1, 3, 5, 7, 10, 12, 14, 15, 16, 17, 21, 99), weight: 4 }, hostileValue),
+      channel: fc.oneof({ arbitrary: fc.constantFrom('fuzz', 'a:b', '[?rewind=1]x', '__proto__'), weight: 2 }, channelName, hostileValue),
+      msgSerial: fc.oneof(fc.nat({ max: 5 }), hostileValue),
+      messages: fc.oneof({ arbitrary: fc.array(ablyMessage, { maxLength: 3 }), weight: 3 }, hostileValue),
+      id: hostileValue,
+      flags: hostileValue,
+      params: hostileValue,
+      auth: fc.oneof(objectValue({ accessToken: hostileValue }), hostileValue)
+    });
+
+    for (const format of ['json', 'msgpack']) {
+      it(`${format}: every ProtocolMessage is answered with Ably's, the connection kept or closed after an ERROR`, async () => {
+        const probe = new AblyProbe(gw, format, ABLY_KEY);
+        try {
+          await check(
+            fc.oneof({ arbitrary: ablyFrame.map((value) => ({ value })), weight: 8 }, { arbitrary: hostileMsgpack.map((bytes) => ({ bytes })), weight: 1 }, fc.string({ maxLength: 30 }).map((text) => ({ text }))),
+            300,
+            async (input) => {
+              counted(`Ably ${format} frame`, await probe.round(input));
+            }
+          );
+        } finally {
+          probe.close();
+        }
+      });
+    }
+
+    it('REST: paths, credentials and bodies are answered with Ably\'s JSON error or a success', async () => {
+      const auth = fc.oneof(
+        fc.constant(`Basic ${Buffer.from(ABLY_KEY).toString('base64')}`),
+        mutation.map((m) => `Basic ${Buffer.from(mutate(ABLY_KEY, m)).toString('base64')}`),
+        hostileString.map((t) => `Bearer ${t}`),
+        hostileString
+      );
+      const tokenRequest = objectText({ keyName: field(JSON.stringify(`${APP.appId}.${APP.key}`)), ttl: field('1000', '-1', '1e400'), capability: field('"{\\"*\\":[\\"*\\"]}"', '"{}"', '"[]"'), clientId: field('"a"', '""'), timestamp: field(String(Date.now()), '0'), nonce: field('"abcdefabcdefabcdef"'), mac: field('"x"') });
+      const route = fc.oneof(
+        fc.constant(['GET', '/time']),
+        fc.constant(['POST', `/keys/${APP.appId}.${APP.key}/requestToken`]),
+        pathSegment.map((s) => ['POST', `/keys/${s}/requestToken`]),
+        channelName.map((c) => ['POST', `/channels/${encodeURIComponentSafe(c)}/messages`]),
+        pathSegment.map((s) => ['POST', `/channels/${s}/messages`]),
+        fc.tuple(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE'), pathSegment.map((s) => `/channels/${s}`))
+      );
+      await check(
+        fc.record({ route, auth: fc.option(auth), body: fc.option(fc.oneof(tokenRequest, jsonText, fc.array(ablyMessage, { maxLength: 2 }).map((m) => JSON.stringify(m, (k, v) => (typeof v === 'bigint' ? String(v) : v))))), msgpack: fc.boolean(), headers: oddHeaders }),
+        600,
+        async ({ route: [method, path], auth: authorization, body, msgpack, headers }) => {
+          const sent = [...headers];
+          if (authorization !== null) sent.push(['Authorization', authorization]);
+          if (msgpack) sent.push(['Accept', 'application/x-msgpack']);
+          const answer = await rawHttp(gw.port, { method, path, headers: sent, body: method === 'POST' ? (body ?? undefined) : undefined });
+          const { status } = answer;
+          if (status === 431 || (status === 400 && answer.body === '')) return counted('Ably REST', status); // the HTTP parser's own refusal
+          expect([200, 201, 400, 401, 404, 429, 500].includes(status), `status ${status}: ${answer.body.slice(0, 300)}`).to.equal(true);
+          if (status >= 400) {
+            expect(/content-type: application\/json\r\n/i.test(answer.head), answer.head).to.equal(true);
+            expect(Number.isInteger(bodyJson(answer)?.error?.code), answer.body.slice(0, 300)).to.equal(true);
+          }
+          counted('Ably REST', status);
+        }
+      );
+    });
+  });
+
   describe('the admin page', () => {
     it('login, forms, reads and actions: answered with a page, a redirect or a family status', async () => {
       const origin = fc.oneof(fc.constant('same'), hostileString, fc.constant('null'));
@@ -555,6 +624,59 @@ class NativeProbe {
 }
 
 /** A Pusher WebSocket, signed into private-fuzz and presence-fuzz so client events reach the core's checks. */
+/** One Ably connection (a key, `v=6`) sent one input a round, then a HEARTBEAT whose echo shows it was read. */
+class AblyProbe {
+  constructor(gw, format, key) {
+    this.gw = gw;
+    this.format = format;
+    this.key = key;
+    this.marker = 0;
+  }
+
+  async open() {
+    const ws = new WebSocket(`ws://127.0.0.1:${this.gw.port}/?v=6&format=${this.format}&key=${encodeURIComponent(this.key)}`);
+    this.frames = [];
+    ws.on('message', (data, isBinary) => this.frames.push(isBinary ? decode(data) : JSON.parse(String(data))));
+    ws.on('error', () => {});
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    await eventually(() => this.frames.some((f) => f.action === 4), { what: 'CONNECTED' });
+    this.ws = ws;
+  }
+
+  encode(value) {
+    return this.format === 'msgpack' ? encode(value, { ignoreUndefined: true }) : JSON.stringify(value, (k, v) => (typeof v === 'bigint' ? String(v) : v));
+  }
+
+  async round({ value, bytes, text }) {
+    if (this.ws === undefined) await this.open();
+    const id = `marker-${++this.marker}`;
+    const from = this.frames.length;
+    if (value !== undefined) this.ws.send(this.encode(value), { binary: this.format === 'msgpack' });
+    else if (bytes !== undefined) this.ws.send(Buffer.from(bytes), { binary: true });
+    else this.ws.send(text);
+    this.ws.send(this.encode({ action: 0, id }), { binary: this.format === 'msgpack' });
+    const outcome = await answered(this.ws, () => this.frames.slice(from).some((f) => f.action === 0 && f.id === id));
+    for (const frame of this.frames.slice(from)) {
+      expect(frame.action, JSON.stringify(frame)).to.be.a('number');
+      if (frame.error !== undefined) expect(Number.isInteger(frame.error.code) && Number.isInteger(frame.error.statusCode), JSON.stringify(frame)).to.equal(true);
+    }
+    if (outcome.code === undefined) return 'answered';
+    // Closed only after an ERROR (or DISCONNECTED, CLOSED) said why, as ably-js reads it, or by ws itself for a
+    // broken frame; an earlier round's AUTH may be what ends it (a token is verified asynchronously).
+    expect(outcome.code === 1000 || CLOSE_CODES.has(outcome.code), `close code ${outcome.code}`).to.equal(true);
+    if (outcome.code === 1000) expect(this.frames.some((f) => f.action === 9 || f.action === 6 || f.action === 8), 'an ERROR before the close').to.equal(true);
+    this.ws = undefined;
+    return `closed ${outcome.code}`;
+  }
+
+  close() {
+    this.ws?.close();
+  }
+}
+
 class PusherProbe {
   constructor(gw) {
     this.gw = gw;
