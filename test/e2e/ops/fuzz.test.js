@@ -363,7 +363,7 @@ describe('hostile input kills nothing (property-based)', function () {
         try {
           await check(
             fc.oneof({ arbitrary: ablyFrame.map((value) => ({ value })), weight: 8 }, { arbitrary: hostileMsgpack.map((bytes) => ({ bytes })), weight: 1 }, fc.string({ maxLength: 30 }).map((text) => ({ text }))),
-            300,
+            600,
             async (input) => {
               counted(`Ably ${format} frame`, await probe.round(input));
             }
@@ -589,15 +589,8 @@ class NativeProbe {
   }
 
   async open() {
-    const ws = new WebSocket(this.gw.url, this.encoding === 'msgpack' ? ['gateway.msgpack'] : undefined);
     this.frames = [];
-    ws.on('message', (data, isBinary) => this.frames.push(isBinary ? decode(data) : JSON.parse(String(data))));
-    ws.on('error', () => {});
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    this.ws = ws;
+    this.ws = await openDecoding(new WebSocket(this.gw.url, this.encoding === 'msgpack' ? ['gateway.msgpack'] : undefined), this.frames);
   }
 
   async round(payload, binary) {
@@ -624,6 +617,17 @@ class NativeProbe {
 }
 
 /** A Pusher WebSocket, signed into private-fuzz and presence-fuzz so client events reach the core's checks. */
+/** Resolves with `ws` once open; every frame it receives, decoded (MessagePack or JSON), goes into `frames`. */
+async function openDecoding(ws, frames) {
+  ws.on('message', (data, isBinary) => frames.push(isBinary ? decode(data) : JSON.parse(String(data))));
+  ws.on('error', () => {});
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return ws;
+}
+
 /** One Ably connection (a key, `v=6`) sent one input a round, then a HEARTBEAT whose echo shows it was read. */
 class AblyProbe {
   constructor(gw, format, key) {
@@ -634,15 +638,9 @@ class AblyProbe {
   }
 
   async open() {
-    const ws = new WebSocket(`ws://127.0.0.1:${this.gw.port}/?v=6&format=${this.format}&key=${encodeURIComponent(this.key)}`);
     this.frames = [];
-    ws.on('message', (data, isBinary) => this.frames.push(isBinary ? decode(data) : JSON.parse(String(data))));
-    ws.on('error', () => {});
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    await eventually(() => this.frames.some((f) => f.action === 4), { what: 'CONNECTED' });
+    const ws = await openDecoding(new WebSocket(`ws://127.0.0.1:${this.gw.port}/?v=6&format=${this.format}&key=${encodeURIComponent(this.key)}`), this.frames);
+    await eventually(() => this.frames.some((f) => f.action === 4), { what: 'CONNECTED', interval: 2 });
     this.ws = ws;
   }
 
