@@ -3,7 +3,8 @@
 // connections land on different workers), in both of its formats: a key and
 // a token from a TokenRequest (authCallback), publish and subscribe across
 // workers with their ACKs and channelSerials, echo off, a REST publish
-// reaching a realtime subscriber, a capability refusal, a bad key.
+// reaching a realtime subscriber, a capability refusal, tokens renewed as
+// they expire, a bad key.
 import { expect } from 'chai';
 import Ably from 'ably';
 import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
@@ -115,6 +116,29 @@ describe('Ably protocol (ably-js)', function () {
     expect(refused.headers.get('content-type')).to.equal('application/json');
     expect(refused.headers.get('x-ably-errorcode')).to.equal('40101');
     expect((await refused.json()).error).to.include({ code: 40101, statusCode: 401 });
+  });
+
+  it('renews a token that expires: told DISCONNECTED 40142, ably-js asks for another and carries on', async () => {
+    const keyed = new Ably.Rest(options({ key: KEY }));
+    let asked = 0;
+    const client = realtime({
+      authCallback: (params, callback) => {
+        asked++;
+        keyed.auth.createTokenRequest({ clientId: 'carol', ttl: 1500 }).then((request) => callback(null, request), (err) => callback(err, null));
+      }
+    });
+    const states = [];
+    client.connection.on((change) => states.push(change.current));
+    await connected(client);
+    const channel = client.channels.get('renewed');
+    const got = [];
+    await channel.subscribe((m) => got.push(m.data));
+    await eventually(() => asked >= 3, { what: 'two renewals', timeout: 15000 });
+    await eventually(() => client.connection.state === 'connected' && channel.state === 'attached', { what: 'connected and attached again', timeout: 10000 });
+    await channel.publish('after', 'still here');
+    await eventually(() => got.includes('still here'), { what: 'a message after the renewals', timeout: 10000 });
+    expect(states).to.not.include('failed');
+    expect(client.auth.clientId).to.equal('carol');
   });
 
   it('fails a connection with a bad key at once with 40101, told in-band', async () => {
