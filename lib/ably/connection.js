@@ -1,14 +1,15 @@
 // The Ably WebSocket way in (`/`, as ably-js opens it): the connection's
 // credential (a key, or a token), CONNECTED, and Ably's ProtocolMessages
 // decoded and handed to the session and the core: ATTACH and DETACH are
-// joins and leaves, a MESSAGE is publishes acknowledged in order (ACK or
+// joins and leaves (an ATTACH with the channelSerial the client kept is a
+// recovery: what it missed follows ATTACHED, flagged RESUMED), a MESSAGE is publishes acknowledged in order (ACK or
 // NACK per ProtocolMessage), HEARTBEAT is echoed, CLOSE closes. A credential
 // refused is told in-band (ERROR, then the close): ably-js reads no HTTP
 // status from a refused upgrade, and would retry forever.
 import { randomBytes, randomInt } from 'node:crypto';
 import { GatewayError } from '../core/errors.js';
 import { identify } from '../core/identity.js';
-import { kSession } from '../core/symbols.js';
+import { kSession, kTransport } from '../core/symbols.js';
 import { Keepalive } from '../session/keepalive.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 import { socketListeners } from '../transport/ws-handlers.js';
@@ -18,7 +19,7 @@ import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { AppIdentities } from './identities.js';
 import { appOfKey } from './keys.js';
 import { messageData } from './messages.js';
-import { Action, decodeMessage, encodeMessage, Flag, Format } from './protocol.js';
+import { Action, decodeMessage, encodeMessage, Flag, Format, sinceOf } from './protocol.js';
 import { AblySession } from './session.js';
 import { verifyToken } from './tokens.js';
 
@@ -31,6 +32,7 @@ export class AblyConnections {
    * @param {object} options
    * @param {number} options.pingInterval --ping-interval: the idle interval told to clients (they give up 10 s after it)
    * @param {number} options.maxPayload --max-payload: the largest message
+   * @param {number} options.maxBuffered --max-buffered: bytes a replay may queue to one client
    * @param {import('../pusher/apps.js').Apps} options.apps
    * @param {import('../transport/coalesce.js').WriteCoalescer} options.coalescer the worker's, for its connections' writes
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
@@ -38,9 +40,10 @@ export class AblyConnections {
    * @param {import('../core/commands.js').Commands} options.commands Ably's core: its names
    * @param {import('pino').Logger} options.log
    */
-  constructor({ pingInterval, maxPayload, apps, coalescer, subscriptions, sessions, commands, log }) {
+  constructor({ pingInterval, maxPayload, maxBuffered, apps, coalescer, subscriptions, sessions, commands, log }) {
     this.pingInterval = pingInterval;
     this.maxPayload = maxPayload;
+    this.maxBuffered = maxBuffered;
     this.apps = apps;
     this.coalescer = coalescer;
     this.subscriptions = subscriptions;
@@ -173,7 +176,7 @@ export class AblyConnections {
     throw new AblyError(AblyCode.BAD_REQUEST, `action ${message.action} is not one a client sends`);
   }
 
-  attach(ws, { channel: name }) {
+  attach(ws, { channel: name, channelSerial }) {
     const session = ws[kSession];
     try {
       checkName(name);
@@ -185,26 +188,41 @@ export class AblyConnections {
         if (held.live) this.attached(ws, name, held.local.seq, held.local.epoch);
         return;
       }
-      this.commands.subscribe(ws, internal, undefined, undefined);
-      this.sessions.join({ owner: this, conn: ws, channel: internal, latest: false, name });
+      const since = sinceOf(channelSerial);
+      this.commands.subscribe(ws, internal, since, undefined);
+      this.sessions.join({ owner: this, conn: ws, channel: internal, latest: false, name, since });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       this.send(ws, { action: Action.ERROR, channel: typeof name === 'string' ? name.slice(0, 200) : undefined, error: errorInfo(err) });
     }
   }
 
-  /** Where a join ended (lib/session/sessions.js): ATTACHED, where the channel stands. */
-  joined({ conn: ws, name }, { live, seq, epoch }) {
-    if (live && this.isOpen(ws)) this.attached(ws, name, seq, epoch);
+  /**
+   * Where a join ended (lib/session/sessions.js): ATTACHED, where the
+   * channel stands; after a recovery, RESUMED and then what was missed, each
+   * message with its own channelSerial. A recovery that cannot be made (the
+   * channel started over, or its history no longer reaches back) is an
+   * ATTACHED without RESUMED: the client knows it lost messages.
+   */
+  joined({ conn: ws, channel, name, since }, { live, seq, epoch, recovered, replay }) {
+    if (!live || !this.isOpen(ws)) return;
+    const resumed = since !== undefined && (recovered === true || (recovered === undefined && replay !== undefined));
+    this.attached(ws, name, seq, epoch, resumed, since !== undefined && !resumed);
+    if (!resumed || replay === undefined) return;
+    const transport = ws[kTransport];
+    const first = seq - replay.length + 1;
+    for (let i = 0; i < replay.length; i++) transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.maxBuffered);
   }
 
-  attached(ws, name, seq, epoch) {
+  /** @param {boolean} [lost] a recovery was asked and cannot be made: told as Ably's 90003 */
+  attached(ws, name, seq, epoch, resumed = false, lost = false) {
     const { capability } = ws[kSession];
-    let flags = 0;
+    let flags = resumed ? Flag.RESUMED : 0;
     if (allows(capability, name, 'publish')) flags |= Flag.PUBLISH;
     if (allows(capability, name, 'subscribe')) flags |= Flag.SUBSCRIBE | Flag.PRESENCE_SUBSCRIBE;
     if (allows(capability, name, 'presence')) flags |= Flag.PRESENCE;
-    this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags });
+    const error = lost ? { code: AblyCode.CONTINUITY_LOST, statusCode: 404, message: 'the messages since the channelSerial are no longer held' } : undefined;
+    this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags, error });
   }
 
   /** A join the session refused (the engine): the channel's ERROR. */

@@ -21,6 +21,7 @@ export const AblyCode = Object.freeze({
   RATE_LIMITED: 42910,
   INTERNAL: 50000,
   UNAVAILABLE: 50003,
+  CONTINUITY_LOST: 90003, // an attach's channelSerial is from another sequence, or older than the history
   UNSUPPORTED: 93002 // updates, annotations, objects
 });
 

@@ -20,7 +20,7 @@ export { appNamespaces as ablyNamespaces };
 export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, relay, subscriptions, presence, sessions, log }) {
   if (!appsServed) return undefined;
   const commands = commandsFor({ rate: config.maxPublishRate, checkName: checkInternal, showName: ablyName });
-  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, apps, coalescer, subscriptions, sessions, commands, log });
+  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, log });
   // One ws server per format: its WebSocket class carries the format's transport.
   const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });
   const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket) };

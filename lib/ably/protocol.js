@@ -26,6 +26,7 @@ export const Action = Object.freeze({
 });
 
 export const Flag = Object.freeze({
+  RESUMED: 1 << 2,
   PRESENCE: 1 << 16,
   PUBLISH: 1 << 17,
   SUBSCRIBE: 1 << 18,
@@ -43,6 +44,19 @@ const NO_EXTENSIONS = {
 const MAX_LENGTH = 1 << 30;
 const encoder = new Encoder({ ignoreUndefined: true });
 const decoder = new Decoder({ extensionCodec: NO_EXTENSIONS, maxStrLength: MAX_LENGTH, maxBinLength: MAX_LENGTH, maxArrayLength: MAX_LENGTH, maxMapLength: MAX_LENGTH, maxExtLength: MAX_LENGTH });
+
+/**
+ * A channelSerial the client kept (`<epoch>:<seq>`, as ATTACHED and each
+ * MESSAGE tell it): where its channel stands for it.
+ * @returns {{epoch: string, seq: number}|undefined} undefined for anything else
+ */
+export function sinceOf(channelSerial) {
+  if (typeof channelSerial !== 'string') return undefined;
+  const colon = channelSerial.lastIndexOf(':');
+  const seq = Number(channelSerial.slice(colon + 1));
+  if (colon < 1 || colon === channelSerial.length - 1 || !Number.isSafeInteger(seq) || seq < 0) return undefined;
+  return { epoch: channelSerial.slice(0, colon), seq };
+}
 
 /** A ProtocolMessage as the connection's format writes it: JSON text, or MessagePack bytes. */
 export function encodeMessage(format, message) {
