@@ -1,6 +1,8 @@
 // Ably's REST API, as ably-js calls it at the root of the host: GET /time,
 // POST /keys/<keyName>/requestToken (a TokenRequest for a token: ./tokens.js),
-// POST /channels/<name>/messages (one message or many, published in order).
+// POST /channels/<name>/messages (one message or many, published in order),
+// GET /channels/<name>/messages (the channel's history, as the gateway keeps
+// it: --history-size messages for --history-ttl seconds).
 // A request is authorised by its key (Basic) or a token (Bearer, base64 as
 // ably-js sends it, or raw); bodies are JSON or MessagePack by Content-Type,
 // answers by Accept. A refusal is Ably's: `{"error": {message, code,
@@ -20,6 +22,8 @@ import { issueToken, verifyToken } from './tokens.js';
 
 const MSGPACK = 'application/x-msgpack';
 const MAX_MESSAGES = 100;
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
 const TOKEN_REQUEST = /^\/keys\/([A-Za-z0-9._-]+)\/requestToken$/;
 const MESSAGES = /^\/channels\/([^/]+)\/messages$/;
 const encoder = new Encoder({ ignoreUndefined: true });
@@ -70,6 +74,7 @@ export class AblyRest {
       if (path === '/time' && req.method === 'GET') [label, run] = ['ably_time', async () => [Date.now()]];
       else if (req.method === 'POST' && TOKEN_REQUEST.test(path)) [label, run] = ['ably_request_token', (body) => issueToken(this.apps, TOKEN_REQUEST.exec(path)[1], body)];
       else if (req.method === 'POST' && MESSAGES.test(path)) [label, run] = ['ably_publish', (body) => this.publish(req, decodeSegment(MESSAGES.exec(path)[1]), body)];
+      else if (req.method === 'GET' && MESSAGES.test(path)) [label, run] = ['ably_history', () => this.history(req, decodeSegment(MESSAGES.exec(path)[1]))];
       else throw new AblyError(AblyCode.NOT_FOUND, 'no such Ably route');
     } catch (err) {
       req.resume();
@@ -103,6 +108,38 @@ export class AblyRest {
       serials.push(`${epoch}:${seq}`);
     }
     return { channel: name, messageId: `${base}`, serials };
+  }
+
+  /**
+   * GET /channels/<name>/messages: `limit` (1 to 1000, 100 by default),
+   * `direction` (`backwards`, newest first, by
+   * default, or `forwards`), `start` and `end` (ms since 1970, inclusive).
+   * @returns {Promise<object[]>} the messages, each with its serial
+   */
+  async history(req, name) {
+    const { app, capability } = await this.authorise(req);
+    checkName(name);
+    if (!allows(capability, name, 'history')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not read the history of ${name}`);
+    const query = new URL(req.url, 'http://gateway').searchParams;
+    const limit = query.get('limit') === null ? DEFAULT_LIMIT : Number(query.get('limit'));
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new AblyError(AblyCode.BAD_REQUEST, `limit is 1 to ${MAX_LIMIT}`);
+    const direction = query.get('direction') ?? 'backwards';
+    if (direction !== 'backwards' && direction !== 'forwards') throw new AblyError(AblyCode.BAD_REQUEST, 'direction is backwards or forwards');
+    const [start, end] = ['start', 'end'].map((bound) => (query.get(bound) === null ? undefined : Number(query.get(bound))));
+    if ([start, end].some((bound) => bound !== undefined && !Number.isFinite(bound))) throw new AblyError(AblyCode.BAD_REQUEST, 'start and end are ms since 1970');
+    const channel = internalName(app.appId, name);
+    const { historySize } = this.context.commands.namespace(channel);
+    if (historySize === 0) return [];
+    // All the channel keeps (a bounded number), in the direction asked, then the time bounds and the limit.
+    const { epoch, messages } = await this.context.relay.history(channel, { limit: historySize, reverse: direction === 'backwards' });
+    const out = [];
+    for (const { seq, data } of messages) {
+      const message = JSON.parse(data);
+      if ((start !== undefined && message.timestamp < start) || (end !== undefined && message.timestamp > end)) continue;
+      out.push({ ...message, serial: `${epoch}:${seq}` });
+      if (out.length === limit) break;
+    }
+    return out;
   }
 
   /** @returns {Promise<{app, capability, clientId: string|undefined}>} what the request's key or token may do */

@@ -145,6 +145,21 @@ describe('Ably protocol (ably-js)', function () {
     });
   }
 
+  it('reads a channel\'s history over REST: newest first by default, forwards, limited', async () => {
+    const rest = new Ably.Rest(options({ key: KEY }));
+    const channel = rest.channels.get('history');
+    for (let i = 0; i < 5; i++) await channel.publish('h', `m${i}`);
+    const page = await channel.history();
+    expect(page.items.map((m) => m.data)).to.deep.equal(['m4', 'm3', 'm2', 'm1', 'm0']);
+    expect(page.items[0].serial).to.match(/:\d+$/);
+    const forwards = await channel.history({ direction: 'forwards', limit: 2 });
+    expect(forwards.items.map((m) => m.data)).to.deep.equal(['m0', 'm1']);
+    // A realtime client's history is the same route, through its own REST.
+    const client = realtime({ key: KEY, useBinaryProtocol: false });
+    await connected(client);
+    expect((await client.channels.get('history').history({ limit: 1 })).items.map((m) => m.data)).to.deep.equal(['m4']);
+  });
+
   it('renews a token that expires: told DISCONNECTED 40142, ably-js asks for another and carries on', async () => {
     const keyed = new Ably.Rest(options({ key: KEY }));
     let asked = 0;
