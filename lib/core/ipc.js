@@ -75,7 +75,7 @@ export const Op = Object.freeze({
   EPOCH: 'epoch', // [channel, epoch]: the channel's sequence started over (Redis lost it): the next MSG counts from 1
   SUBSCRIPTION_COUNT: 'subcount', // [channel, count]: a Pusher channel's count, for its subscribers here
   RUN: 'run', // [token, name, args] -> this worker's part of a Call
-  PRESENCE_DIFF: 'pdiff', // [channel, joins, leaves]: who came and went ({client: member}), for the channel's subscribers
+  PRESENCE_DIFF: 'pdiff', // [channel, joinsJson, leavesJson]: who came and went (the JSON of {client: member}), for the channel's subscribers
   ADMIN: 'admin', // [token, method, params] -> a server API method's answer, for the admin page (lib/primary/admin-calls.js)
   APPS: 'apps' // [apps changed, ids removed (null: the apps are all these), degraded]: Pusher apps changed (lib/primary/apps.js)
 });

@@ -143,7 +143,7 @@
  * workers say who entered and left (lib/session/presence.js, through
  * lib/primary/presence.js), the presence keeps the entries (memory:
  * ./presence-memory.js; redis: ./redis/presence.js) and sends the channel's
- * routes [Op.PRESENCE_DIFF, channel, joins, leaves] in `joinLeave` namespaces, at
+ * routes [Op.PRESENCE_DIFF, channel, joinsJson, leavesJson] in `joinLeave` namespaces, at
  * most one per channel per --join-leave-interval, folding who came and went
  * (./join-leave.js); a list() asked marks the channel's diff exact, so a
  * read plus the diffs after it is the truth. An entry is a client's member

@@ -55,11 +55,12 @@ export function presenceFrame(id, channel, clients) {
 
 /**
  * Who came and went in a channel since its last diff (Phoenix's shape):
- * `joins` and `leaves` {client: {user, info}}; a client is in one of them at
- * most. A member list is a presence read with every later diff applied.
+ * `joinsJson` and `leavesJson` the JSON of {client: {user, info}}, as the
+ * engine encoded them once; a client is in one of them at most. A member
+ * list is a presence read with every later diff applied.
  */
-export function presenceDiffFrame(channel, joins, leaves) {
-  return JSON.stringify({ type: 'presence_diff', channel, joins, leaves });
+export function presenceDiffFrame(channel, joinsJson, leavesJson) {
+  return `{"type":"presence_diff","channel":"${channel}","joins":${joinsJson},"leaves":${leavesJson}}`;
 }
 
 /**

@@ -11,11 +11,12 @@
 //                   ['pleave', channel, client]
 //                   ['pres', channel, stats, token]  -> ['presd', token, answer]
 //                   ['psub', token, channel, client, member, maxUsers] -> a subscribe reply with the members
-// From the primary: ['pdiff', channel, joins, leaves]   who came and went
+// From the primary: ['pdiff', channel, joinsJson, leavesJson]   who came and went
 //
 // A member is a value ({user, info}: lib/core/identity.js) from the
-// connection to the engine and back; a diff is encoded here, once per
-// transport, for every subscriber on this worker.
+// connection to the engine and back; a diff's members come as the JSON the
+// primary encoded once (../engines/join-leave.js), and its frame is encoded
+// here, once per transport, for every subscriber on this worker.
 import { Op } from '../core/ipc.js';
 import { TRANSPORTS } from '../transport/transport.js';
 import { kSession, kTransport } from '../core/symbols.js';
@@ -45,7 +46,7 @@ export class WorkerPresence {
     this.diffs = []; // {frame, subscribers (an iterator), encoded (per transport)}: the diffs being written, in order
     this.writeDiffs = this.writeDiffs.bind(this);
     subscriptions.watch(this);
-    relay.handle(Op.PRESENCE_DIFF, ([, channel, joins, leaves]) => this.deliver(channel, joins, leaves));
+    relay.handle(Op.PRESENCE_DIFF, ([, channel, joinsJson, leavesJson]) => this.deliver(channel, joinsJson, leavesJson));
   }
 
   /** Whether the channel's subscribers are told to the engine. */
@@ -86,10 +87,10 @@ export class WorkerPresence {
    * diffs go out in the order they came, so each subscriber gets a channel's
    * diffs in order.
    */
-  deliver(channel, joins, leaves) {
+  deliver(channel, joinsJson, leavesJson) {
     const subscribers = this.subscriptions.local(channel);
     if (subscribers === undefined) return;
-    const frame = presenceDiffFrame(channel, joins, leaves);
+    const frame = presenceDiffFrame(channel, joinsJson, leavesJson);
     this.diffs.push({ frame, subscribers: subscribers.values(), encoded: new Array(TRANSPORTS.length) });
     if (this.diffs.length === 1) this.writeDiffs();
   }

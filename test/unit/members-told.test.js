@@ -19,7 +19,7 @@ class Rig {
     this.connected = true;
     this.reads = []; // {snapshot, resolve}, in the order asked
     this.frames = [];
-    const state = { routes: { push: ([, , joins, leaves]) => this.frames.push({ joins, leaves }) } };
+    const state = { routes: { push: ([, , joins, leaves]) => this.frames.push({ joins: JSON.parse(joins), leaves: JSON.parse(leaves) }) } };
     this.diffs = new DiffSender(60000, () => state);
     this.told = new MembersTold({
       read: () => new Promise((resolve) => this.reads.push({ snapshot: undefined, resolve })),
