@@ -72,11 +72,11 @@ function eachApp(key, set) {
 }
 
 export const metrics = {
-  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse), protocol (native, pusher) and app (native, or the Pusher app id)', ['transport', 'protocol', 'app'], function () {
+  connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse), protocol (native, pusher, ably) and app (native, a Pusher app id, or unknown)', ['transport', 'protocol', 'app'], function () {
     this.reset();
     for (const t of transports) {
-      if (t.protocol === NATIVE_APP) {
-        this.set({ transport: t.transport, protocol: t.protocol, app: NATIVE_APP }, t.open);
+      if (!t.byApp) {
+        this.set({ transport: t.transport, protocol: t.protocol, app: t.protocol === NATIVE_APP ? NATIVE_APP : UNKNOWN_APP }, t.open);
         continue;
       }
       let counted = 0;
@@ -185,10 +185,12 @@ export function gaugeReads(gauge, read) {
  * One transport's connection figures: plain numbers counted on open and
  * close, which the metrics above report when collected.
  * @param {'ws'|'sse'} transport
- * @param {'native'|'pusher'} [protocol] what the connection speaks
+ * @param {'native'|'pusher'|'ably'} [protocol] what the connection speaks
+ * @param {{byApp?: boolean}} [options] byApp: its connections are counted by
+ *   app (the apps' figures, appFigures); otherwise all under one label
  */
-export function transportMetrics(transport, protocol = 'native') {
-  const figures = new TransportFigures(transport, protocol);
+export function transportMetrics(transport, protocol = 'native', { byApp = false } = {}) {
+  const figures = new TransportFigures(transport, protocol, byApp);
   transports.push(figures);
   return figures;
 }
@@ -210,9 +212,10 @@ export function reportBytes(counter, transport, bytes) {
 }
 
 class TransportFigures {
-  constructor(transport, protocol) {
+  constructor(transport, protocol, byApp) {
     this.transport = transport;
     this.protocol = protocol;
+    this.byApp = byApp;
     this.open = 0;
     this.opened = 0;
     this.closedBy = new Map(); // reason -> connections closed

@@ -35,13 +35,18 @@ export function decodeSegment(segment) {
   }
 }
 
-/** Reads a request body of at most `limit` bytes; larger is payload_too_large. */
+/** Reads a request body of at most `limit` bytes, as text; larger is payload_too_large. */
 export function readBody(req, limit) {
-  return readBytes(req, limit).then((bytes) => bytes.toString());
+  return collect(req, limit, (bytes) => bytes.toString());
 }
 
 /** The body's bytes, as readBody() reads it (a MessagePack body). */
 export function readBytes(req, limit) {
+  return collect(req, limit, (bytes) => bytes);
+}
+
+/** The body, made into what `finish` makes of its bytes as it ends (in the request's own event, as any input is read). */
+function collect(req, limit, finish) {
   return new Promise((resolve, reject) => {
     const tooLarge = () => new GatewayError(ErrorCode.PAYLOAD_TOO_LARGE, `body is over ${limit} bytes`);
     if (Number(req.headers['content-length']) > limit) {
@@ -58,7 +63,7 @@ export function readBytes(req, limit) {
         reject(tooLarge());
       } else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('end', () => resolve(finish(Buffer.concat(chunks))));
     req.on('error', reject);
   });
 }
