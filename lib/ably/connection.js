@@ -68,14 +68,26 @@ export class AblyConnections {
     const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
     session.format = query.get('format') === Format.MSGPACK ? Format.MSGPACK : Format.JSON;
     session.echo = query.get('echo') !== 'false';
-    this.credential(ws, query, req).then(
-      (credential) => this.connected(ws, credential, query),
+    let credential;
+    try {
+      credential = this.credential(query, req);
+    } catch (err) {
+      return this.refuse(ws, err);
+    }
+    // A key is checked at once, so frames sent right after the upgrade find the connection ready; a token takes a turn.
+    if (!(credential instanceof Promise)) return this.connected(ws, credential, query);
+    credential.then(
+      (checked) => this.connected(ws, checked, query),
       (err) => this.refuse(ws, err)
     );
   }
 
-  /** @returns {Promise<{app, capability, clientId: string|undefined, expires?: number}>} what the query's key or token says */
-  async credential(ws, query, req) {
+  /**
+   * @returns {{app, capability, clientId: string|undefined, expires?: number} | Promise<object>} what the
+   *   query's key says, or a promise of what its token says
+   * @throws {AblyError} a refusal found without asking anything
+   */
+  credential(query, req) {
     const version = Number(query.get('v'));
     if (!(version >= 2)) throw new AblyError(AblyCode.BAD_REQUEST, 'protocol version v=2 or later is served');
     const token = query.get('access_token');

@@ -7,6 +7,8 @@
 // they expire, a bad key.
 import { expect } from 'chai';
 import Ably from 'ably';
+import WebSocket from 'ws';
+import { once } from 'node:events';
 import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
 import { configFile } from '../../helpers/api.js';
 import { APP } from '../../helpers/pusher.js';
@@ -181,6 +183,21 @@ describe('Ably protocol (ably-js)', function () {
     await eventually(() => got.includes('still here'), { what: 'a message after the renewals', timeout: 10000 });
     expect(states).to.not.include('failed');
     expect(client.auth.clientId).to.equal('carol');
+  });
+
+  it('takes an ATTACH sent with the upgrade, before CONNECTED has arrived, on a key', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(KEY)}`);
+    const frames = [];
+    ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+    await once(ws, 'open');
+    ws.send(JSON.stringify({ action: 10, channel: 'early' }));
+    try {
+      await eventually(() => frames.some((f) => f.action === 11), { what: 'ATTACHED', timeout: 5000 });
+      expect(frames.map((f) => f.action)).to.deep.equal([4, 11]);
+      expect(frames[1]).to.include({ channel: 'early' });
+    } finally {
+      ws.close();
+    }
   });
 
   it('fails a connection with a bad key at once with 40101, told in-band', async () => {
