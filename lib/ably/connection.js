@@ -57,7 +57,25 @@ export class AblyConnections {
     this.idPrefix = `${randomInt(1, 2 ** 47).toString(36)}-`;
     this.nextId = 0;
     this.identities = new AppIdentities(apps);
+    this.byApp = new Map(); // appId -> its connected connections
+    apps.on('change', (app, previous) => previous !== undefined && this.appChanged(app, previous));
     this.listen = socketListeners(this, log, 'ably');
+  }
+
+  /**
+   * An app changed: its connections follow it; removed or disabled, they
+   * are told so (ERROR 40101: ably-js fails rather than retries) and closed.
+   */
+  appChanged(app, previous) {
+    const held = this.byApp.get(previous.appId);
+    if (held === undefined) return;
+    if (app !== undefined && app.enabled) {
+      for (const ws of held) ws[kSession].app = app;
+      return;
+    }
+    this.byApp.delete(previous.appId);
+    const err = new AblyError(AblyCode.NO_CREDENTIALS, app === undefined ? 'the app was removed' : 'the app is disabled');
+    for (const ws of held) this.refuse(ws, err);
   }
 
   /** A WebSocket on / just upgraded: its credential checked, then CONNECTED, or told why not. */
@@ -110,6 +128,9 @@ export class AblyConnections {
     if (asked !== undefined && clientId !== undefined && asked !== clientId) return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'clientId is not the token\'s'));
     if (asked !== undefined && clientId === undefined && !wildcard) return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'an anonymous token names no clientId'));
     session.app = app;
+    let held = this.byApp.get(app.appId);
+    if (held === undefined) this.byApp.set(app.appId, (held = new Set()));
+    held.add(ws);
     session.capability = capability;
     session.clientId = clientId === '*' ? asked : (clientId ?? asked);
     session.wildcard = clientId === '*' || (wildcard && asked === undefined);
@@ -335,7 +356,10 @@ export class AblyConnections {
   }
 
   closed(ws, code) {
-    clearTimeout(ws[kSession].expiry);
+    const { app, expiry } = ws[kSession];
+    clearTimeout(expiry);
+    const held = app === null ? undefined : this.byApp.get(app.appId);
+    if (held?.delete(ws) && held.size === 0) this.byApp.delete(app.appId);
     this.sessions.closed(ws, code);
   }
 }

@@ -1,13 +1,16 @@
 // Pusher apps from PostgreSQL (--apps-database): a real PostgreSQL, a real
 // gateway (2 workers) and the real pusher-js and `pusher` SDK. The table is
 // made by the gateway; apps added, changed, disabled and removed while it
-// runs take effect on every worker without a restart; a bad row is refused
+// runs take effect on every worker without a restart (Ably's connections
+// too); a bad row is refused
 // alone; the flags' app keeps working beside the table; the database lost
 // leaves the loaded apps working and /health degraded; `gateway apps`
 // manages the table from the command line.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { once } from 'node:events';
+import WebSocket from 'ws';
 import { fileURLToPath } from 'node:url';
 import { startGateway } from '../../../scripts/harness/gateway.js';
 import { PostgresServer } from '../../../scripts/harness/postgres.js';
@@ -100,6 +103,39 @@ describe('Pusher apps from PostgreSQL', function () {
     expect(await outcome(gw, 'dis-key')).to.equal(4003);
     await pg.query("UPDATE gateway_apps SET enabled = true WHERE id = 'dis'");
     await eventually(async () => (await outcome(gw, 'dis-key')) === 'established', { what: 'the app enabled again' });
+  });
+
+  it('closes a disabled or removed app\'s Ably connections, told in-band with 40101', async () => {
+    await insert(pg, row('ably-app', 'ably-key'));
+    const ably = async () => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(`ably-app.ably-key:${SECRET}`)}`);
+      const frames = [];
+      ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+      const closed = once(ws, 'close');
+      await eventually(() => frames.length > 0, { what: 'an answer to the connection' });
+      return { ws, frames, closed };
+    };
+    const served = async () => {
+      const { ws, frames } = await ably();
+      ws.close();
+      return frames[0].action === 4;
+    };
+    await eventually(served, { what: 'the app served to Ably' });
+    for (const change of ["UPDATE gateway_apps SET enabled = false WHERE id = 'ably-app'", "DELETE FROM gateway_apps WHERE id = 'ably-app'"]) {
+      const conn = await ably();
+      expect(conn.frames[0].action).to.equal(4); // CONNECTED
+      await pg.query(change);
+      await conn.closed;
+      expect(conn.frames.at(-1)).to.deep.include({ action: 9 });
+      expect(conn.frames.at(-1).error).to.include({ code: 40101, statusCode: 401 });
+      // A new connection with the same key is refused the same way.
+      const again = await ably();
+      expect(again.frames[0].error?.code).to.equal(40101);
+      await again.closed;
+      if (!change.startsWith('UPDATE')) continue;
+      await pg.query("UPDATE gateway_apps SET enabled = true WHERE id = 'ably-app'");
+      await eventually(served, { what: 'the app enabled again' });
+    }
   });
 
   it('closes a removed app\'s connections with 4001, leaving nothing of it in presence', async () => {
