@@ -204,7 +204,9 @@ export class AblyConnections {
         this.send(ws, { action: Action.DISCONNECTED });
         return ws.close(1000);
       case Action.PRESENCE:
-        return this.nack(ws, message.msgSerial, new AblyError(AblyCode.UNSUPPORTED, 'presence is not served yet'));
+        return this.acknowledge(ws, message.msgSerial, () => {
+          throw new AblyError(AblyCode.UNSUPPORTED, 'presence is not served yet');
+        });
     }
     throw new AblyError(AblyCode.BAD_REQUEST, `action ${message.action} is not one a client sends`);
   }
@@ -275,18 +277,26 @@ export class AblyConnections {
 
   /** A MESSAGE: each message published in order, the whole acknowledged once (ACK with their serials, or NACK). */
   publish(ws, { channel: name, msgSerial, messages }) {
-    if (!Number.isSafeInteger(msgSerial) || msgSerial < 0) throw new AblyError(AblyCode.BAD_REQUEST, 'a MESSAGE carries its msgSerial');
-    const session = ws[kSession];
+    this.acknowledge(ws, msgSerial, () => this.publishAll(ws, name, messages, msgSerial));
+  }
+
+  /**
+   * Queues the acknowledgement of the ProtocolMessage `msgSerial`, which
+   * `run()` settles: an ACK with the serials it resolves with, or a NACK
+   * with the refusal it throws or rejects with.
+   */
+  acknowledge(ws, msgSerial, run) {
+    if (!Number.isSafeInteger(msgSerial) || msgSerial < 0) throw new AblyError(AblyCode.BAD_REQUEST, 'a MESSAGE or PRESENCE carries its msgSerial');
     const ack = { msgSerial, settled: false, answer: undefined };
-    (session.acks ??= []).push(ack);
-    let published;
+    (ws[kSession].acks ??= []).push(ack);
+    let outcome;
     try {
-      published = this.publishAll(ws, name, messages, msgSerial);
+      outcome = run();
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      published = Promise.reject(err);
+      outcome = Promise.reject(err);
     }
-    published.then(
+    outcome.then(
       (serials) => this.settle(ws, ack, { action: Action.ACK, msgSerial, count: 1, res: [{ serials }] }),
       (err) => this.settle(ws, ack, { action: Action.NACK, msgSerial, count: 1, error: errorInfo(err) })
     );
@@ -321,13 +331,6 @@ export class AblyConnections {
       if (this.isOpen(ws)) this.send(ws, next);
     }
     if (acks.length === 0) session.acks = undefined;
-  }
-
-  nack(ws, msgSerial, err) {
-    if (!Number.isSafeInteger(msgSerial)) throw err;
-    const ack = { msgSerial, settled: false, answer: undefined };
-    (ws[kSession].acks ??= []).push(ack);
-    this.settle(ws, ack, { action: Action.NACK, msgSerial, count: 1, error: errorInfo(err) });
   }
 
   /** AUTH: a renewed token for the same app and clientId, taken in place (CONNECTED again, the same connection). */

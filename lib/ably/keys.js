@@ -1,8 +1,8 @@
 // Ably keys are the apps' own (one credential for every protocol): an app
 // {appId, key, secret} has the Ably key name `<appId>.<key>` and the key
 // `<appId>.<key>:<secret>`; a bare `<key>` names it too. Secrets are compared
-// in constant time (their SHA-256 digests, so the lengths tell nothing).
-import { createHash, timingSafeEqual } from 'node:crypto';
+// in constant time (lib/core/same-text.js).
+import { sameText } from '../core/same-text.js';
 
 /** The key name of an app. */
 export function keyNameOf(app) {
@@ -31,14 +31,5 @@ export function appOfKey(apps, key) {
   const colon = key.indexOf(':');
   if (colon === -1) return undefined;
   const app = appOfKeyName(apps, key.slice(0, colon));
-  return app !== undefined && sameSecret(key.slice(colon + 1), app.secret) ? app : undefined;
-}
-
-/** Whether two secrets are the same, in constant time. */
-export function sameSecret(given, secret) {
-  return timingSafeEqual(sha256(given), sha256(secret));
-}
-
-function sha256(text) {
-  return createHash('sha256').update(text).digest();
+  return app !== undefined && sameText(key.slice(colon + 1), app.secret) ? app : undefined;
 }

@@ -1,8 +1,8 @@
 // Ably's ProtocolMessages on the wire: their actions and flags, and the two
 // formats a connection may choose (`format=json`: text frames; `msgpack`:
-// binary frames of plain maps, no extension types). Decoding is bounded as
-// the native MessagePack decoder's is: no frame holds more than --max-payload.
-import { Decoder, Encoder } from '@msgpack/msgpack';
+// binary frames of plain maps, no extension types), through the gateway's
+// MessagePack codec (bounded decoding, no extension types).
+import { decodeValue, encode } from '../codecs/msgpack.js';
 import { AblyCode, AblyError } from './errors.js';
 
 export const Action = Object.freeze({
@@ -35,16 +35,6 @@ export const Flag = Object.freeze({
 
 export const Format = Object.freeze({ JSON: 'json', MSGPACK: 'msgpack' });
 
-const NO_EXTENSIONS = {
-  encode: () => null,
-  decode: () => {
-    throw new AblyError(AblyCode.BAD_REQUEST, 'MessagePack extension types are not accepted');
-  }
-};
-const MAX_LENGTH = 1 << 30;
-const encoder = new Encoder({ ignoreUndefined: true });
-const decoder = new Decoder({ extensionCodec: NO_EXTENSIONS, maxStrLength: MAX_LENGTH, maxBinLength: MAX_LENGTH, maxArrayLength: MAX_LENGTH, maxMapLength: MAX_LENGTH, maxExtLength: MAX_LENGTH });
-
 /**
  * A channelSerial the client kept (`<epoch>:<seq>`, as ATTACHED and each
  * MESSAGE tell it): where its channel stands for it.
@@ -60,12 +50,7 @@ export function sinceOf(channelSerial) {
 
 /** A ProtocolMessage as the connection's format writes it: JSON text, or MessagePack bytes. */
 export function encodeMessage(format, message) {
-  return format === Format.MSGPACK ? encoder.encode(message) : JSON.stringify(message);
-}
-
-/** JSON text of a ProtocolMessage (the fan-out's), as MessagePack. */
-export function msgpackOfJson(text) {
-  return encoder.encode(JSON.parse(text));
+  return format === Format.MSGPACK ? encode(message) : JSON.stringify(message);
 }
 
 /**
@@ -77,9 +62,8 @@ export function msgpackOfJson(text) {
 export function decodeMessage(format, data, isBinary) {
   let message;
   try {
-    message = format === Format.MSGPACK && isBinary ? decoder.decode(data) : JSON.parse(data.toString());
-  } catch (err) {
-    if (err instanceof AblyError) throw err;
+    message = format === Format.MSGPACK && isBinary ? decodeValue(data) : JSON.parse(data.toString());
+  } catch {
     throw new AblyError(AblyCode.BAD_REQUEST, `not a ProtocolMessage in ${format}`);
   }
   if (message === null || typeof message !== 'object' || Array.isArray(message) || !Number.isInteger(message.action)) {

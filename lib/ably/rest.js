@@ -8,7 +8,7 @@
 // answers by Accept. A refusal is Ably's: `{"error": {message, code,
 // statusCode}}` as `application/json` exactly (ably-js matches the header
 // literally), with X-Ably-Errorcode and X-Ably-Errormessage.
-import { Encoder, decode } from '@msgpack/msgpack';
+import { decodeValue, encode } from '../codecs/msgpack.js';
 import { GatewayError } from '../core/errors.js';
 import { publish } from '../core/server.js';
 import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
@@ -26,7 +26,6 @@ const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const TOKEN_REQUEST = /^\/keys\/([A-Za-z0-9._-]+)\/requestToken$/;
 const MESSAGES = /^\/channels\/([^/]+)\/messages$/;
-const encoder = new Encoder({ ignoreUndefined: true });
 
 /** Whether a path is one of Ably's REST routes. */
 export function isRestPath(path) {
@@ -52,7 +51,7 @@ export class AblyRest {
     const binary = (req.headers.accept ?? '').includes(MSGPACK);
     let label = 'ably_unknown';
     const answer = (status, body) => {
-      const bytes = binary ? encoder.encode(body) : Buffer.from(JSON.stringify(body));
+      const bytes = binary ? encode(body) : Buffer.from(JSON.stringify(body));
       res.writeHead(status, { 'Content-Type': binary ? MSGPACK : 'application/json', 'Content-Length': bytes.length });
       res.end(bytes);
     };
@@ -107,7 +106,7 @@ export class AblyRest {
       const { seq, epoch } = await publish({ channel, data: JSON.stringify(message) }, this.context);
       serials.push(`${epoch}:${seq}`);
     }
-    return { channel: name, messageId: `${base}`, serials };
+    return { channel: name, messageId: base, serials };
   }
 
   /**
@@ -163,7 +162,7 @@ export class AblyRest {
 function bodyOf(req, bytes) {
   if (bytes.length === 0) return undefined;
   try {
-    return (req.headers['content-type'] ?? '').includes(MSGPACK) ? decode(bytes) : JSON.parse(bytes.toString());
+    return (req.headers['content-type'] ?? '').includes(MSGPACK) ? decodeValue(bytes) : JSON.parse(bytes.toString());
   } catch {
     throw new AblyError(AblyCode.BAD_REQUEST, 'the body is not JSON or MessagePack as its Content-Type says');
   }

@@ -6,7 +6,8 @@
 // application mints itself the same way is accepted as well.
 import { createHmac } from 'node:crypto';
 import { require } from '../runtime/require.js';
-import { appOfKeyName, sameSecret } from './keys.js';
+import { sameText } from '../core/same-text.js';
+import { appOfKeyName } from './keys.js';
 import { ALL, intersect, parseCapability } from './capability.js';
 import { AblyCode, AblyError } from './errors.js';
 
@@ -38,7 +39,7 @@ export async function issueToken(apps, keyName, request, now = Date.now()) {
   if (typeof nonce !== 'string' || nonce.length === 0 || nonce.length > 64) throw new AblyError(AblyCode.BAD_REQUEST, 'nonce must be a string of 1 to 64 characters');
   if (clientId === '') throw new AblyError(AblyCode.CLIENT_ID_MISMATCH, 'clientId may not be empty');
   const signed = `${keyName}\n${ttl ?? ''}\n${capability ?? ''}\n${clientId ?? ''}\n${timestamp}\n${nonce}\n`;
-  if (typeof mac !== 'string' || !sameSecret(mac, createHmac('sha256', app.secret).update(signed).digest('base64'))) {
+  if (!sameText(mac, createHmac('sha256', app.secret).update(signed).digest('base64'))) {
     throw new AblyError(AblyCode.NO_CREDENTIALS, 'the TokenRequest\'s mac does not match');
   }
   if (Math.abs(now - timestamp) > MAX_SKEW_MS) throw new AblyError(AblyCode.TIMESTAMP, 'the TokenRequest\'s timestamp is more than 10 minutes from the server\'s time');

@@ -3,14 +3,12 @@
 // ProtocolMessage, its channelSerial the channel's `<epoch>:<seq>`. A
 // connection the gateway ends (a drain, a slow consumer) is told
 // DISCONNECTED first: ably-js reads no close code, and reconnects on that.
-import { require } from '../runtime/require.js';
+import { fromJson } from '../codecs/msgpack.js';
 import { defineTransport } from '../transport/transport.js';
 import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
+import { encodeBinary } from '../transport/msgpack-transport.js';
 import { ablyName } from './channels.js';
-import { Action, encodeMessage, Format, msgpackOfJson } from './protocol.js';
-
-const { Sender } = require('ws');
-const BINARY = { fin: true, opcode: 0x2, mask: false, readOnly: false, rsv1: false };
+import { Action, encodeMessage, Format } from './protocol.js';
 
 /** The class ws makes Ably connections of, one per format, with its transport on its prototype. */
 export class AblySocket extends GatewaySocket {}
@@ -39,6 +37,6 @@ export const ablyMsgpackTransport = defineTransport(AblyMsgpackSocket, {
   ...wsTransport,
   name: 'ws-msgpack',
   encoding: Format.MSGPACK,
-  encode: (channel, seq, epoch, dataJson) => Buffer.concat(Sender.frame(msgpackOfJson(messageJson(channel, seq, epoch, dataJson)), BINARY)),
+  encode: (channel, seq, epoch, dataJson) => encodeBinary(fromJson(messageJson(channel, seq, epoch, dataJson))),
   close: closeWith(Format.MSGPACK)
 });

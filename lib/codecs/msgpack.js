@@ -49,6 +49,20 @@ const decoder = new Decoder({
 });
 
 /**
+ * Any MessagePack value, bounded as above (another protocol's frames, a
+ * request body).
+ * @throws {GatewayError} bad_request
+ */
+export function decodeValue(bytes) {
+  try {
+    return decoder.decode(bytes);
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    throw new GatewayError(ErrorCode.BAD_REQUEST, `not valid MessagePack (${String(err.message).slice(0, 80)})`);
+  }
+}
+
+/**
  * @param {Buffer} data one WebSocket frame's payload
  * @param {boolean} isBinary
  * @returns {object} the command (../protocol/client-frame.js checkClientFrame's shape)
@@ -56,13 +70,7 @@ const decoder = new Decoder({
  */
 export function decode(data, isBinary) {
   if (!isBinary) throw new GatewayError(ErrorCode.BAD_REQUEST, 'a text frame on a gateway.msgpack connection: send MessagePack as binary frames');
-  let frame;
-  try {
-    frame = decoder.decode(data);
-  } catch (err) {
-    if (err instanceof GatewayError) throw err;
-    throw new GatewayError(ErrorCode.BAD_REQUEST, `frame is not valid MessagePack (${String(err.message).slice(0, 80)})`);
-  }
+  const frame = decodeValue(data);
   if (frame === null || typeof frame !== 'object' || Array.isArray(frame) || ArrayBuffer.isView(frame)) {
     throw new GatewayError(ErrorCode.BAD_REQUEST, 'frame must be a MessagePack map');
   }

@@ -153,7 +153,6 @@ export function toldToClient(err) {
   return err instanceof HookFailed ? 'the application backend is unavailable: retry later' : err.message;
 }
 
-/** A credential refused, or an identity not admitted: `reason` is the auth failure metrics' label. */
 /**
  * The refusal of what needs the engine while it does not answer (Redis
  * unreachable, or not answering this call): the client may retry shortly.
@@ -163,6 +162,7 @@ export function engineUnavailable(id) {
   return new GatewayError(ErrorCode.UNAVAILABLE, 'the engine (Redis) did not answer: retry shortly', id);
 }
 
+/** A credential refused, or an identity not admitted: `reason` is the auth failure metrics' label. */
 export class AuthFailed extends GatewayError {
   constructor(code, reason, message, id) {
     super(code, message, id);

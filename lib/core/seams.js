@@ -7,7 +7,7 @@
  * @typedef {object} Relay
  * @property {boolean} busy publishes are refused while the relay is congested
  * @property {boolean} unavailable publishes are refused while the engine cannot publish
- * @property {(publication: import('./seams.js').Publication) => Promise<import('./seams.js').PublishResult>} publish
+ * @property {(publication: Publication) => Promise<PublishResult>} publish
  *   settles once the engine stored (or skipped) it
  * @property {(channel: string, query: object) => Promise<object>} history a channel's history, as the engine reads it
  * @property {(name: string, args: object) => Promise<any>} call a call on the whole cluster (./ipc.js Call)

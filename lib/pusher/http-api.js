@@ -13,7 +13,8 @@ import { metrics } from '../session/metrics.js';
 import { Call, MAX_CHANNELS } from '../core/ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
 import { eventData, PusherCode } from './frames.js';
-import { md5, sameText, signatureMatches } from './signatures.js';
+import { sameText } from '../core/same-text.js';
+import { md5, signatureMatches } from './signatures.js';
 import { maxEventBytes, takeBackendEvents } from './app-limits.js';
 import { membersOf } from './presence-data.js';
 

@@ -4,6 +4,7 @@
 // buffers of equal length, so an attacker learns nothing from how long a
 // refusal took.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { sameText } from '../core/same-text.js';
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 
@@ -21,19 +22,6 @@ export function md5(text) {
 export function signatureMatches(secret, text, given) {
   if (typeof given !== 'string' || !HEX_SHA256.test(given)) return false;
   return timingSafeEqual(Buffer.from(sign(secret, text), 'hex'), Buffer.from(given, 'hex'));
-}
-
-/**
- * Whether two strings are equal, in constant time (a body_md5 against the
- * body's). Their UTF-8 bytes are compared: a string of as many characters
- * may be longer in bytes (é is two), and timingSafeEqual throws on buffers
- * of different lengths.
- */
-export function sameText(a, b) {
-  if (typeof a !== 'string' || typeof b !== 'string') return false;
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /**

@@ -20,7 +20,7 @@ const { Sender } = require('ws');
 const BINARY = { fin: true, opcode: 0x2, mask: false, readOnly: false, rsv1: false };
 
 /** A complete unmasked binary frame. */
-function encodeBinary(bytes) {
+export function encodeBinary(bytes) {
   return Buffer.concat(Sender.frame(bytes, BINARY));
 }
 
