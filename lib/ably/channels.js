@@ -1,15 +1,19 @@
 // Ably channel names and the internal names the gateway files them under.
 //
 // An Ably channel lives inside its app: `chat` of app 42 is the internal
-// channel `#42.ably:chat`. Native names have no '#' and Pusher's kinds are
-// other words, so the three protocols' channels never meet; a connection and
-// a REST request only ever name channels of their own app. The part before
-// the first ':' is the channel's namespace (lib/core/namespaces.js): one per
-// app.
-import { isProtocolChannel, protocolAppOf } from '../core/namespaces.js';
+// channel `#42.ably:chat`, its messages. Beside it the gateway keeps two of
+// its own: `#42.ably-members:chat`, whose presence entries are the members
+// present (./presence.js), and `#42.ably-presence:chat`, where their
+// arrivals, updates and departures are published (./primary.js) to every
+// attached connection that may subscribe. Native names have no '#' and
+// Pusher's kinds are other words, so the three protocols' channels never
+// meet; a connection and a REST request only ever name channels of their own
+// app. The part before the first ':' is the channel's namespace
+// (lib/core/namespaces.js): one per app and kind.
+import { isProtocolChannel, protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
 import { AblyError, AblyCode } from './errors.js';
 
-const KIND = 'ably';
+const Kind = Object.freeze({ MESSAGES: 'ably', MEMBERS: 'ably-members', PRESENCE: 'ably-presence' });
 export const MAX_NAME_LENGTH = 200;
 // Control characters never; a leading '[' is a qualifier (`[?rewind=…]name`), not served yet.
 const NAME = /^[^\u0000-\u001f\u007f[][^\u0000-\u001f\u007f]*$/u;
@@ -27,7 +31,37 @@ export function checkName(name) {
 
 /** The internal name of app `appId`'s channel `name` (valid). */
 export function internalName(appId, name) {
-  return `#${appId}.${KIND}:${name}`;
+  return `#${appId}.${Kind.MESSAGES}:${name}`;
+}
+
+/** The channel whose presence entries are the members of a channel (its internal name). */
+export function membersChannel(internal) {
+  return besideChannel(internal, Kind.MEMBERS);
+}
+
+/** The channel the presence events of a channel (its internal name) are published on. */
+export function presenceChannel(internal) {
+  return besideChannel(internal, Kind.PRESENCE);
+}
+
+function besideChannel(internal, kind) {
+  const dot = internal.indexOf('.');
+  const colon = internal.indexOf(':', dot);
+  return `${internal.slice(0, dot + 1)}${kind}${internal.slice(colon)}`;
+}
+
+/** Whether an internal channel holds a channel's members (./presence.js). */
+export function isMembersChannel(internal) {
+  return kindOf(internal) === Kind.MEMBERS;
+}
+
+/** Whether an internal channel carries a channel's presence events (./transport.js). */
+export function isPresenceChannel(internal) {
+  return kindOf(internal) === Kind.PRESENCE;
+}
+
+function kindOf(internal) {
+  return protocolNamespaceOf(internal).slice(internal.indexOf('.') + 1);
 }
 
 /** The name a client knows an internal channel by. */
@@ -47,42 +81,50 @@ export function checkInternal(channel, id) {
 
 /**
  * The namespaces of every app's Ably channels, looked up by namespace name
- * (`#<appId>.ably`) in this process's apps as they are now: history as the
- * gateway keeps it, publishing open (Ably's capabilities are checked at the
- * edge), no presence yet.
+ * (`#<appId>.ably`, `…ably-members`, `…ably-presence`) in this process's
+ * apps as they are now: messages and presence events kept as the gateway
+ * keeps history (a node whose subscription to Redis came back catches up
+ * from it), publishing open (Ably's capabilities are checked at the edge);
+ * the members as presence entries.
  * @param {object} config resolved
  * @param {import('../pusher/apps.js').Apps} apps
  * @returns {{get: (name: string) => object|undefined}}
  */
 export function appNamespaces(config, apps) {
-  const made = new WeakMap(); // app -> its namespace
+  const made = new WeakMap(); // app -> its namespaces, by kind
   return {
     get(name) {
       const appId = protocolAppOf(name);
-      if (name !== `#${appId}.${KIND}`) return undefined;
+      const kind = name.slice(appId.length + 2);
+      if (name !== `#${appId}.${kind}` || !KINDS.has(kind)) return undefined;
       const app = apps.byId.get(appId);
       if (app === undefined) return undefined;
-      let ns = made.get(app);
+      let byKind = made.get(app);
+      if (byKind === undefined) made.set(app, (byKind = new Map()));
+      let ns = byKind.get(kind);
       if (ns === undefined) {
+        const members = kind === Kind.MEMBERS;
         ns = Object.freeze({
           name,
-          historySize: config.historySize,
+          historySize: members ? 0 : config.historySize,
           historyTtl: config.historyTtl,
-          presence: false,
+          presence: members,
           joinLeave: false,
           latest: false,
-          clientPublish: true,
+          clientPublish: !members,
           subscribeHook: false,
           publishHook: false
         });
-        made.set(app, ns);
+        byKind.set(kind, ns);
       }
       return ns;
     }
   };
 }
 
+const KINDS = new Set(Object.values(Kind));
+
 /** The internal name prefix of an app's Ably channels: what its connections may subscribe and publish to, as the core sees it. */
 export function appPrefix(appId) {
-  return `#${appId}.${KIND}:`;
+  return `#${appId}.${Kind.MESSAGES}:`;
 }

@@ -2,8 +2,11 @@
 // credential (a key, or a token), CONNECTED, and Ably's ProtocolMessages
 // decoded and handed to the session and the core: ATTACH and DETACH are
 // joins and leaves (an ATTACH with the channelSerial the client kept is a
-// recovery: what it missed follows ATTACHED, flagged RESUMED), a MESSAGE is publishes acknowledged in order (ACK or
-// NACK per ProtocolMessage), HEARTBEAT is echoed, CLOSE closes. A credential
+// recovery: what it missed follows ATTACHED, flagged RESUMED; a connection
+// that may subscribe also holds the channel's presence channel, and is sent
+// the members in a SYNC), a MESSAGE is publishes and a PRESENCE is members
+// entered, updated or left (./presence.js), each acknowledged in order (ACK
+// or NACK per ProtocolMessage), HEARTBEAT is echoed, CLOSE closes. A credential
 // refused is told in-band (ERROR, then the close): ably-js reads no HTTP
 // status from a refused upgrade, and would retry forever.
 import { randomBytes, randomInt } from 'node:crypto';
@@ -14,7 +17,7 @@ import { Keepalive } from '../session/keepalive.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { allows, allowsAny, ALL } from './capability.js';
-import { checkName, internalName } from './channels.js';
+import { checkName, internalName, membersChannel, presenceChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { AppIdentities } from './identities.js';
 import { appOfKey } from './keys.js';
@@ -38,9 +41,10 @@ export class AblyConnections {
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../session/sessions.js').Sessions} options.sessions
    * @param {import('../core/commands.js').Commands} options.commands Ably's core: its names
+   * @param {import('./presence.js').AblyPresence} options.members
    * @param {import('pino').Logger} options.log
    */
-  constructor({ pingInterval, maxPayload, maxBuffered, apps, coalescer, subscriptions, sessions, commands, log }) {
+  constructor({ pingInterval, maxPayload, maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, log }) {
     this.pingInterval = pingInterval;
     this.maxPayload = maxPayload;
     this.maxBuffered = maxBuffered;
@@ -49,6 +53,7 @@ export class AblyConnections {
     this.subscriptions = subscriptions;
     this.sessions = sessions;
     this.commands = commands;
+    this.members = members;
     this.count = 0;
     this.opened = 0;
     this.metrics = transportMetrics('ws', 'ably');
@@ -204,9 +209,9 @@ export class AblyConnections {
         this.send(ws, { action: Action.DISCONNECTED });
         return ws.close(1000);
       case Action.PRESENCE:
-        return this.acknowledge(ws, message.msgSerial, () => {
-          throw new AblyError(AblyCode.UNSUPPORTED, 'presence is not served yet');
-        });
+        return this.acknowledge(ws, message.msgSerial, () => this.presence(ws, message));
+      case Action.SYNC:
+        return this.sync(ws, message.channel);
     }
     throw new AblyError(AblyCode.BAD_REQUEST, `action ${message.action} is not one a client sends`);
   }
@@ -220,11 +225,16 @@ export class AblyConnections {
       const held = this.sessions.held(ws, internal);
       if (held !== undefined) {
         // Ably answers an attach once: one under way is answered when it ends.
-        if (held.live) this.attached(ws, name, held.local.seq, held.local.epoch);
+        if (held.live) {
+          this.attached(ws, name, held.local.seq, held.local.epoch);
+          this.sync(ws, name);
+        }
         return;
       }
       const since = sinceOf(channelSerial);
       this.commands.subscribe(ws, internal, since, undefined);
+      // The presence events first, so none published once the members are read is missed.
+      if (allows(session.capability, name, 'subscribe')) this.sessions.join({ owner: this, conn: ws, channel: presenceChannel(internal), latest: false, companion: true });
       this.sessions.join({ owner: this, conn: ws, channel: internal, latest: false, name, since });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -239,14 +249,16 @@ export class AblyConnections {
    * channel started over, or its history no longer reaches back) is an
    * ATTACHED without RESUMED: the client knows it lost messages.
    */
-  joined({ conn: ws, channel, name, since }, { live, seq, epoch, recovered, replay }) {
-    if (!live || !this.isOpen(ws)) return;
+  joined({ conn: ws, channel, name, since, companion }, { live, seq, epoch, recovered, replay }) {
+    if (companion || !live || !this.isOpen(ws)) return;
     const resumed = since !== undefined && (recovered === true || (recovered === undefined && replay !== undefined));
     this.attached(ws, name, seq, epoch, resumed, since !== undefined && !resumed);
-    if (!resumed || replay === undefined) return;
-    const transport = ws[kTransport];
-    const first = seq - replay.length + 1;
-    for (let i = 0; i < replay.length; i++) transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.maxBuffered);
+    if (resumed && replay !== undefined) {
+      const transport = ws[kTransport];
+      const first = seq - replay.length + 1;
+      for (let i = 0; i < replay.length; i++) transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.maxBuffered);
+    }
+    this.sync(ws, name);
   }
 
   /** @param {boolean} [lost] a recovery was asked and cannot be made: told as Ably's 90003 */
@@ -254,9 +266,10 @@ export class AblyConnections {
     const { capability } = ws[kSession];
     let flags = resumed ? Flag.RESUMED : 0;
     if (allows(capability, name, 'publish')) flags |= Flag.PUBLISH;
-    if (allows(capability, name, 'subscribe')) flags |= Flag.SUBSCRIBE | Flag.PRESENCE_SUBSCRIBE;
+    // A SYNC follows, an empty one too: ably-js then knows the channel has no members.
+    if (allows(capability, name, 'subscribe')) flags |= Flag.SUBSCRIBE | Flag.PRESENCE_SUBSCRIBE | Flag.HAS_PRESENCE;
     if (allows(capability, name, 'presence')) flags |= Flag.PRESENCE;
-    const error = lost ? { code: AblyCode.CONTINUITY_LOST, statusCode: 404, message: 'the messages since the channelSerial are no longer held' } : undefined;
+    const error = lost ? errorInfo(new AblyError(AblyCode.CONTINUITY_LOST, 'the messages since the channelSerial are no longer held')) : undefined;
     this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags, error });
   }
 
@@ -265,6 +278,7 @@ export class AblyConnections {
     if (this.isOpen(ws)) this.send(ws, { action: Action.ERROR, channel: name, error: errorInfo(err) });
   }
 
+  /** DETACH: the channel left, and the members the connection entered there. */
   detach(ws, { channel: name }) {
     if (typeof name !== 'string') throw new AblyError(AblyCode.BAD_REQUEST, 'DETACH names a channel');
     const internal = internalName(ws[kSession].app.appId, name);
@@ -272,7 +286,40 @@ export class AblyConnections {
       this.commands.unsubscribe(ws, internal);
       this.sessions.leave(ws, internal);
     }
+    this.sessions.leave(ws, presenceChannel(internal), true);
+    this.members.leaveAll(ws, membersChannel(internal));
     this.send(ws, { action: Action.DETACHED, channel: name });
+  }
+
+  /** A PRESENCE: its members entered, updated or left (./presence.js), once the credential allows it there. */
+  presence(ws, { channel: name, msgSerial, presence }) {
+    const session = ws[kSession];
+    checkName(name);
+    if (!allows(session.capability, name, 'presence')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not be present on ${name}`);
+    this.members.update(ws, membersChannel(internalName(session.app.appId, name)), presence, msgSerial);
+    return Promise.resolve(undefined);
+  }
+
+  /**
+   * The channel's members, as one SYNC (a connection that may subscribe, on
+   * each attach and when it asks); a read the engine cannot answer detaches
+   * the channel with 50003, and ably-js attaches again.
+   */
+  sync(ws, name) {
+    const session = ws[kSession];
+    if (typeof name !== 'string' || !allows(session.capability, name, 'subscribe')) return;
+    const internal = internalName(session.app.appId, name);
+    if (!this.subscriptions.holds(ws, internal)) return;
+    this.members.read(membersChannel(internal)).then(
+      (presence) => this.isOpen(ws) && this.send(ws, { action: Action.SYNC, channel: name, presence }),
+      (err) => {
+        if (!this.isOpen(ws) || !this.subscriptions.holds(ws, internal)) return;
+        this.commands.unsubscribe(ws, internal);
+        this.sessions.leave(ws, internal);
+        this.sessions.leave(ws, presenceChannel(internal), true);
+        this.send(ws, { action: Action.DETACHED, channel: name, error: errorInfo(err instanceof GatewayError ? err : new AblyError(AblyCode.UNAVAILABLE, 'the members could not be read')) });
+      }
+    );
   }
 
   /** A MESSAGE: each message published in order, the whole acknowledged once (ACK with their serials, or NACK). */
@@ -297,7 +344,7 @@ export class AblyConnections {
       outcome = Promise.reject(err);
     }
     outcome.then(
-      (serials) => this.settle(ws, ack, { action: Action.ACK, msgSerial, count: 1, res: [{ serials }] }),
+      (serials) => this.settle(ws, ack, { action: Action.ACK, msgSerial, count: 1, res: serials === undefined ? undefined : [{ serials }] }),
       (err) => this.settle(ws, ack, { action: Action.NACK, msgSerial, count: 1, error: errorInfo(err) })
     );
   }
@@ -361,6 +408,7 @@ export class AblyConnections {
   closed(ws, code) {
     const { app, expiry } = ws[kSession];
     clearTimeout(expiry);
+    this.members.leaveAll(ws);
     const held = app === null ? undefined : this.byApp.get(app.appId);
     if (held?.delete(ws) && held.size === 0) this.byApp.delete(app.appId);
     this.sessions.closed(ws, code);

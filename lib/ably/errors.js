@@ -22,8 +22,16 @@ export const AblyCode = Object.freeze({
   INTERNAL: 50000,
   UNAVAILABLE: 50003,
   CONTINUITY_LOST: 90003, // an attach's channelSerial is from another sequence, or older than the history
+  NO_CLIENT_ID: 91000, // presence entered by a connection with no clientId
   UNSUPPORTED: 93002 // updates, annotations, objects
 });
+
+// A code's HTTP status is its first three digits, but for these.
+const STATUS = new Map([
+  [AblyCode.CONTINUITY_LOST, 404],
+  [AblyCode.NO_CLIENT_ID, 400],
+  [AblyCode.UNSUPPORTED, 400]
+]);
 
 // A refusal of Ably's own, made with the family code its status says.
 const FAMILY = new Map([
@@ -42,7 +50,7 @@ export class AblyError extends GatewayError {
    * @param {*} [id]
    */
   constructor(ablyCode, message, id) {
-    const statusCode = Math.floor(ablyCode / 100);
+    const statusCode = STATUS.get(ablyCode) ?? Math.floor(ablyCode / 100);
     super(FAMILY.get(statusCode) ?? ErrorCode.BAD_REQUEST, message, id);
     this.ablyCode = ablyCode;
     this.statusCode = statusCode;

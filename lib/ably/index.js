@@ -5,6 +5,7 @@
 import { require } from '../runtime/require.js';
 import { appNamespaces, checkInternal, ablyName } from './channels.js';
 import { AblyConnections } from './connection.js';
+import { AblyPresence } from './presence.js';
 import { AblyRest, isRestPath } from './rest.js';
 import { AblyMsgpackSocket, AblySocket } from './transport.js';
 import { Format } from './protocol.js';
@@ -12,6 +13,7 @@ import { Format } from './protocol.js';
 const { WebSocketServer } = require('ws');
 
 export { appNamespaces as ablyNamespaces };
+export { attachAbly } from './primary.js';
 
 /**
  * @param {object} worker the worker's parts: config, apps, appsServed, commandsFor (a command core over the worker's parts), coalescer, relay, subscriptions, presence, sessions, log
@@ -20,11 +22,12 @@ export { appNamespaces as ablyNamespaces };
 export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, relay, subscriptions, presence, sessions, log }) {
   if (!appsServed) return undefined;
   const commands = commandsFor({ rate: config.maxPublishRate, checkName: checkInternal, showName: ablyName });
-  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, log });
+  const members = new AblyPresence({ relay, presence });
+  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, log });
   // One ws server per format: its WebSocket class carries the format's transport.
   const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });
   const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket) };
-  const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context: { commands, relay, presence }, log });
+  const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context: { commands, relay, presence }, members, log });
   return {
     upgrade: {
       matches: (path) => path === '/',

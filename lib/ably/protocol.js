@@ -26,6 +26,7 @@ export const Action = Object.freeze({
 });
 
 export const Flag = Object.freeze({
+  HAS_PRESENCE: 1 << 0,
   RESUMED: 1 << 2,
   PRESENCE: 1 << 16,
   PUBLISH: 1 << 17,

@@ -2,7 +2,8 @@
 // POST /keys/<keyName>/requestToken (a TokenRequest for a token: ./tokens.js),
 // POST /channels/<name>/messages (one message or many, published in order),
 // GET /channels/<name>/messages (the channel's history, as the gateway keeps
-// it: --history-size messages for --history-ttl seconds).
+// it: --history-size messages for --history-ttl seconds), GET
+// /channels/<name>/presence (its members, as PRESENT messages).
 // A request is authorised by its key (Basic) or a token (Bearer, base64 as
 // ably-js sends it, or raw); bodies are JSON or MessagePack by Content-Type,
 // answers by Accept. A refusal is Ably's: `{"error": {message, code,
@@ -14,7 +15,7 @@ import { publish } from '../core/server.js';
 import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
 import { allows, ALL } from './capability.js';
-import { checkName, internalName } from './channels.js';
+import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { appOfKey } from './keys.js';
 import { messageData } from './messages.js';
@@ -26,6 +27,7 @@ const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const TOKEN_REQUEST = /^\/keys\/([A-Za-z0-9._-]+)\/requestToken$/;
 const MESSAGES = /^\/channels\/([^/]+)\/messages$/;
+const PRESENCE = /^\/channels\/([^/]+)\/presence$/;
 
 /** Whether a path is one of Ably's REST routes. */
 export function isRestPath(path) {
@@ -38,12 +40,14 @@ export class AblyRest {
    * @param {number} options.maxPayload --max-payload: the largest body
    * @param {import('../pusher/apps.js').Apps} options.apps
    * @param {import('../core/server.js').ServerContext} options.context Ably's command core and the relay
+   * @param {import('./presence.js').AblyPresence} options.members
    * @param {import('pino').Logger} options.log where a defect is told
    */
-  constructor({ maxPayload, apps, context, log }) {
+  constructor({ maxPayload, apps, context, members, log }) {
     this.maxPayload = maxPayload;
     this.apps = apps;
     this.context = context;
+    this.members = members;
     this.log = log;
   }
 
@@ -74,6 +78,7 @@ export class AblyRest {
       else if (req.method === 'POST' && TOKEN_REQUEST.test(path)) [label, run] = ['ably_request_token', (body) => issueToken(this.apps, TOKEN_REQUEST.exec(path)[1], body)];
       else if (req.method === 'POST' && MESSAGES.test(path)) [label, run] = ['ably_publish', (body) => this.publish(req, decodeSegment(MESSAGES.exec(path)[1]), body)];
       else if (req.method === 'GET' && MESSAGES.test(path)) [label, run] = ['ably_history', () => this.history(req, decodeSegment(MESSAGES.exec(path)[1]))];
+      else if (req.method === 'GET' && PRESENCE.test(path)) [label, run] = ['ably_presence', () => this.presence(req, decodeSegment(PRESENCE.exec(path)[1]))];
       else throw new AblyError(AblyCode.NOT_FOUND, 'no such Ably route');
     } catch (err) {
       req.resume();
@@ -139,6 +144,17 @@ export class AblyRest {
       if (out.length === limit) break;
     }
     return out;
+  }
+
+  /** GET /channels/<name>/presence: its members, as PRESENT messages (`clientId` and `connectionId` narrow them). */
+  async presence(req, name) {
+    const { app, capability } = await this.authorise(req);
+    checkName(name);
+    if (!allows(capability, name, 'subscribe')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not see the members of ${name}`);
+    const query = new URL(req.url, 'http://gateway').searchParams;
+    const [clientId, connectionId] = [query.get('clientId'), query.get('connectionId')];
+    const members = await this.members.read(membersChannel(internalName(app.appId, name)));
+    return members.filter((member) => (clientId === null || member.clientId === clientId) && (connectionId === null || member.connectionId === connectionId));
   }
 
   /** @returns {Promise<{app, capability, clientId: string|undefined}>} what the request's key or token may do */

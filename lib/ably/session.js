@@ -19,6 +19,8 @@ export class AblySession extends Session {
     this.capability = null;
     /** @type {{msgSerial: number, settled: boolean, answer: object}[]|undefined} its publishes not acknowledged yet, in order */
     this.acks = undefined;
+    /** @type {Map<string, Map<string, number>>|undefined} the members it entered: members channel -> (clientId -> generation) (./presence.js) */
+    this.entered = undefined;
     /** @type {NodeJS.Timeout|undefined} its token's end */
     this.expiry = undefined;
   }

@@ -18,8 +18,6 @@ import { isProtocolChannel, protocolAppOf, protocolNamespaceOf } from '../core/n
 export const MAX_NAME_LENGTH = 164;
 const NAME_CHARACTERS = '[A-Za-z0-9_\\-=@,.;]';
 const NAME = new RegExp(`^${NAME_CHARACTERS}{1,${MAX_NAME_LENGTH}}$`);
-// An internal name: '#', the app id, '.', the kind, ':', the Pusher name.
-const INTERNAL = new RegExp(`^#[A-Za-z0-9_-]{1,64}\\.[a-z]+:${NAME_CHARACTERS}{1,${MAX_NAME_LENGTH}}$`);
 
 /** The kinds, by the prefix that makes them; the first that matches wins. */
 export const Kind = Object.freeze({
@@ -33,6 +31,9 @@ export const Kind = Object.freeze({
   USER: 'user', // a signed-in user's own channel (#server-to-user-<id>): the HTTP API's sendToUser and terminate_connections
   MEMBERS: 'presm' // a presence channel's member events, beside it: a cache channel's last event stays an event
 });
+
+// An internal name: '#', the app id, '.', one of Pusher's kinds (another protocol's channels have theirs), ':', the Pusher name.
+const INTERNAL = new RegExp(`^#[A-Za-z0-9_-]{1,64}\\.(?:${Object.values(Kind).join('|')}):${NAME_CHARACTERS}{1,${MAX_NAME_LENGTH}}$`);
 
 // The channels of the gateway's own making, beside the clients' ones: no webhooks, not listed.
 const OWN = new Set([Kind.USER, Kind.MEMBERS]);

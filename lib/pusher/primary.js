@@ -3,14 +3,13 @@
 import { publishMembers } from './members.js';
 import { startPusherWebhooks } from './webhooks.js';
 import { followSubscriptionCounts } from './subscription-count.js';
-import { servesPusher } from './apps.js';
 
 /**
- * @param {object} options config, apps, engine, relay, calls (a Call on the whole cluster), delivery (the webhooks' sender), log
+ * @param {object} options config, apps, appsServed, engine, relay, calls (a Call on the whole cluster), delivery (the webhooks' sender), log
  * @returns {{close: () => Promise<void>}|undefined} sends what is still queued, briefly; none without an app
  */
 export function attachPusher(options) {
-  if (!servesPusher(options.config)) return undefined;
+  if (!options.appsServed) return undefined;
   publishMembers(options.engine);
   const webhooks = startPusherWebhooks(options);
   const counts = followSubscriptionCounts({ relay: options.relay, engine: options.engine, calls: options.calls, webhooks, apps: options.apps });

@@ -4,7 +4,8 @@
 //   namespaces(config, apps)  its channels' namespaces (for lib/core/namespaces.js,
 //                             in the workers and in the engine); a protocol's
 //                             channels start with '#' (isProtocolChannel)
-//   primary(options)          its part in the primary beside the engine, or
+//   primary(options)          its part in the primary beside the engine (options.appsServed:
+//                             whether any app is configured), or
 //                             undefined: {close()} sends what is still queued
 //   worker(parts)             its ways in in a worker, or undefined: a WebSocket
 //                             upgrade (its paths), HTTP routes, the admin's calls
@@ -13,12 +14,13 @@ import { Commands } from '../core/commands.js';
 import { metrics } from '../session/metrics.js';
 import { appNamespaces } from '../pusher/channels.js';
 import { attachPusher } from '../pusher/primary.js';
+import { servesPusher } from '../pusher/apps.js';
 import { pusherWaysIn } from '../pusher/index.js';
-import { ablyNamespaces, ablyWaysIn } from '../ably/index.js';
+import { ablyNamespaces, ablyWaysIn, attachAbly } from '../ably/index.js';
 
 const PROTOCOLS = [
   { namespaces: appNamespaces, primary: attachPusher, worker: pusherWaysIn },
-  { namespaces: ablyNamespaces, primary: () => undefined, worker: ablyWaysIn }
+  { namespaces: ablyNamespaces, primary: attachAbly, worker: ablyWaysIn }
 ];
 
 /**
@@ -49,7 +51,8 @@ export function protocolNamespaces(apps) {
  * @returns {{close: () => Promise<void>}} sends what is still queued, briefly
  */
 export function attachProtocols(options) {
-  const parts = PROTOCOLS.map((protocol) => protocol.primary(options)).filter((part) => part !== undefined);
+  const appsServed = servesPusher(options.config);
+  const parts = PROTOCOLS.map((protocol) => protocol.primary({ ...options, appsServed })).filter((part) => part !== undefined);
   return { close: async () => void (await Promise.all(parts.map((part) => part.close()))) };
 }
 

@@ -147,6 +147,71 @@ describe('Ably protocol (ably-js)', function () {
     });
   }
 
+  for (const binary of [false, true]) {
+    const format = binary ? 'msgpack' : 'json';
+    it(`keeps presence across workers: enter, update, leave and a close seen by another, get() and REST list the members (${format})`, async () => {
+      const name = `lobby-${format}`;
+      const a = realtime({ key: KEY, useBinaryProtocol: binary, clientId: 'alice' });
+      await connected(a);
+      const b = realtime({ key: KEY, useBinaryProtocol: binary, clientId: 'bob' });
+      await connected(b);
+      expect(a.connection.id.split('-')[0]).to.not.equal(b.connection.id.split('-')[0]);
+      const [onA, onB] = [a.channels.get(name), b.channels.get(name)];
+      const seen = [];
+      await onB.presence.subscribe((m) => seen.push([m.action, m.clientId, m.data]));
+      expect(await onB.presence.get()).to.deep.equal([]);
+      await onA.presence.enter({ mood: 'here' });
+      await onA.presence.update(Buffer.from([1, 2, 3]));
+      await eventually(() => seen.length === 2, { what: 'the enter and the update', timeout: 10000 });
+      // A third client attaching later is told the members in its SYNC.
+      const c = realtime({ key: KEY, useBinaryProtocol: binary });
+      await connected(c);
+      const members = await c.channels.get(name).presence.get();
+      expect(members.map((m) => [m.clientId, m.connectionId, m.data])).to.deep.equal([['alice', a.connection.id, Buffer.from([1, 2, 3])]]);
+      await onB.presence.enter('bob is in');
+      const rest = new Ably.Rest(options({ key: KEY, useBinaryProtocol: binary }));
+      await eventually(async () => (await rest.channels.get(name).presence.get()).items.length === 2, { what: 'two members over REST', timeout: 10000 });
+      const listed = (await rest.channels.get(name).presence.get()).items.map((m) => [m.clientId, m.action]).sort();
+      expect(listed).to.deep.equal([['alice', 'present'], ['bob', 'present']]);
+      await onA.presence.leave();
+      await eventually(() => seen.length === 4, { what: 'bob\'s enter and alice\'s leave', timeout: 10000 });
+      await onA.presence.enter('back');
+      a.close();
+      await eventually(() => seen.length === 6, { what: 'alice back, then gone with her connection', timeout: 10000 });
+      expect(seen).to.deep.equal([
+        ['enter', 'alice', { mood: 'here' }],
+        ['update', 'alice', Buffer.from([1, 2, 3])],
+        ['enter', 'bob', 'bob is in'],
+        ['leave', 'alice', undefined],
+        ['enter', 'alice', 'back'],
+        ['leave', 'alice', undefined]
+      ]);
+      expect((await onB.presence.get()).map((m) => m.clientId)).to.deep.equal(['bob']);
+    });
+  }
+
+  it('refuses presence to a connection with no clientId (91000) and without the capability (40160)', async () => {
+    // ably-js refuses to send it: by hand, a NACK.
+    const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(KEY)}`);
+    const frames = [];
+    ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+    await once(ws, 'open');
+    ws.send(JSON.stringify({ action: 14, channel: 'nobody', msgSerial: 0, presence: [{ action: 2, data: 'x' }] }));
+    try {
+      await eventually(() => frames.some((f) => f.action === 2), { what: 'the NACK', timeout: 5000 });
+      expect(frames.find((f) => f.action === 2)).to.deep.include({ msgSerial: 0, count: 1, error: { code: 91000, statusCode: 400, message: 'presence needs a clientId: this connection has none' } });
+    } finally {
+      ws.close();
+    }
+    const keyed = new Ably.Rest(options({ key: KEY }));
+    const client = realtime({
+      authCallback: (params, callback) => keyed.auth.createTokenRequest({ clientId: 'dave', capability: { quiet: ['subscribe'] } }).then((request) => callback(null, request), (err) => callback(err, null))
+    });
+    await connected(client);
+    const nacked = await client.channels.get('quiet').presence.enter('x').then(() => undefined, (err) => err);
+    expect(nacked?.code).to.equal(40160);
+  });
+
   it('reads a channel\'s history over REST: newest first by default, forwards, limited', async () => {
     const rest = new Ably.Rest(options({ key: KEY }));
     const channel = rest.channels.get('history');
@@ -192,9 +257,11 @@ describe('Ably protocol (ably-js)', function () {
     await once(ws, 'open');
     ws.send(JSON.stringify({ action: 10, channel: 'early' }));
     try {
-      await eventually(() => frames.some((f) => f.action === 11), { what: 'ATTACHED', timeout: 5000 });
-      expect(frames.map((f) => f.action)).to.deep.equal([4, 11]);
+      await eventually(() => frames.some((f) => f.action === 16), { what: 'ATTACHED and the SYNC', timeout: 5000 });
+      expect(frames.map((f) => f.action)).to.deep.equal([4, 11, 16]);
       expect(frames[1]).to.include({ channel: 'early' });
+      // No member yet: the SYNC says so, with its presence array.
+      expect(frames[2]).to.deep.equal({ action: 16, channel: 'early', presence: [] });
     } finally {
       ws.close();
     }

@@ -346,11 +346,13 @@ describe('hostile input kills nothing (property-based)', function () {
   describe('Ably frames and REST', () => {
     const ABLY_KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
     const ablyMessage = objectValue({ name: fc.oneof(fc.constant('ev'), hostileValue), data: hostileValue, encoding: fc.oneof(fc.constant('json'), hostileValue), clientId: hostileValue, id: hostileValue, extras: hostileValue, action: fc.oneof(fc.constant(0), hostileValue) });
+    const ablyPresence = objectValue({ action: fc.oneof({ arbitrary: fc.constantFrom(2, 3, 4), weight: 3 }, hostileValue), clientId: fc.oneof({ arbitrary: fc.constantFrom('ann', 'bo#1', 'c:d'), weight: 2 }, hostileValue), data: hostileValue, encoding: hostileValue, id: hostileValue });
     const ablyFrame = objectValue({
       action: fc.oneof({ arbitrary: fc.constantFrom(0, 1, 3, 5, 7, 10, 12, 14, 15, 16, 17, 21, 99), weight: 4 }, hostileValue),
       channel: fc.oneof({ arbitrary: fc.constantFrom('fuzz', 'a:b', '[?rewind=1]x', '__proto__'), weight: 2 }, channelName, hostileValue),
       msgSerial: fc.oneof(fc.nat({ max: 5 }), hostileValue),
       messages: fc.oneof({ arbitrary: fc.array(ablyMessage, { maxLength: 3 }), weight: 3 }, hostileValue),
+      presence: fc.oneof({ arbitrary: fc.array(ablyPresence, { maxLength: 3 }), weight: 3 }, hostileValue),
       id: hostileValue,
       flags: hostileValue,
       params: hostileValue,
@@ -388,6 +390,7 @@ describe('hostile input kills nothing (property-based)', function () {
         pathSegment.map((s) => ['POST', `/keys/${s}/requestToken`]),
         channelName.map((c) => ['POST', `/channels/${encodeURIComponentSafe(c)}/messages`]),
         pathSegment.map((s) => ['POST', `/channels/${s}/messages`]),
+        fc.tuple(fc.constantFrom('GET', 'POST'), channelName.map((c) => `/channels/${encodeURIComponentSafe(c)}/presence`)),
         fc.tuple(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE'), pathSegment.map((s) => `/channels/${s}`))
       );
       await check(

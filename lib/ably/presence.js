@@ -1,0 +1,131 @@
+// Ably presence at the edge. A member is a connection and a clientId (Ably's
+// memberKey, `<connectionId>:<clientId>`); who is present on a channel is
+// the engine's presence entries on its members channel (./channels.js), one
+// entry per member, so the members are exact across workers and nodes and a
+// dead worker's or node's leave as every other presence entry does. An entry
+// is filed under `<memberKey>#<generation>`: an update adds the next
+// generation before it takes out the one before, so the engine's entry
+// changes without the member ever being absent. The events (ENTER, UPDATE,
+// LEAVE) are published from the engine's own view, in the primary
+// (./primary.js), on the presence channel every subscriber holds.
+//
+// To the primary: ['pjoin', members channel, entry, {user: entry, info: presence message}]
+//                 ['pleave', members channel, entry]
+import { memberOf } from '../core/identity.js';
+import { Op } from '../core/ipc.js';
+import { kSession } from '../core/symbols.js';
+import { AblyCode, AblyError } from './errors.js';
+import { messageData } from './messages.js';
+
+export const PresenceAction = Object.freeze({ PRESENT: 1, ENTER: 2, LEAVE: 3, UPDATE: 4 });
+
+const MAX_ITEMS = 100; // in one PRESENCE
+
+/** The engine's client (and user) for a member's generation. */
+function entryOf(memberKey, generation) {
+  return `${memberKey}#${generation}`;
+}
+
+/**
+ * @param {string} entry an engine client of a members channel
+ * @returns {{memberKey: string, connectionId: string, clientId: string, generation: number}}
+ */
+export function memberOfEntry(entry) {
+  const hash = entry.lastIndexOf('#');
+  const colon = entry.indexOf(':');
+  return { memberKey: entry.slice(0, hash), connectionId: entry.slice(0, colon), clientId: entry.slice(colon + 1, hash), generation: Number(entry.slice(hash + 1)) };
+}
+
+/**
+ * The members a presence read lists, one per memberKey (its newest
+ * generation, where an update is under way), as Ably's PRESENT messages.
+ * @param {Object<string, import('../core/identity.js').Member>} clients the engine's answer
+ * @returns {object[]}
+ */
+export function presentMembers(clients) {
+  const newest = new Map(); // memberKey -> [generation, presence message]
+  for (const [entry, member] of Object.entries(clients)) {
+    const { memberKey, generation } = memberOfEntry(entry);
+    const held = newest.get(memberKey);
+    if (held === undefined || held[0] < generation) newest.set(memberKey, [generation, member.info]);
+  }
+  return Array.from(newest.values(), ([, info]) => ({ ...info, action: PresenceAction.PRESENT }));
+}
+
+export class AblyPresence {
+  /**
+   * @param {object} options
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay
+   * @param {import('../session/presence.js').WorkerPresence} options.presence the presence reads
+   */
+  constructor({ relay, presence }) {
+    this.relay = relay;
+    this.presence = presence;
+  }
+
+  /**
+   * A PRESENCE ProtocolMessage's items, each entered, updated or left in
+   * order; the connection's identity names the member (a wildcard one may
+   * name any clientId).
+   * @param {string} members the channel's members channel
+   * @throws {AblyError} 40000, 40012, 91000 (no clientId to be present as)
+   */
+  update(ws, members, items, msgSerial) {
+    if (!Array.isArray(items) || items.length === 0 || items.length > MAX_ITEMS) throw new AblyError(AblyCode.BAD_REQUEST, `a PRESENCE holds 1 to ${MAX_ITEMS} members`);
+    const session = ws[kSession];
+    const who = { clientId: session.clientId, wildcard: session.wildcard };
+    const timestamp = Date.now();
+    // Every item checked before any is applied: a refusal changes nothing.
+    const messages = items.map((item, i) => {
+      const action = item?.action;
+      if (action !== PresenceAction.ENTER && action !== PresenceAction.UPDATE && action !== PresenceAction.LEAVE) throw new AblyError(AblyCode.BAD_REQUEST, 'a presence action is enter, update or leave');
+      const message = messageData({ ...item, action: undefined, name: undefined }, who, { id: `${session.id}:${msgSerial}:${i}`, connectionId: session.id, timestamp });
+      if (message.clientId === undefined) throw new AblyError(AblyCode.NO_CLIENT_ID, 'presence needs a clientId: this connection has none');
+      message.name = undefined;
+      message.action = action;
+      return message;
+    });
+    for (const message of messages) this.apply(ws, members, message);
+  }
+
+  apply(ws, members, message) {
+    const session = ws[kSession];
+    const entered = (session.entered ??= new Map()); // members channel -> (clientId -> generation)
+    let mine = entered.get(members);
+    const memberKey = `${session.id}:${message.clientId}`;
+    const generation = mine?.get(message.clientId);
+    if (message.action === PresenceAction.LEAVE) {
+      if (generation === undefined) return; // not present: nothing to leave
+      this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(memberKey, generation)]);
+      mine.delete(message.clientId);
+      if (mine.size === 0) entered.delete(members);
+      return;
+    }
+    if (mine === undefined) entered.set(members, (mine = new Map()));
+    message.action = generation === undefined ? PresenceAction.ENTER : PresenceAction.UPDATE;
+    const next = generation === undefined ? 0 : generation + 1;
+    const entry = entryOf(memberKey, next);
+    this.relay.send([Op.PRESENCE_JOIN, members, entry, memberOf(entry, message)]);
+    if (generation !== undefined) this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(memberKey, generation)]);
+    mine.set(message.clientId, next);
+  }
+
+  /** Every member the connection holds on one members channel (a detach), or on all (a close), leaves. */
+  leaveAll(ws, members) {
+    const { entered, id } = ws[kSession];
+    if (entered === undefined) return;
+    for (const [channel, mine] of entered) {
+      if (members !== undefined && channel !== members) continue;
+      for (const [clientId, generation] of mine) this.relay.send([Op.PRESENCE_LEAVE, channel, entryOf(`${id}:${clientId}`, generation)]);
+      entered.delete(channel);
+    }
+  }
+
+  /**
+   * @returns {Promise<object[]>} the channel's members, as PRESENT messages
+   * @throws {import('../core/errors.js').GatewayError} too_many, unavailable
+   */
+  read(members) {
+    return this.presence.read(members, false).then(({ clients }) => presentMembers(clients));
+  }
+}

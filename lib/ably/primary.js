@@ -1,0 +1,39 @@
+// Ably's protocol in the primary, beside the engine: its presence events.
+// The engine tells each presence entry of a members channel
+// (./presence.js) once for the whole cluster when it is added and when it
+// is gone, a dead worker's and a crashed node's included; each is published
+// on the channel's presence channel, where every attached subscriber on
+// every worker and node gets it once, in order: an entry added is the
+// member's ENTER or UPDATE (the message the connection sent), the last of a
+// member's generations gone is its LEAVE. A generation an update replaced
+// goes quietly: its member is still present. Without an app, nothing.
+import { isMembersChannel, presenceChannel } from './channels.js';
+import { memberOfEntry, PresenceAction } from './presence.js';
+
+/**
+ * @param {object} options engine, appsServed (whether any app is configured)
+ * @returns {undefined} nothing is queued to send at the end
+ */
+export function attachAbly({ engine, appsServed }) {
+  if (!appsServed) return undefined;
+  const generations = new Map(); // `<members channel>\n<memberKey>` -> generations added here and not gone
+  engine.onMember((channel, entry, present, client, member) => {
+    if (!isMembersChannel(channel)) return;
+    const { memberKey, connectionId, clientId } = memberOfEntry(entry);
+    const key = `${channel}\n${memberKey}`;
+    const held = generations.get(key) ?? 0;
+    if (present) {
+      generations.set(key, held + 1);
+      return tell(engine, channel, member.info);
+    }
+    if (held > 1) return void generations.set(key, held - 1);
+    generations.delete(key);
+    // An id that does not start with the connection's: ably-js orders it by its timestamp, the leave's own time.
+    tell(engine, channel, { id: `left:${entry}`, action: PresenceAction.LEAVE, clientId, connectionId, timestamp: Date.now() });
+  });
+  return undefined;
+}
+
+function tell(engine, members, message) {
+  engine.publish({ channel: presenceChannel(members), data: JSON.stringify(message) });
+}
