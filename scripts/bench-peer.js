@@ -28,8 +28,8 @@ import { sampleTree, cpuBetween, rssOf } from './bench/proc-sampler.js';
 import { publishInTurn } from './bench/publisher.js';
 import { untilEstablished } from './bench/established.js';
 import { churn } from './bench/churn.js';
-import { pusherUrl } from '../lib/loadgen/pusher-wire.js';
 import { BENCH_APP } from './bench/scenarios/pusher.js';
+import { pusherClients } from './bench/clients.js';
 
 const { values } = scriptArgs({
   usage: '[--peer-bin ~/.cargo/bin/sockudo] [--old ../main-checkout] [--rounds 3] [--in-flight 20]',
@@ -57,7 +57,8 @@ const PER_AGENT = 10000; // an agent holds this many: each process stays under 2
 const SETTLE_MS = 3000; // a started server compiles and settles before its idle CPU is read
 const HOLD_MS = 2000; // connections held this long before memory is read
 const APP_FLAGS = ['--pusher-app-id', BENCH_APP.appId, '--pusher-key', BENCH_APP.key, '--pusher-secret', BENCH_APP.secret];
-const LOAD = { protocol: 'pusher', 'pusher-key': BENCH_APP.key, 'local-address': '127.0.0.1-127.0.0.16' };
+const CLIENTS = pusherClients(BENCH_APP);
+const LOAD = { ...CLIENTS.load, 'local-address': '127.0.0.1-127.0.0.16' };
 
 /** The servers compared: this tree's gateway under both balance modes, the old tree's, and the peer. */
 function targets() {
@@ -98,7 +99,7 @@ async function measure(server) {
   await sleep(HOLD_MS);
   const rssPerIdleConnBytes = (rssOf(sampleTree(server.pid)) - emptyRss) / SIZE;
   const before = sampleTree(server.pid);
-  const run = await publishInTurn(server.url, { channel: 'c0', seconds: FANOUT_S, messageSize: 128, pusherApp: BENCH_APP });
+  const run = await publishInTurn(server.url, { channel: 'c0', seconds: FANOUT_S, messageSize: 128, clients: CLIENTS });
   await sleep(200); // the last publish's copies leave
   const fanoutUs = busySince(before);
   const report = await held.report;
@@ -119,7 +120,7 @@ async function measure(server) {
   // The same handshakes in steady churn, IN_FLIGHT at a time.
   await sleep(1000);
   const churnFrom = sampleTree(server.pid);
-  await churn({ url: pusherUrl(server.url, BENCH_APP.key), count: CHURN, inFlight: IN_FLIGHT, expect: 'pusher:connection_established' });
+  await churn({ url: CLIENTS.url(server.url), count: CHURN, inFlight: IN_FLIGHT, expect: CLIENTS.welcome });
   if (!(await untilEstablished(server.port, (n) => n === 0))) return { short: 'churn: connections still open' };
   const churnUs = busySince(churnFrom) / CHURN;
 

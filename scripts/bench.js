@@ -22,7 +22,7 @@ import { tls } from './bench/scenarios/tls.js';
 import { channels, recovery } from './bench/scenarios/recovery.js';
 import { redis } from './bench/scenarios/redis.js';
 import { sse } from './bench/scenarios/sse.js';
-import { pusher } from './bench/scenarios/pusher.js';
+import { ably, pusher } from './bench/scenarios/pusher.js';
 import { baseMemory } from './bench/scenarios/base-memory.js';
 import { runResult } from './bench/result.js';
 import { writeReport } from './bench/report.js';
@@ -56,6 +56,7 @@ const RUN = {
   redis,
   sse,
   pusher,
+  ably,
   'base-memory': baseMemory
 };
 

@@ -24,13 +24,16 @@ export const options = {
   },
   protocol: {
     type: 'string',
-    choices: ['native', 'pusher'],
+    choices: ['native', 'pusher', 'ably'],
     default: 'native',
-    describe: "pusher: Pusher's protocol (/app/<--pusher-key> on --url's host, public channels; publishes through the app's HTTP API with --publish-via http)"
+    describe:
+      "pusher: Pusher's protocol (/app/<--pusher-key> on --url's host, public channels; publishes through the app's HTTP API with --publish-via http); " +
+      "ably: Ably's (/ on --url's host with --ably-key, JSON; publishes through its REST API with --publish-via http)"
   },
   'pusher-key': { type: 'string', describe: 'the Pusher app key the connections use (--protocol pusher)' },
   'pusher-app-id': { type: 'string', describe: "the Pusher app id, for publishing through its HTTP API (--protocol pusher)" },
   'pusher-secret': { type: 'string', describe: "the Pusher app secret that signs the HTTP API's requests (--protocol pusher)" },
+  'ably-key': { type: 'string', describe: 'the Ably key the connections and the REST publishes use, <appId>.<key>:<secret> (--protocol ably)' },
   encoding: {
     type: 'string',
     choices: ['json', 'msgpack'],

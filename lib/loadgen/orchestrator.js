@@ -99,6 +99,7 @@ class Run {
         wsUrl: o.url,
         apiKey: o.apiKey,
         pusherApp: o.protocol === 'pusher' ? { appId: o.pusherAppId, key: o.pusherKey, secret: o.pusherSecret } : undefined,
+        ablyKey: o.protocol === 'ably' ? o.ablyKey : undefined,
         rate: o.publishRate,
         seconds: o.duration,
         channels: o.channels,

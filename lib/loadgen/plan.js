@@ -5,6 +5,7 @@ import { UsageError } from '../config/cli.js';
 import { readSnapshot } from '../runtime/proc.js';
 import { isLoopback, ephemeralPorts } from './addresses.js';
 import { pusherUrl } from './pusher-wire.js';
+import { ablyUrl } from './ably-wire.js';
 
 /** Sockets one agent may hold: 90 % of its open-files limit, less what Node itself keeps open. */
 export function connectionsPerProcess(limit = readSnapshot().openFiles?.soft ?? Infinity) {
@@ -21,7 +22,7 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
   const ports = sourcePorts(o, portRange);
   const processes = Math.min(o.connections, o.processes ?? Math.ceil(o.connections / perProcess));
   if (o.publishRate > 0 && o.channels === 0) throw new UsageError('--publish-rate needs --channels: nobody would receive');
-  if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey && o.protocol !== 'pusher') throw new UsageError('--publish-via http needs --api-key');
+  if (o.publishVia === 'http' && o.publishRate > 0 && !o.apiKey && o.protocol === 'native') throw new UsageError('--publish-via http needs --api-key');
   if (o.transport === 'sse' && o.channels === 0) throw new UsageError('--transport sse needs --channels: a stream is on a channel');
   if (o.transport === 'sse' && o.publishRate > 0 && o.publishVia !== 'http') {
     throw new UsageError('--transport sse receives only: publish with --publish-via http --api-key K');
@@ -30,6 +31,7 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
   if (o.delta && o.channels === 0) throw new UsageError('--delta needs --channels: deltas are a subscription\'s');
   if (o.token !== undefined && o.jwtSecret !== undefined) throw new UsageError('give --token or --jwt-secret, not both');
   pusherProblem(o);
+  ablyProblem(o);
   const largest = Math.ceil(o.connections / processes);
   if (largest > perProcess) {
     throw new UsageError(
@@ -47,7 +49,7 @@ export function planRun(o, perProcess = connectionsPerProcess(), portRange = eph
       rate: o.rate / processes,
       maxHandshakes: Math.max(1, Math.ceil(o.maxHandshakes / processes)),
       handshakeTimeout: o.handshakeTimeout,
-      url: o.protocol === 'pusher' ? pusherUrl(o.url, o.pusherKey) : o.url,
+      url: urlOf(o),
       protocol: o.protocol,
       addresses: o.localAddress,
       ports: ports && spareSlice(ports, a, processes),
@@ -80,6 +82,27 @@ function pusherProblem(o) {
   if (o.publishRate > 0 && (o.publishVia !== 'http' || o.pusherAppId === undefined || o.pusherSecret === undefined)) {
     throw new UsageError('--protocol pusher publishes through the HTTP API: --publish-via http --pusher-app-id ID --pusher-secret S');
   }
+}
+
+/** An Ably run: its key, REST publishing, none of what the load generator's Ably lacks. */
+function ablyProblem(o) {
+  if (o.protocol !== 'ably') {
+    if (o.ablyKey !== undefined) throw new UsageError('--ably-key needs --protocol ably');
+    return;
+  }
+  if (o.ablyKey === undefined) throw new UsageError('--protocol ably needs --ably-key (<appId>.<key>:<secret>)');
+  if (o.transport !== 'ws') throw new UsageError('--protocol ably is a WebSocket protocol: leave --transport ws');
+  if (o.token !== undefined || o.jwtSecret !== undefined) throw new UsageError('--protocol ably connects with --ably-key, no tokens');
+  if (o.reconnectEvery > 0) throw new UsageError('--reconnect-every needs the native protocol');
+  if (o.encoding !== 'json' || o.delta) throw new UsageError('--protocol ably speaks JSON, whole messages: leave --encoding and --delta');
+  if (o.publishRate > 0 && o.publishVia !== 'http') throw new UsageError('--protocol ably publishes through the REST API: --publish-via http');
+}
+
+/** The URL every connection of the run dials. */
+function urlOf(o) {
+  if (o.protocol === 'pusher') return pusherUrl(o.url, o.pusherKey);
+  if (o.protocol === 'ably') return ablyUrl(o.url, o.ablyKey);
+  return o.url;
 }
 
 /**

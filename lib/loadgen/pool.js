@@ -9,6 +9,7 @@ import { Pacer } from './pacer.js';
 import { connectionTokens } from './tokens.js';
 import { eventEpoch } from './sse-wire.js';
 import { pusherControl, pusherSubscribeFrame, readPusherEvent } from './pusher-wire.js';
+import { ablyControl, ablySubscribeFrame, readAblyMessage } from './ably-wire.js';
 import { readMsgpack } from './msgpack-frames.js';
 import {
   AUTH_ID,
@@ -50,9 +51,11 @@ const MAX_REDIAL_DELAY_MS = 3200;
 // listen backlog and wait for SYN retries.
 const RECONNECT_SPREAD_MS = 1000;
 
-// What a connection says and reads, by protocol: Pusher's events carry no seq to check.
+// What a connection says and reads, by protocol: Pusher's and Ably's are counted, their seqs not checked.
 const NATIVE = { subscribeFrame, readMessage, control: parseFrame, sequenced: true };
 const PUSHER = { subscribeFrame: pusherSubscribeFrame, readMessage: readPusherEvent, control: pusherControl, sequenced: false };
+const ABLY = { subscribeFrame: ablySubscribeFrame, readMessage: readAblyMessage, control: ablyControl, sequenced: false };
+const WIRES = { native: NATIVE, pusher: PUSHER, ably: ABLY };
 
 const TICK_MS = 10;
 const SWEEP_MS = 250;
@@ -81,7 +84,7 @@ export class Pool extends SocketTable {
    * @param {number} plan.reconnectEvery seconds between reconnect rounds once ramped (0: none)
    * @param {number} plan.reconnectFraction share of the connections each round drops
    * @param {'ws'|'sse'} plan.transport
-   * @param {'native'|'pusher'} [plan.protocol] native unless given
+   * @param {'native'|'pusher'|'ably'} [plan.protocol] native unless given
    * @param {'json'|'msgpack'} [plan.encoding] a WebSocket's
    * @param {boolean} [plan.delta] subscribe with "delta":"fossil"
    * @param {{token?: string, jwtSecret?: string, jwtSubPrefix: string}} plan.auth (./tokens.js)
@@ -142,7 +145,7 @@ export class Pool extends SocketTable {
 
     this.publisher = { sent: 0, acked: 0, errors: {}, errorCount: 0, perChannel: new Float64Array(plan.channels), cursor: 0, counter: 0 };
     this.pad = padding(plan.messageSize);
-    this.wire = plan.protocol === 'pusher' ? PUSHER : NATIVE;
+    this.wire = WIRES[plan.protocol ?? 'native'];
   }
 
   /** Opens the connections; resolves once every one is open or failed, and subscribed or not. */

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'mass-close', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery', 'redis', 'sse', 'pusher', 'base-memory'];
+export const SCENARIOS = ['idle', 'idle-large', 'handshake', 'proxy', 'fan-out', 'relay', 'keepalive', 'mass-close', 'gc', 'balance', 'auth', 'tls', 'channels', 'recovery', 'redis', 'sse', 'pusher', 'ably', 'base-memory'];
 
 /** name: [default, smoke, help] */
 export const OPTIONS = {
@@ -23,8 +23,8 @@ export const OPTIONS = {
   'per-agent': [15000, 15000, 'connections per load generator process (each may hold ~18k)'],
   'handshake-connections': [10000, 200, 'handshake and proxy: connections opened'],
   'handshake-rate': [20000, 2000, 'handshake and proxy: connections per second asked for'],
-  'in-flight': [20, 20, 'handshake and pusher, steady churn: handshakes under way at a time, each opened once an earlier one closed'],
-  churn: [5000, 200, 'handshake and pusher, steady churn: handshakes in all'],
+  'in-flight': [20, 20, 'handshake, pusher and ably, steady churn: handshakes under way at a time, each opened once an earlier one closed'],
+  churn: [5000, 200, 'handshake, pusher and ably, steady churn: handshakes in all'],
   'fanout-subscribers': [15000, 200, 'fan-out: subscribers of the one channel'],
   'fanout-seconds': [8, 0.5, 'fan-out: seconds of publishing'],
   'message-size': [128, 128, 'fan-out: bytes of data per message'],

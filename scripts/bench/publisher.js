@@ -6,21 +6,21 @@
 // generator reads (lib/loadgen/frames.js), so its agents measure the latency.
 import WebSocket from 'ws';
 import { once } from 'node:events';
-import { dataJson, nowUs, padding, publishFrame, subscribeFrame } from '../../lib/loadgen/frames.js';
-import { pusherSubscribeFrame, pusherUrl, signedEvent } from '../../lib/loadgen/pusher-wire.js';
+import { dataJson, nowUs, padding } from '../../lib/loadgen/frames.js';
+import { NATIVE_CLIENTS } from './clients.js';
 
 const PUBLISHER_ID = 999; // "p" in the data: not one of the load generator's agents
 const ECHO_TIMEOUT_MS = 5000;
 
 /**
  * Publishes to `channel` for `seconds`, one fan-out at a time.
- * @param {{appId: string, key: string, secret: string}} [options.pusherApp] publish on this Pusher app's channel instead
+ * @param {object} [options.clients] the protocol it speaks (./clients.js): the native one unless given
  * @returns {Promise<{published: number, seconds: number, error?: string}>}
  *   seconds from the first publish to the last one's return
  */
 export async function publishInTurn(url, options) {
-  const { channel, seconds, messageSize, pusherApp } = options;
-  const way = pusherApp === undefined ? nativeWay(url, channel) : pusherWay(url, channel, pusherApp);
+  const { channel, seconds, messageSize, clients = NATIVE_CLIENTS } = options;
+  const way = clients.publisher(url, channel);
   const ws = new WebSocket(way.url, { perMessageDeflate: false });
   const frames = [];
   let wake = () => {};
@@ -62,37 +62,4 @@ export async function publishInTurn(url, options) {
   } finally {
     ws.terminate();
   }
-}
-
-/** The native protocol: a WebSocket publish, its copy a message frame. */
-function nativeWay(url, channel) {
-  return {
-    url,
-    subscribe: subscribeFrame(channel),
-    read: (frame) => frame,
-    publish: (ws, data) => ws.send(publishFrame(channel, data))
-  };
-}
-
-/**
- * Pusher's: a client on the app's public channel, publishing through the
- * app's signed HTTP API (public channels take no client events); its frames
- * read as the native ones.
- */
-function pusherWay(url, channel, app) {
-  const http = new URL('/', url.replace(/^ws/, 'http'));
-  return {
-    url: pusherUrl(url, app.key),
-    subscribe: pusherSubscribeFrame(channel),
-    read(frame) {
-      if (frame.event === 'pusher_internal:subscription_succeeded') return { type: 'ack' };
-      if (frame.event === 'pusher:error') return { type: 'error', code: frame.data?.code, message: frame.data?.message };
-      return frame.channel === channel ? { type: 'message', data: JSON.parse(frame.data) } : {};
-    },
-    async publish(ws, data) {
-      const { path, body } = signedEvent(app, channel, data);
-      const res = await fetch(new URL(path, http), { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-      if (res.status !== 200) throw new Error(`the HTTP API answered ${res.status}: ${await res.text()}`);
-    }
-  };
 }

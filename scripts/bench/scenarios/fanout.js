@@ -8,6 +8,7 @@ import { Load, shortfall } from '../load.js';
 import { idleCpuRate, busyCpuSince } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { publishInTurn } from '../publisher.js';
+import { NATIVE_CLIENTS } from '../clients.js';
 import { runResult, loadSummary } from '../result.js';
 
 const GRACE_MS = 200; // the other workers finish writing the last publish
@@ -16,9 +17,9 @@ const GRACE_MS = 200; // the other workers finish writing the last publish
  * @param {string[]} kinds servers to compare
  * @param {object} [as] `transport` of the subscribers (the publisher is a
  *   WebSocket), the scenario's name, the gateway's extra `flags`, and
- *   `pusherApp`: subscribers and publisher on that Pusher app's channel
+ *   `clients`: the protocol of the subscribers and the publisher (../clients.js)
  */
-export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-out', flags: extra = [], pusherApp } = {}) {
+export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-out', flags: extra = [], clients = NATIVE_CLIENTS } = {}) {
   const size = opts.fanoutSubscribers;
   const results = [];
   for (const kind of kinds) {
@@ -33,7 +34,7 @@ export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-ou
           channels: 1,
           duration: opts.fanoutSeconds + 5, // + /stats lag, idle CPU rate, last echo
           processes: Math.max(2, Math.ceil(size / opts.perAgent)),
-          ...pusherLoad(pusherApp)
+          ...clients.load
         });
         if (!(await load.held(server, { subscribed: true }))) {
           const report = await load.report;
@@ -41,7 +42,7 @@ export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-ou
         }
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);
-        const run = await publishInTurn(server.url, { channel: 'c0', seconds: opts.fanoutSeconds, messageSize: opts.messageSize, pusherApp });
+        const run = await publishInTurn(server.url, { channel: 'c0', seconds: opts.fanoutSeconds, messageSize: opts.messageSize, clients });
         await sleep(GRACE_MS);
         const cpu = busyCpuSince(server, before, idle);
         const report = await load.report;
@@ -71,9 +72,4 @@ export async function fanout(opts, kinds, { transport = 'ws', scenario = 'fan-ou
     );
   }
   return results;
-}
-
-/** The load generator's flags for a Pusher app's clients (none for native ones). */
-export function pusherLoad(app) {
-  return app === undefined ? {} : { protocol: 'pusher', 'pusher-key': app.key };
 }

@@ -9,16 +9,15 @@ import { Load, shortfall } from '../load.js';
 import { idleCpuRate, busyCpuSince } from '../measure.js';
 import { sampleTree } from '../proc-sampler.js';
 import { runResult, loadSummary } from '../result.js';
-import { pusherLoad } from './fanout.js';
+import { NATIVE_CLIENTS } from '../clients.js';
 import { churn } from '../churn.js';
 import { untilEstablished } from '../established.js';
-import { pusherUrl } from '../../../lib/loadgen/pusher-wire.js';
 
 /**
  * @param {string[]} kinds servers to compare
- * @param {object} [as] the scenario's name, the gateway's extra `flags`, and `pusherApp`: Pusher clients of that app
+ * @param {object} [as] the scenario's name, the gateway's extra `flags`, and `clients`: the protocol they speak (../clients.js)
  */
-export async function handshake(opts, kinds, { scenario = 'handshake', flags: extra = [], pusherApp } = {}) {
+export async function handshake(opts, kinds, { scenario = 'handshake', flags: extra = [], clients = NATIVE_CLIENTS } = {}) {
   const results = [];
   const size = opts.handshakeConnections;
   for (const kind of kinds) {
@@ -27,7 +26,7 @@ export async function handshake(opts, kinds, { scenario = 'handshake', flags: ex
       await withServer(kind, flags, async (server) => {
         const idle = await idleCpuRate(server);
         const before = sampleTree(server.pid);
-        const load = new Load(server, { connections: size, rate: opts.handshakeRate, duration: 4, processes: Math.ceil(size / opts.perAgent), ...pusherLoad(pusherApp) });
+        const load = new Load(server, { connections: size, rate: opts.handshakeRate, duration: 4, processes: Math.ceil(size / opts.perAgent), ...clients.load });
         const held = await load.held(server);
         const cpu = held ? busyCpuSince(server, before, idle) : undefined;
         const report = await load.report;
@@ -35,8 +34,7 @@ export async function handshake(opts, kinds, { scenario = 'handshake', flags: ex
         if (short !== undefined) return runResult({ scenario, variant: kind, size, short, load: loadSummary(report) });
         if (!(await untilEstablished(server.port, (n) => n === 0))) return runResult({ scenario, variant: kind, size, short: 'the burst still open' });
         const churnedFrom = sampleTree(server.pid);
-        const url = pusherApp === undefined ? server.url : pusherUrl(server.url, pusherApp.key);
-        await churn({ url, count: opts.churn, inFlight: opts.inFlight, expect: pusherApp === undefined ? '"welcome"' : 'pusher:connection_established' });
+        await churn({ url: clients.url(server.url), count: opts.churn, inFlight: opts.inFlight, expect: clients.welcome });
         if (!(await untilEstablished(server.port, (n) => n === 0))) return runResult({ scenario, variant: kind, size, short: 'the churn still open' });
         const churned = busyCpuSince(server, churnedFrom, idle);
         return runResult({

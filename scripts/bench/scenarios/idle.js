@@ -7,7 +7,7 @@ import { Load, shortfall } from '../load.js';
 import { memoryOf, workersReporting } from '../measure.js';
 import { kernelPerSocket } from '../sockstat.js';
 import { runResult, loadSummary } from '../result.js';
-import { pusherLoad } from './fanout.js';
+import { NATIVE_CLIENTS } from '../clients.js';
 
 const CHANNELS = 100;
 
@@ -24,10 +24,10 @@ const CHANNELS = 100;
  * @param {number} [o.holdS] seconds to hold before measuring
  * @param {string[]} [o.nodeArgs] Node flags for the server
  * @param {'ws'|'sse'} [o.transport] what the connections are: WebSockets or SSE streams
- * @param {object} [o.pusherApp] Pusher clients of this app instead of native ones
+ * @param {object} [o.clients] the protocol the connections speak (../clients.js): native unless given
  * @param {(server, holdS) => Promise<object>} [o.during] measures over the hold; resolves more figures
  */
-export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, nodeArgs, during = hold, transport = 'ws', pusherApp }) {
+export async function holdIdle({ scenario, variant, kind, flags, workers, size, opts, holdS = opts.hold, nodeArgs, during = hold, transport = 'ws', clients = NATIVE_CLIENTS }) {
   return withServer(
     kind,
     flags,
@@ -42,7 +42,7 @@ export async function holdIdle({ scenario, variant, kind, flags, workers, size, 
         channels: CHANNELS,
         duration: holdS + 2.5, // the measurements end within 2.5 s of the ramp's end
         processes: Math.ceil(size / opts.perAgent),
-        ...pusherLoad(pusherApp)
+        ...clients.load
       });
       const held = await load.held(server, { subscribed: true });
       const extra = held ? await during(server, holdS) : undefined;
