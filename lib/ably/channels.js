@@ -1,11 +1,10 @@
 // Ably channel names and the internal names the gateway files them under.
 //
 // An Ably channel lives inside its app: `chat` of app 42 is the internal
-// channel `#42.ably:chat`, its messages. Beside it the gateway keeps two of
-// its own: `#42.ably-members:chat`, whose presence entries are the members
-// present (./presence.js), and `#42.ably-presence:chat`, where their
-// arrivals, updates and departures are published (./primary.js) to every
-// attached connection that may subscribe. Native names have no '#' and
+// channel `#42.ably:chat`, its messages and the arrivals, updates and
+// departures of its members (./primary.js). Beside it the gateway keeps
+// `#42.ably-members:chat`, whose presence entries are the members present
+// (./presence.js). Native names have no '#' and
 // Pusher's kinds are other words, so the three protocols' channels never
 // meet; a connection and a REST request only ever name channels of their own
 // app. The part before the first ':' is the channel's namespace
@@ -13,7 +12,7 @@
 import { isProtocolChannel, protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
 import { AblyError, AblyCode } from './errors.js';
 
-const Kind = Object.freeze({ MESSAGES: 'ably', MEMBERS: 'ably-members', PRESENCE: 'ably-presence' });
+const Kind = Object.freeze({ MESSAGES: 'ably', MEMBERS: 'ably-members' });
 export const MAX_NAME_LENGTH = 200;
 // Control characters never; a leading '[' is a qualifier (`[?rewind=…]name`), not served yet.
 const NAME = /^[^\u0000-\u001f\u007f[][^\u0000-\u001f\u007f]*$/u;
@@ -39,9 +38,9 @@ export function membersChannel(internal) {
   return besideChannel(internal, Kind.MEMBERS);
 }
 
-/** The channel the presence events of a channel (its internal name) are published on. */
-export function presenceChannel(internal) {
-  return besideChannel(internal, Kind.PRESENCE);
+/** The channel whose members a members channel holds. */
+export function channelOfMembers(members) {
+  return besideChannel(members, Kind.MESSAGES);
 }
 
 function besideChannel(internal, kind) {
@@ -53,11 +52,6 @@ function besideChannel(internal, kind) {
 /** Whether an internal channel holds a channel's members (./presence.js). */
 export function isMembersChannel(internal) {
   return kindOf(internal) === Kind.MEMBERS;
-}
-
-/** Whether an internal channel carries a channel's presence events (./transport.js). */
-export function isPresenceChannel(internal) {
-  return kindOf(internal) === Kind.PRESENCE;
 }
 
 function kindOf(internal) {
@@ -81,11 +75,10 @@ export function checkInternal(channel, id) {
 
 /**
  * The namespaces of every app's Ably channels, looked up by namespace name
- * (`#<appId>.ably`, `…ably-members`, `…ably-presence`) in this process's
- * apps as they are now: messages and presence events kept as the gateway
- * keeps history (a node whose subscription to Redis came back catches up
- * from it), publishing open (Ably's capabilities are checked at the edge);
- * the members as presence entries.
+ * (`#<appId>.ably`, `…ably-members`) in this process's apps as they are
+ * now: messages and presence events kept as the gateway keeps history,
+ * publishing open (Ably's capabilities are checked at the edge); the
+ * members as presence entries.
  * @param {object} config resolved
  * @param {import('../pusher/apps.js').Apps} apps
  * @returns {{get: (name: string) => object|undefined}}

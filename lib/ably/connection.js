@@ -2,14 +2,15 @@
 // credential (a key, or a token), CONNECTED, and Ably's ProtocolMessages
 // decoded and handed to the session and the core: ATTACH and DETACH are
 // joins and leaves (an ATTACH with the channelSerial the client kept is a
-// recovery: what it missed follows ATTACHED, flagged RESUMED; a connection
-// that may subscribe also holds the channel's presence channel, and is sent
-// the members in a SYNC), a MESSAGE is publishes and a PRESENCE is members
+// recovery: what it missed follows ATTACHED, flagged RESUMED; its members
+// come in a SYNC, their arrivals and departures with the messages; a
+// credential that may not subscribe there is attached and sent nothing), a
+// MESSAGE is publishes and a PRESENCE is members
 // entered, updated or left (./presence.js), each acknowledged in order (ACK
 // or NACK per ProtocolMessage), HEARTBEAT is echoed, CLOSE closes. A credential
 // refused is told in-band (ERROR, then the close): ably-js reads no HTTP
 // status from a refused upgrade, and would retry forever.
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { GatewayError } from '../core/errors.js';
 import { identify } from '../core/identity.js';
 import { kSession, kTransport } from '../core/symbols.js';
@@ -17,17 +18,17 @@ import { Keepalive } from '../session/keepalive.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { allows, allowsAny, ALL } from './capability.js';
-import { checkName, internalName, membersChannel, presenceChannel } from './channels.js';
+import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { AppIdentities } from './identities.js';
 import { appOfKey } from './keys.js';
 import { messageData } from './messages.js';
 import { Action, decodeMessage, encodeMessage, Flag, Format, sinceOf } from './protocol.js';
+import { connectionKey, CONNECTION_STATE_TTL_MS, resumedConnection } from './resume.js';
 import { AblySession } from './session.js';
 import { verifyToken } from './tokens.js';
 
 const MAX_MESSAGES = 100; // in one MESSAGE
-const CONNECTION_STATE_TTL_MS = 120000;
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
 export class AblyConnections {
@@ -142,20 +143,32 @@ export class AblyConnections {
     identify(ws, this.identities.of(app));
     if (expires !== undefined) this.expireAt(ws, expires);
     const resuming = query.get('resume') ?? query.get('recover');
-    this.send(ws, {
+    let error;
+    if (resuming !== null) {
+      try {
+        session.connectionId = resumedConnection(resuming, app, session.clientId);
+      } catch (err) {
+        error = errorInfo(err);
+      }
+    }
+    this.send(ws, this.connectedMessage(session, error));
+  }
+
+  /** CONNECTED: the connection's id and details, with a new connectionKey each time (./resume.js). */
+  connectedMessage(session, error) {
+    return {
       action: Action.CONNECTED,
-      connectionId: session.id,
+      connectionId: session.connectionId,
       connectionDetails: {
-        connectionKey: `${session.id}!${randomBytes(8).toString('hex')}`,
+        connectionKey: connectionKey(session.app, session.connectionId, session.clientId),
         clientId: session.clientId,
         connectionStateTtl: CONNECTION_STATE_TTL_MS,
         maxIdleInterval: this.pingInterval,
         maxMessageSize: this.maxPayload,
         serverId: 'gateway'
       },
-      // Connections are not resumed yet: a resume is a fresh connection, which re-attaches its channels.
-      ...(resuming !== null && { error: { code: 80008, statusCode: 400, message: 'this connection cannot be resumed: a new one is made' } })
-    });
+      error
+    };
   }
 
   /** The token ends at `expires`: DISCONNECTED with 40142 then, so ably-js renews it and connects again. */
@@ -203,6 +216,8 @@ export class AblyConnections {
       case Action.AUTH:
         return this.reauthorise(ws, message);
       case Action.CLOSE:
+        // Closed for good: its members leave now, not after the grace a dropped socket has.
+        this.members.leaveAll(ws);
         this.send(ws, { action: Action.CLOSED });
         return ws.close(1000);
       case Action.DISCONNECT:
@@ -231,10 +246,10 @@ export class AblyConnections {
         }
         return;
       }
+      // Nothing to receive: attached (it may publish or be present there), without a channelSerial.
+      if (!allows(session.capability, name, 'subscribe')) return this.send(ws, { action: Action.ATTACHED, channel: name, flags: this.modes(session.capability, name) });
       const since = sinceOf(channelSerial);
       this.commands.subscribe(ws, internal, since, undefined);
-      // The presence events first, so none published once the members are read is missed.
-      if (allows(session.capability, name, 'subscribe')) this.sessions.join({ owner: this, conn: ws, channel: presenceChannel(internal), latest: false, companion: true });
       this.sessions.join({ owner: this, conn: ws, channel: internal, latest: false, name, since });
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
@@ -249,8 +264,8 @@ export class AblyConnections {
    * channel started over, or its history no longer reaches back) is an
    * ATTACHED without RESUMED: the client knows it lost messages.
    */
-  joined({ conn: ws, channel, name, since, companion }, { live, seq, epoch, recovered, replay }) {
-    if (companion || !live || !this.isOpen(ws)) return;
+  joined({ conn: ws, channel, name, since }, { live, seq, epoch, recovered, replay }) {
+    if (!live || !this.isOpen(ws)) return;
     const resumed = since !== undefined && (recovered === true || (recovered === undefined && replay !== undefined));
     this.attached(ws, name, seq, epoch, resumed, since !== undefined && !resumed);
     if (resumed && replay !== undefined) {
@@ -263,14 +278,19 @@ export class AblyConnections {
 
   /** @param {boolean} [lost] a recovery was asked and cannot be made: told as Ably's 90003 */
   attached(ws, name, seq, epoch, resumed = false, lost = false) {
-    const { capability } = ws[kSession];
-    let flags = resumed ? Flag.RESUMED : 0;
+    const flags = this.modes(ws[kSession].capability, name) | (resumed ? Flag.RESUMED : 0);
+    const error = lost ? errorInfo(new AblyError(AblyCode.CONTINUITY_LOST, 'the messages since the channelSerial are no longer held')) : undefined;
+    this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags, error });
+  }
+
+  /** The modes a capability grants on a channel, as ATTACHED's flags say them. */
+  modes(capability, name) {
+    let flags = 0;
     if (allows(capability, name, 'publish')) flags |= Flag.PUBLISH;
     // A SYNC follows, an empty one too: ably-js then knows the channel has no members.
     if (allows(capability, name, 'subscribe')) flags |= Flag.SUBSCRIBE | Flag.PRESENCE_SUBSCRIBE | Flag.HAS_PRESENCE;
     if (allows(capability, name, 'presence')) flags |= Flag.PRESENCE;
-    const error = lost ? errorInfo(new AblyError(AblyCode.CONTINUITY_LOST, 'the messages since the channelSerial are no longer held')) : undefined;
-    this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags, error });
+    return flags;
   }
 
   /** A join the session refused (the engine): the channel's ERROR. */
@@ -286,7 +306,6 @@ export class AblyConnections {
       this.commands.unsubscribe(ws, internal);
       this.sessions.leave(ws, internal);
     }
-    this.sessions.leave(ws, presenceChannel(internal), true);
     this.members.leaveAll(ws, membersChannel(internal));
     this.send(ws, { action: Action.DETACHED, channel: name });
   }
@@ -310,13 +329,17 @@ export class AblyConnections {
     if (typeof name !== 'string' || !allows(session.capability, name, 'subscribe')) return;
     const internal = internalName(session.app.appId, name);
     if (!this.subscriptions.holds(ws, internal)) return;
-    this.members.read(membersChannel(internal)).then(
-      (presence) => this.isOpen(ws) && this.send(ws, { action: Action.SYNC, channel: name, presence }),
+    const members = membersChannel(internal);
+    this.members.read(members).then(
+      (presence) => {
+        if (!this.isOpen(ws)) return;
+        this.members.adopt(ws, members, presence);
+        this.send(ws, { action: Action.SYNC, channel: name, presence });
+      },
       (err) => {
         if (!this.isOpen(ws) || !this.subscriptions.holds(ws, internal)) return;
         this.commands.unsubscribe(ws, internal);
         this.sessions.leave(ws, internal);
-        this.sessions.leave(ws, presenceChannel(internal), true);
         this.send(ws, { action: Action.DETACHED, channel: name, error: errorInfo(err instanceof GatewayError ? err : new AblyError(AblyCode.UNAVAILABLE, 'the members could not be read')) });
       }
     );
@@ -358,7 +381,7 @@ export class AblyConnections {
     const timestamp = Date.now();
     const who = { clientId: session.clientId, wildcard: session.wildcard };
     // No larger than the frame that carried them, which --max-payload bounds.
-    const data = messages.map((message, i) => messageData(message, who, { id: `${session.id}:${msgSerial}:${i}`, connectionId: session.id, timestamp }));
+    const data = messages.map((message, i) => messageData(message, who, { id: `${session.connectionId}:${msgSerial}:${i}`, connectionId: session.connectionId, timestamp }));
     const internal = internalName(session.app.appId, name);
     const exclude = session.echo ? undefined : session.id;
     return Promise.all(data.map((message) => this.commands.publish(ws, internal, message, undefined, exclude))).then((results) =>
@@ -391,7 +414,7 @@ export class AblyConnections {
         }
         session.capability = capability;
         this.expireAt(ws, expires);
-        this.send(ws, { action: Action.CONNECTED, connectionId: session.id, connectionDetails: { clientId: session.clientId, connectionStateTtl: CONNECTION_STATE_TTL_MS, maxIdleInterval: this.pingInterval, maxMessageSize: this.maxPayload } });
+        this.send(ws, this.connectedMessage(session));
       },
       (err) => this.refuse(ws, err)
     );
@@ -408,7 +431,7 @@ export class AblyConnections {
   closed(ws, code) {
     const { app, expiry } = ws[kSession];
     clearTimeout(expiry);
-    this.members.leaveAll(ws);
+    this.members.closed(ws);
     const held = app === null ? undefined : this.byApp.get(app.appId);
     if (held?.delete(ws) && held.size === 0) this.byApp.delete(app.appId);
     this.sessions.closed(ws, code);

@@ -21,6 +21,8 @@ export const AblyCode = Object.freeze({
   RATE_LIMITED: 42910,
   INTERNAL: 50000,
   UNAVAILABLE: 50003,
+  RESUME_FAILED: 80008, // a connection that cannot be resumed: CONNECTED with a new connectionId
+  RESUME_MALFORMED: 80018,
   CONTINUITY_LOST: 90003, // an attach's channelSerial is from another sequence, or older than the history
   NO_CLIENT_ID: 91000, // presence entered by a connection with no clientId
   UNSUPPORTED: 93002 // updates, annotations, objects
@@ -28,6 +30,8 @@ export const AblyCode = Object.freeze({
 
 // A code's HTTP status is its first three digits, but for these.
 const STATUS = new Map([
+  [AblyCode.RESUME_FAILED, 400],
+  [AblyCode.RESUME_MALFORMED, 400],
   [AblyCode.CONTINUITY_LOST, 404],
   [AblyCode.NO_CLIENT_ID, 400],
   [AblyCode.UNSUPPORTED, 400]

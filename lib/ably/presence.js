@@ -3,11 +3,18 @@
 // the engine's presence entries on its members channel (./channels.js), one
 // entry per member, so the members are exact across workers and nodes and a
 // dead worker's or node's leave as every other presence entry does. An entry
-// is filed under `<memberKey>#<generation>`: an update adds the next
+// is filed under `<memberKey>#<generation>`: an update adds a later
 // generation before it takes out the one before, so the engine's entry
 // changes without the member ever being absent. The events (ENTER, UPDATE,
 // LEAVE) are published from the engine's own view, in the primary
-// (./primary.js), on the presence channel every subscriber holds.
+// (./primary.js), on the channel itself: its data starts with its action,
+// which no message's does, so the transport and the history tell them apart.
+//
+// A connection closed by its client (CLOSE) or detached from the channel
+// leaves at once; a dropped socket's members stay for GRACE_MS, so a client
+// that resumes the connection (./resume.js) on any worker finds them: its
+// next attach of the channel adopts them (a later generation, told to no
+// one: they never left).
 //
 // To the primary: ['pjoin', members channel, entry, {user: entry, info: presence message}]
 //                 ['pleave', members channel, entry]
@@ -19,7 +26,20 @@ import { messageData } from './messages.js';
 
 export const PresenceAction = Object.freeze({ PRESENT: 1, ENTER: 2, LEAVE: 3, UPDATE: 4 });
 
+const EVENT_START = '{"action":';
+
+/** A presence event as the channel carries it: its action first. */
+export function presenceEventJson(message) {
+  return JSON.stringify({ action: message.action, ...message });
+}
+
+/** Whether data a channel carries is a presence event (a message's starts with its id: ./messages.js). */
+export function isPresenceEvent(dataJson) {
+  return dataJson.startsWith(EVENT_START);
+}
+
 const MAX_ITEMS = 100; // in one PRESENCE
+const GRACE_MS = 15000; // Ably's: how long a dropped connection's members stay
 
 /** The engine's client (and user) for a member's generation. */
 function entryOf(memberKey, generation) {
@@ -79,7 +99,7 @@ export class AblyPresence {
     const messages = items.map((item, i) => {
       const action = item?.action;
       if (action !== PresenceAction.ENTER && action !== PresenceAction.UPDATE && action !== PresenceAction.LEAVE) throw new AblyError(AblyCode.BAD_REQUEST, 'a presence action is enter, update or leave');
-      const message = messageData({ ...item, action: undefined, name: undefined }, who, { id: `${session.id}:${msgSerial}:${i}`, connectionId: session.id, timestamp });
+      const message = messageData({ ...item, action: undefined, name: undefined }, who, { id: `${session.connectionId}:${msgSerial}:${i}`, connectionId: session.connectionId, timestamp });
       if (message.clientId === undefined) throw new AblyError(AblyCode.NO_CLIENT_ID, 'presence needs a clientId: this connection has none');
       message.name = undefined;
       message.action = action;
@@ -89,35 +109,69 @@ export class AblyPresence {
   }
 
   apply(ws, members, message) {
-    const session = ws[kSession];
-    const entered = (session.entered ??= new Map()); // members channel -> (clientId -> generation)
-    let mine = entered.get(members);
-    const memberKey = `${session.id}:${message.clientId}`;
-    const generation = mine?.get(message.clientId);
+    const generation = this.generationOf(ws, members, message.clientId);
     if (message.action === PresenceAction.LEAVE) {
-      if (generation === undefined) return; // not present: nothing to leave
-      this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(memberKey, generation)]);
-      mine.delete(message.clientId);
-      if (mine.size === 0) entered.delete(members);
+      if (generation !== undefined) this.leave(ws, members, message.clientId, generation);
       return;
     }
-    if (mine === undefined) entered.set(members, (mine = new Map()));
     message.action = generation === undefined ? PresenceAction.ENTER : PresenceAction.UPDATE;
-    const next = generation === undefined ? 0 : generation + 1;
-    const entry = entryOf(memberKey, next);
-    this.relay.send([Op.PRESENCE_JOIN, members, entry, memberOf(entry, message)]);
-    if (generation !== undefined) this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(memberKey, generation)]);
-    mine.set(message.clientId, next);
+    this.add(ws, members, message, generation);
   }
 
-  /** Every member the connection holds on one members channel (a detach), or on all (a close), leaves. */
+  /** @returns {number|undefined} the generation of the connection's member `clientId` on a members channel; undefined: not present */
+  generationOf(ws, members, clientId) {
+    return ws[kSession].entered?.get(members)?.get(clientId);
+  }
+
+  /** Adds the member's next generation, then takes out the one it replaces. */
+  add(ws, members, message, replaced) {
+    const session = ws[kSession];
+    // Later than any generation of this connectionId before, on any worker: the clock's ms, then one more each.
+    const generation = Math.max(Date.now(), session.lastGeneration + 1);
+    session.lastGeneration = generation;
+    const entry = entryOf(`${session.connectionId}:${message.clientId}`, generation);
+    this.relay.send([Op.PRESENCE_JOIN, members, entry, memberOf(entry, message)]);
+    if (replaced !== undefined) this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(`${session.connectionId}:${message.clientId}`, replaced)]);
+    const entered = (session.entered ??= new Map());
+    if (!entered.has(members)) entered.set(members, new Map());
+    entered.get(members).set(message.clientId, generation);
+  }
+
+  leave(ws, members, clientId, generation) {
+    const session = ws[kSession];
+    this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(`${session.connectionId}:${clientId}`, generation)]);
+    const mine = session.entered.get(members);
+    mine.delete(clientId);
+    if (mine.size === 0) session.entered.delete(members);
+  }
+
+  /** Every member the connection holds on one members channel (a detach), or on all (a close), leaves now. */
   leaveAll(ws, members) {
-    const { entered, id } = ws[kSession];
+    const { entered } = ws[kSession];
     if (entered === undefined) return;
-    for (const [channel, mine] of entered) {
+    for (const [channel, mine] of [...entered]) {
       if (members !== undefined && channel !== members) continue;
-      for (const [clientId, generation] of mine) this.relay.send([Op.PRESENCE_LEAVE, channel, entryOf(`${id}:${clientId}`, generation)]);
-      entered.delete(channel);
+      for (const [clientId, generation] of [...mine]) this.leave(ws, channel, clientId, generation);
+    }
+  }
+
+  /** The connection is gone: what it still holds leaves after the grace, unless its client resumed it and adopted them meanwhile. */
+  closed(ws) {
+    if (ws[kSession].entered === undefined) return;
+    setTimeout(() => this.leaveAll(ws), GRACE_MS).unref();
+  }
+
+  /**
+   * The members of this connectionId a read found that the connection does
+   * not hold: a resumed connection's own, from its dropped socket. They are
+   * adopted (a later generation, marked PRESENT: the primary tells no one).
+   * @param {object[]} present the read's PRESENT messages
+   */
+  adopt(ws, members, present) {
+    const { connectionId } = ws[kSession];
+    for (const message of present) {
+      if (message.connectionId !== connectionId || this.generationOf(ws, members, message.clientId) !== undefined) continue;
+      this.add(ws, members, { ...message, action: PresenceAction.PRESENT });
     }
   }
 

@@ -2,13 +2,17 @@
 // The engine tells each presence entry of a members channel
 // (./presence.js) once for the whole cluster when it is added and when it
 // is gone, a dead worker's and a crashed node's included; each is published
-// on the channel's presence channel, where every attached subscriber on
-// every worker and node gets it once, in order: an entry added is the
+// on the channel itself, in its order with the messages (a PRESENCE to the
+// clients: ./transport.js), so every attached subscriber on every worker and
+// node gets it once, and one that recovers the channel gets what it missed
+// there too: an entry added is the
 // member's ENTER or UPDATE (the message the connection sent), the last of a
 // member's generations gone is its LEAVE. A generation an update replaced
-// goes quietly: its member is still present. Without an app, nothing.
-import { isMembersChannel, presenceChannel } from './channels.js';
-import { memberOfEntry, PresenceAction } from './presence.js';
+// goes quietly: its member is still present; one a resumed connection
+// adopted (PRESENT) comes quietly, unless its member had left meanwhile
+// (then it is an ENTER again). Without an app, nothing.
+import { channelOfMembers, isMembersChannel } from './channels.js';
+import { memberOfEntry, PresenceAction, presenceEventJson } from './presence.js';
 
 /**
  * @param {object} options engine, appsServed (whether any app is configured)
@@ -24,7 +28,10 @@ export function attachAbly({ engine, appsServed }) {
     const held = generations.get(key) ?? 0;
     if (present) {
       generations.set(key, held + 1);
-      return tell(engine, channel, member.info);
+      const { info } = member;
+      if (info.action !== PresenceAction.PRESENT) tell(engine, channel, info);
+      else if (held === 0) tell(engine, channel, { ...info, action: PresenceAction.ENTER });
+      return;
     }
     if (held > 1) return void generations.set(key, held - 1);
     generations.delete(key);
@@ -35,5 +42,5 @@ export function attachAbly({ engine, appsServed }) {
 }
 
 function tell(engine, members, message) {
-  engine.publish({ channel: presenceChannel(members), data: JSON.stringify(message) });
+  engine.publish({ channel: channelOfMembers(members), data: presenceEventJson(message) });
 }

@@ -19,6 +19,7 @@ import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { appOfKey } from './keys.js';
 import { messageData } from './messages.js';
+import { isPresenceEvent } from './presence.js';
 import { issueToken, verifyToken } from './tokens.js';
 
 const MSGPACK = 'application/x-msgpack';
@@ -138,6 +139,7 @@ export class AblyRest {
     const { epoch, messages } = await this.context.relay.history(channel, { limit: historySize, reverse: direction === 'backwards' });
     const out = [];
     for (const { seq, data } of messages) {
+      if (isPresenceEvent(data)) continue;
       const message = JSON.parse(data);
       if ((start !== undefined && message.timestamp < start) || (end !== undefined && message.timestamp > end)) continue;
       out.push({ ...message, serial: `${epoch}:${seq}` });

@@ -7,6 +7,8 @@ export class AblySession extends Session {
     super(way, id);
     /** @type {import('../pusher/apps.js').App|null} its app, once connected */
     this.app = null;
+    /** The connectionId its client knows it by: its own id, or the one of the connection it resumed (./resume.js). */
+    this.connectionId = id;
     /** @type {'json'|'msgpack'} the format it asked for */
     this.format = 'json';
     /** Whether it receives its own messages (`echo=false`: not). */
@@ -21,6 +23,8 @@ export class AblySession extends Session {
     this.acks = undefined;
     /** @type {Map<string, Map<string, number>>|undefined} the members it entered: members channel -> (clientId -> generation) (./presence.js) */
     this.entered = undefined;
+    /** The last generation it gave a member (./presence.js). */
+    this.lastGeneration = 0;
     /** @type {NodeJS.Timeout|undefined} its token's end */
     this.expiry = undefined;
   }

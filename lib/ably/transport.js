@@ -1,14 +1,15 @@
 // The Ably WebSocket as a transport (lib/transport/transport.js), one per
 // format: a message is encoded once per worker per format as Ably's MESSAGE
 // ProtocolMessage, its channelSerial the channel's `<epoch>:<seq>` (a
-// presence event as a PRESENCE one). A
+// presence event as a PRESENCE one: ./presence.js). A
 // connection the gateway ends (a drain, a slow consumer) is told
 // DISCONNECTED first: ably-js reads no close code, and reconnects on that.
 import { fromJson } from '../codecs/msgpack.js';
 import { defineTransport } from '../transport/transport.js';
 import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
 import { encodeBinary } from '../transport/msgpack-transport.js';
-import { ablyName, isPresenceChannel } from './channels.js';
+import { ablyName } from './channels.js';
+import { isPresenceEvent } from './presence.js';
 import { Action, encodeMessage, Format } from './protocol.js';
 
 /** The class ws makes Ably connections of, one per format, with its transport on its prototype. */
@@ -17,12 +18,12 @@ export class AblyMsgpackSocket extends GatewaySocket {}
 
 /**
  * A message's MESSAGE ProtocolMessage, as JSON text built around the data
- * the engine keeps; on a presence channel, a PRESENCE one, without a
- * channelSerial: presence events are not in the channel's sequence.
+ * the engine keeps; a presence event's, a PRESENCE one, without a
+ * channelSerial (ably-js keeps a channel's serial from its messages).
  */
 function messageJson(channel, seq, epoch, dataJson) {
   const name = JSON.stringify(ablyName(channel));
-  if (isPresenceChannel(channel)) return `{"action":${Action.PRESENCE},"channel":${name},"presence":[${dataJson}]}`;
+  if (isPresenceEvent(dataJson)) return `{"action":${Action.PRESENCE},"channel":${name},"presence":[${dataJson}]}`;
   return `{"action":${Action.MESSAGE},"channel":${name},"channelSerial":"${epoch}:${seq}","messages":[${dataJson}]}`;
 }
 

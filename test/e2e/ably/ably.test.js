@@ -134,11 +134,15 @@ describe('Ably protocol (ably-js)', function () {
       const recovered = async () => (await gw.metric('gateway_recoveries_total', '{result="recovered"}')) ?? 0;
       const before = await recovered();
       const attachedAgain = new Promise((resolve) => onB.once('attached', resolve));
+      const idBefore = b.connection.id;
       // What ably-js's own resume tests do: the socket goes, the client connects again at once.
       b.connection.connectionManager.disconnectAllTransports();
       for (let i = 0; i < 10; i++) await onA.publish('n', `during-${i}`);
       const change = await attachedAgain;
       expect(change.resumed).to.equal(true);
+      // The connection itself was resumed: the same id, no error.
+      expect(b.connection.id).to.equal(idBefore);
+      expect(b.connection.errorReason).to.equal(null);
       // The re-attach was a recovery from B's channelSerial (what it missed, if anything, replayed).
       await eventually(async () => (await recovered()) > before, { what: 'the recovery counted' });
       for (let i = 0; i < 5; i++) await onA.publish('n', `after-${i}`);
@@ -189,6 +193,44 @@ describe('Ably protocol (ably-js)', function () {
       expect((await onB.presence.get()).map((m) => m.clientId)).to.deep.equal(['bob']);
     });
   }
+
+  it('keeps a resumed connection\'s members: a dropped socket resumed at once is no leave, and a recovered client keeps its id', async () => {
+    const a = realtime({ key: KEY, clientId: 'watcher' });
+    const b = realtime({ key: KEY, clientId: 'stayer' });
+    await Promise.all([connected(a), connected(b)]);
+    const [onA, onB] = [a.channels.get('resumed-members'), b.channels.get('resumed-members')];
+    const seen = [];
+    await onA.presence.subscribe((m) => seen.push([m.action, m.clientId, m.data]));
+    await onB.presence.enter('one');
+    await eventually(() => seen.length === 1, { what: 'the enter', timeout: 10000 });
+    const idBefore = b.connection.id;
+    const attachedAgain = new Promise((resolve) => onB.once('attached', resolve));
+    b.connection.connectionManager.disconnectAllTransports();
+    await attachedAgain;
+    expect(b.connection.id).to.equal(idBefore);
+    // The marker: an update after the resume is the next event, with no leave (or enter) between.
+    await onB.presence.update('two');
+    await eventually(() => seen.length >= 2, { what: 'the update', timeout: 10000 });
+    expect(seen).to.deep.equal([
+      ['enter', 'stayer', 'one'],
+      ['update', 'stayer', 'two']
+    ]);
+    expect((await onA.presence.get()).map((m) => [m.clientId, m.connectionId, m.data])).to.deep.equal([['stayer', idBefore, 'two']]);
+    // recover: a new client given the old one's recovery key takes its connection over.
+    const recoveryKey = b.connection.createRecoveryKey();
+    b.connection.connectionManager.disconnectAllTransports();
+    b.close();
+    const c = realtime({ key: KEY, clientId: 'stayer', recover: recoveryKey });
+    await connected(c);
+    expect(c.connection.id).to.equal(idBefore);
+    // A key that is not one is a new connection, told 80018; a forged one 80008.
+    for (const [recover, code] of [['not-a-key', 80018], [`${idBefore}!${Date.now().toString(36)}!forgedforgedforgedforg`, 80008]]) {
+      const d = realtime({ key: KEY, recover: JSON.stringify({ connectionKey: recover, msgSerial: 0, channelSerials: {} }) });
+      const change = await d.connection.once('connected');
+      expect(d.connection.id).to.not.equal(idBefore);
+      expect(change.reason?.code).to.equal(code);
+    }
+  });
 
   it('refuses presence to a connection with no clientId (91000) and without the capability (40160)', async () => {
     // ably-js refuses to send it: by hand, a NACK.
