@@ -25,6 +25,7 @@ import { appOfKey } from './keys.js';
 import { messageData } from './messages.js';
 import { Action, decodeMessage, encodeMessage, Flag, Format, sinceOf } from './protocol.js';
 import { connectionKey, CONNECTION_STATE_TTL_MS, resumedConnection } from './resume.js';
+import { rewindOf, rewindSince } from './rewind.js';
 import { AblySession } from './session.js';
 import { verifyToken } from './tokens.js';
 
@@ -43,9 +44,10 @@ export class AblyConnections {
    * @param {import('../session/sessions.js').Sessions} options.sessions
    * @param {import('../core/commands.js').Commands} options.commands Ably's core: its names
    * @param {import('./presence.js').AblyPresence} options.members
+   * @param {import('../worker/relay.js').WorkerRelay} options.relay the history a rewind reads
    * @param {import('pino').Logger} options.log
    */
-  constructor({ pingInterval, maxPayload, maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, log }) {
+  constructor({ pingInterval, maxPayload, maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, relay, log }) {
     this.pingInterval = pingInterval;
     this.maxPayload = maxPayload;
     this.maxBuffered = maxBuffered;
@@ -55,6 +57,7 @@ export class AblyConnections {
     this.sessions = sessions;
     this.commands = commands;
     this.members = members;
+    this.relay = relay;
     this.count = 0;
     this.opened = 0;
     this.metrics = transportMetrics('ws', 'ably');
@@ -231,7 +234,7 @@ export class AblyConnections {
     throw new AblyError(AblyCode.BAD_REQUEST, `action ${message.action} is not one a client sends`);
   }
 
-  attach(ws, { channel: name, channelSerial }) {
+  attach(ws, { channel: name, channelSerial, params }) {
     const session = ws[kSession];
     try {
       checkName(name);
@@ -249,8 +252,15 @@ export class AblyConnections {
       // Nothing to receive: attached (it may publish or be present there), without a channelSerial.
       if (!allows(session.capability, name, 'subscribe')) return this.send(ws, { action: Action.ATTACHED, channel: name, flags: this.modes(session.capability, name) });
       const since = sinceOf(channelSerial);
+      // A rewind on a fresh attach only: one that continues from its channelSerial gets what it missed instead.
+      const rewind = since === undefined ? rewindOf(params) : undefined;
       this.commands.subscribe(ws, internal, since, undefined);
-      this.sessions.join({ owner: this, conn: ws, channel: internal, latest: false, name, since });
+      const request = { owner: this, conn: ws, channel: internal, latest: false, name, since, resuming: since !== undefined, rewind: params?.rewind };
+      if (rewind !== undefined) {
+        const { historySize } = this.commands.namespace(internal);
+        request.wait = rewindSince(this.relay, internal, rewind, historySize).then((from) => void (request.since = from));
+      }
+      this.sessions.join(request);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
       this.send(ws, { action: Action.ERROR, channel: typeof name === 'string' ? name.slice(0, 200) : undefined, error: errorInfo(err) });
@@ -264,11 +274,12 @@ export class AblyConnections {
    * channel started over, or its history no longer reaches back) is an
    * ATTACHED without RESUMED: the client knows it lost messages.
    */
-  joined({ conn: ws, channel, name, since }, { live, seq, epoch, recovered, replay }) {
+  joined({ conn: ws, channel, name, since, resuming, rewind }, { live, seq, epoch, recovered, replay }) {
     if (!live || !this.isOpen(ws)) return;
-    const resumed = since !== undefined && (recovered === true || (recovered === undefined && replay !== undefined));
-    this.attached(ws, name, seq, epoch, resumed, since !== undefined && !resumed);
-    if (resumed && replay !== undefined) {
+    const replayed = since !== undefined && (recovered === true || (recovered === undefined && replay !== undefined));
+    const attachment = { resumed: resuming && replayed, lost: resuming && !replayed, backlog: !resuming && replayed && replay?.length > 0, rewind };
+    this.attached(ws, name, seq, epoch, attachment);
+    if (replayed && replay !== undefined) {
       const transport = ws[kTransport];
       const first = seq - replay.length + 1;
       for (let i = 0; i < replay.length; i++) transport.writeMessage(ws, transport.encode(channel, first + i, epoch, replay[i]), this.maxBuffered);
@@ -276,11 +287,18 @@ export class AblyConnections {
     this.sync(ws, name);
   }
 
-  /** @param {boolean} [lost] a recovery was asked and cannot be made: told as Ably's 90003 */
-  attached(ws, name, seq, epoch, resumed = false, lost = false) {
-    const flags = this.modes(ws[kSession].capability, name) | (resumed ? Flag.RESUMED : 0);
+  /**
+   * @param {object} [attachment]
+   * @param {boolean} [attachment.resumed] continued from the client's channelSerial: what it missed follows
+   * @param {boolean} [attachment.lost] a continuation was asked and cannot be made: told as Ably's 90003
+   * @param {boolean} [attachment.backlog] a rewind's messages follow
+   * @param {string} [attachment.rewind] the rewind asked for, echoed in the params
+   */
+  attached(ws, name, seq, epoch, { resumed = false, lost = false, backlog = false, rewind } = {}) {
+    const flags = this.modes(ws[kSession].capability, name) | (resumed ? Flag.RESUMED : 0) | (backlog ? Flag.HAS_BACKLOG : 0);
     const error = lost ? errorInfo(new AblyError(AblyCode.CONTINUITY_LOST, 'the messages since the channelSerial are no longer held')) : undefined;
-    this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags, error });
+    const params = rewind === undefined ? undefined : { rewind };
+    this.send(ws, { action: Action.ATTACHED, channel: name, channelSerial: `${epoch}:${seq}`, flags, params, error });
   }
 
   /** The modes a capability grants on a channel, as ATTACHED's flags say them. */

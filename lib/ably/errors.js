@@ -6,6 +6,7 @@ import { ErrorCode, GatewayError } from '../core/errors.js';
 /** The Ably codes the gateway answers with (Ably's own numbers). */
 export const AblyCode = Object.freeze({
   BAD_REQUEST: 40000,
+  BAD_PARAMETER: 40003,
   MESSAGE_TOO_LARGE: 40009,
   BAD_CHANNEL: 40010,
   CLIENT_ID_MISMATCH: 40012, // a message's clientId is not the connection's

@@ -7,7 +7,7 @@ import { appNamespaces, checkInternal, ablyName } from './channels.js';
 import { AblyConnections } from './connection.js';
 import { AblyPresence } from './presence.js';
 import { AblyRest, isRestPath } from './rest.js';
-import { AblyMsgpackSocket, AblySocket } from './transport.js';
+import { AblyHeartbeatSocket, AblyMsgpackSocket, AblySocket } from './transport.js';
 import { Format } from './protocol.js';
 
 const { WebSocketServer } = require('ws');
@@ -23,15 +23,15 @@ export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, r
   if (!appsServed) return undefined;
   const commands = commandsFor({ rate: config.maxPublishRate, checkName: checkInternal, showName: ablyName });
   const members = new AblyPresence({ relay, presence });
-  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, log });
-  // One ws server per format: its WebSocket class carries the format's transport.
+  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, relay, log });
+  // One ws server per format (and JSON with heartbeats): its WebSocket class carries the transport.
   const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });
-  const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket) };
+  const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket), heartbeats: server(AblyHeartbeatSocket) };
   const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context: { commands, relay, presence }, members, log });
   return {
     upgrade: {
       matches: (path) => path === '/',
-      serverFor: (req) => servers[/[?&]format=msgpack(&|$)/.test(req.url) ? Format.MSGPACK : Format.JSON],
+      serverFor: (req) => servers[/[?&]format=msgpack(&|$)/.test(req.url) ? Format.MSGPACK : /[?&]heartbeats=true(&|$)/.test(req.url) ? 'heartbeats' : Format.JSON],
       connections
     },
     route: { matches: isRestPath, request: (req, res, path) => rest.request(req, res, path) }

@@ -4,12 +4,14 @@
 // connectionId, timestamp, extras}`, serialised once by the core). Bytes (a MessagePack bin)
 // are kept as base64 with `base64` added to their encoding, as Ably's JSON
 // format carries them, so a client of either format decodes the same data.
+import { createHash } from 'node:crypto';
 import { checkDepth } from '../protocol/validate.js';
 import { AblyCode, AblyError } from './errors.js';
 
 const MAX_NAME_LENGTH = 1024;
 const MAX_ENCODING_LENGTH = 256;
 const MAX_ID_LENGTH = 256;
+const MAX_KEY_LENGTH = 64; // the engine's idempotency keys
 
 /**
  * @param {*} message one message as a client sent it
@@ -45,6 +47,11 @@ export function messageData(message, who, stamp) {
     timestamp: stamp.timestamp,
     extras: extras ?? undefined
   };
+}
+
+/** The engine's idempotency key of a message id: the id, or past 64 characters its SHA-256. */
+export function idempotencyKeyOf(id) {
+  return id.length <= MAX_KEY_LENGTH ? id : createHash('sha256').update(id).digest('base64url');
 }
 
 /** The clientId a message carries: the connection's, or for a wildcard identity whatever it names. */

@@ -27,6 +27,7 @@ export const Action = Object.freeze({
 
 export const Flag = Object.freeze({
   HAS_PRESENCE: 1 << 0,
+  HAS_BACKLOG: 1 << 1,
   RESUMED: 1 << 2,
   PRESENCE: 1 << 16,
   PUBLISH: 1 << 17,

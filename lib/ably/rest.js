@@ -1,6 +1,8 @@
 // Ably's REST API, as ably-js calls it at the root of the host: GET /time,
 // POST /keys/<keyName>/requestToken (a TokenRequest for a token: ./tokens.js),
-// POST /channels/<name>/messages (one message or many, published in order),
+// POST /channels/<name>/messages (one message or many, published in order;
+// one with an id the client gave is published once, a retry answered with
+// its first serial),
 // GET /channels/<name>/messages (the channel's history, as the gateway keeps
 // it: --history-size messages for --history-ttl seconds), GET
 // /channels/<name>/presence (its members, as PRESENT messages).
@@ -18,8 +20,9 @@ import { allows, ALL } from './capability.js';
 import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { appOfKey } from './keys.js';
-import { messageData } from './messages.js';
+import { idempotencyKeyOf, messageData } from './messages.js';
 import { isPresenceEvent } from './presence.js';
+import { sinceOf } from './protocol.js';
 import { issueToken, verifyToken } from './tokens.js';
 
 const MSGPACK = 'application/x-msgpack';
@@ -55,9 +58,12 @@ export class AblyRest {
   request(req, res, path) {
     const binary = (req.headers.accept ?? '').includes(MSGPACK);
     let label = 'ably_unknown';
-    const answer = (status, body) => {
+    const answer = (status, result) => {
+      const body = result instanceof Page ? result.items : result;
       const bytes = binary ? encode(body) : Buffer.from(JSON.stringify(body));
-      res.writeHead(status, { 'Content-Type': binary ? MSGPACK : 'application/json', 'Content-Length': bytes.length });
+      const headers = { 'Content-Type': binary ? MSGPACK : 'application/json', 'Content-Length': bytes.length };
+      if (result instanceof Page && result.next !== undefined) headers.Link = `<${result.next}>; rel="next"`;
+      res.writeHead(status, headers);
       res.end(bytes);
     };
     const fail = (err) => {
@@ -108,8 +114,10 @@ export class AblyRest {
     const channel = internalName(app.appId, name);
     this.context.commands.namespace(channel);
     const serials = [];
-    for (const message of data) {
-      const { seq, epoch } = await publish({ channel, data: JSON.stringify(message) }, this.context);
+    for (const [i, message] of data.entries()) {
+      // A message the client named (ably-js names each of a REST publish, so a retry names them again) is published once.
+      const idempotencyKey = messages[i].id === message.id ? idempotencyKeyOf(message.id) : undefined;
+      const { seq, epoch } = await publish({ channel, data: JSON.stringify(message), idempotencyKey }, this.context);
       serials.push(`${epoch}:${seq}`);
     }
     return { channel: name, messageId: base, serials };
@@ -117,9 +125,12 @@ export class AblyRest {
 
   /**
    * GET /channels/<name>/messages: `limit` (1 to 1000, 100 by default),
-   * `direction` (`backwards`, newest first, by
-   * default, or `forwards`), `start` and `end` (ms since 1970, inclusive).
-   * @returns {Promise<object[]>} the messages, each with its serial
+   * `direction` (`backwards`, newest first, by default, or `forwards`),
+   * `start` and `end` (ms since 1970, inclusive), `from_serial` (ably-js's
+   * `untilAttach`: the attach's channelSerial, nothing later). A page with
+   * more after it links the next (`Link: <./messages?…>; rel="next"`, the
+   * same query from past its last message: `cursor`).
+   * @returns {Promise<Page>} the messages, each with its serial
    */
   async history(req, name) {
     const { app, capability } = await this.authorise(req);
@@ -134,18 +145,23 @@ export class AblyRest {
     if ([start, end].some((bound) => bound !== undefined && !Number.isFinite(bound))) throw new AblyError(AblyCode.BAD_REQUEST, 'start and end are ms since 1970');
     const channel = internalName(app.appId, name);
     const { historySize } = this.context.commands.namespace(channel);
-    if (historySize === 0) return [];
-    // All the channel keeps (a bounded number), in the direction asked, then the time bounds and the limit.
-    const { epoch, messages } = await this.context.relay.history(channel, { limit: historySize, reverse: direction === 'backwards' });
+    if (historySize === 0) return new Page([]);
+    // All the channel keeps (a bounded number), in the direction asked, then the bounds and the limit.
+    const reverse = direction === 'backwards';
+    const { epoch, messages } = await this.context.relay.history(channel, { limit: historySize, reverse });
+    const [until, cursor] = ['from_serial', 'cursor'].map((param) => seqOf(query.get(param), epoch, param));
     const out = [];
     for (const { seq, data } of messages) {
-      if (isPresenceEvent(data)) continue;
+      if (isPresenceEvent(data) || (until !== undefined && seq > until) || (cursor !== undefined && (reverse ? seq >= cursor : seq <= cursor))) continue;
       const message = JSON.parse(data);
       if ((start !== undefined && message.timestamp < start) || (end !== undefined && message.timestamp > end)) continue;
+      if (out.length === limit) {
+        query.set('cursor', out.at(-1).serial);
+        return new Page(out, `./messages?${query.toString().replaceAll(',', '%2C')}`);
+      }
       out.push({ ...message, serial: `${epoch}:${seq}` });
-      if (out.length === limit) break;
     }
-    return out;
+    return new Page(out);
   }
 
   /** GET /channels/<name>/presence: its members, as PRESENT messages (`clientId` and `connectionId` narrow them). */
@@ -174,6 +190,26 @@ export class AblyRest {
     }
     throw new AblyError(AblyCode.NO_CREDENTIALS, 'a key (Basic) or a token (Bearer) is required');
   }
+}
+
+/** A page of a listing, and the link to the next one (relative to the listing's path), if there is more. */
+class Page {
+  constructor(items, next) {
+    this.items = items;
+    this.next = next;
+  }
+}
+
+/**
+ * @param {string|null} serial a channelSerial a query bounds the history by
+ * @returns {number|undefined} its seq in the channel's sequence now
+ * @throws {AblyError} 40003: not a serial of this channel's sequence
+ */
+function seqOf(serial, epoch, param) {
+  if (serial === null) return undefined;
+  const at = sinceOf(serial);
+  if (at === undefined || at.epoch !== epoch) throw new AblyError(AblyCode.BAD_PARAMETER, `${param} is not a serial of this channel's messages now`);
+  return at.seq;
 }
 
 /** The request's body: JSON or MessagePack by its Content-Type; none for an empty one. */

@@ -15,6 +15,8 @@ import { Action, encodeMessage, Format } from './protocol.js';
 /** The class ws makes Ably connections of, one per format, with its transport on its prototype. */
 export class AblySocket extends GatewaySocket {}
 export class AblyMsgpackSocket extends GatewaySocket {}
+/** A JSON connection that asked for protocol heartbeats (`heartbeats=true`: a browser, which sees no WebSocket pings). */
+export class AblyHeartbeatSocket extends GatewaySocket {}
 
 /**
  * A message's MESSAGE ProtocolMessage, as JSON text built around the data
@@ -39,6 +41,13 @@ export const ablyJsonTransport = defineTransport(AblySocket, {
   ...wsTransport,
   encode: (channel, seq, epoch, dataJson) => encodeText(messageJson(channel, seq, epoch, dataJson)),
   close: closeWith(Format.JSON)
+});
+
+// A browser's ably-js drops a transport that sends nothing for maxIdleInterval (the ping interval) and 10 s more:
+// its keepalive ping carries a HEARTBEAT with it, one write for both frames.
+export const ablyHeartbeatTransport = defineTransport(AblyHeartbeatSocket, {
+  ...ablyJsonTransport,
+  ping: Buffer.concat([wsTransport.ping, encodeText(`{"action":${Action.HEARTBEAT}}`)])
 });
 
 export const ablyMsgpackTransport = defineTransport(AblyMsgpackSocket, {

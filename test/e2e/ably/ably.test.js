@@ -113,6 +113,13 @@ describe('Ably protocol (ably-js)', function () {
     expect(body.serials).to.have.length(1);
     await eventually(() => got.length === 3, { what: 'the third', timeout: 10000 });
     expect(body.serials[0]).to.match(/:\d+$/);
+    // A message the client named twice (a retry) is published once, both answers with its serial.
+    const named = (id) => fetch(`${gw.http}/channels/rest-in/messages`, { method: 'POST', headers: { Authorization: `Basic ${Buffer.from(KEY).toString('base64')}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ id, name: 'named', data: id }) });
+    const [first, again] = [await (await named('only-once:0')).json(), await (await named('only-once:0')).json()];
+    expect(again.serials).to.deep.equal(first.serials);
+    await named('a-marker:0');
+    await eventually(() => got.some((m) => m.data === 'a-marker:0'), { what: 'the marker after it', timeout: 10000 });
+    expect(got.filter((m) => m.data === 'only-once:0')).to.have.length(1);
     const refused = await post(`${APP.appId}.${APP.key}:wrong`);
     expect(refused.status).to.equal(401);
     expect(refused.headers.get('content-type')).to.equal('application/json');
@@ -254,6 +261,29 @@ describe('Ably protocol (ably-js)', function () {
     expect(nacked?.code).to.equal(40160);
   });
 
+  it('rewinds a fresh attach: the last 3 messages (params rewind), oldest first, then the live ones', async () => {
+    const rest = new Ably.Rest(options({ key: KEY }));
+    for (let i = 0; i < 5; i++) await rest.channels.get('rewound').publish('r', `old-${i}`);
+    const client = realtime({ key: KEY });
+    await connected(client);
+    const channel = client.channels.get('rewound', { params: { rewind: '3' } });
+    const got = [];
+    await channel.subscribe((m) => got.push(m.data));
+    expect(channel.params).to.deep.equal({ rewind: '3' });
+    await rest.channels.get('rewound').publish('r', 'live');
+    await eventually(() => got.length === 4, { what: 'the backlog and the live one', timeout: 10000 });
+    expect(got).to.deep.equal(['old-2', 'old-3', 'old-4', 'live']);
+    // A time: everything of the last minute; a rewind that is neither fails the channel with 40003.
+    const other = realtime({ key: KEY });
+    const timed = other.channels.get('rewound', { params: { rewind: '1m' } });
+    const all = [];
+    await timed.subscribe((m) => all.push(m.data));
+    await eventually(() => all.length === 6, { what: 'the last minute', timeout: 10000 });
+    const bad = realtime({ key: KEY });
+    const refused = await bad.channels.get('rewound', { params: { rewind: 'soon' } }).attach().then(() => undefined, (err) => err);
+    expect(refused?.code).to.equal(40003);
+  });
+
   it('reads a channel\'s history over REST: newest first by default, forwards, limited', async () => {
     const rest = new Ably.Rest(options({ key: KEY }));
     const channel = rest.channels.get('history');
@@ -267,6 +297,19 @@ describe('Ably protocol (ably-js)', function () {
     const client = realtime({ key: KEY, useBinaryProtocol: false });
     await connected(client);
     expect((await client.channels.get('history').history({ limit: 1 })).items.map((m) => m.data)).to.deep.equal(['m4']);
+    // Pages: two at a time, each linking the next, in both directions.
+    for (const [direction, expected] of [['backwards', [['m4', 'm3'], ['m2', 'm1'], ['m0']]], ['forwards', [['m0', 'm1'], ['m2', 'm3'], ['m4']]]]) {
+      const pages = [];
+      for (let p = await channel.history({ direction, limit: 2 }); p !== null; p = await p.next()) pages.push(p.items.map((m) => m.data));
+      expect(pages, direction).to.deep.equal(expected);
+    }
+    // untilAttach: what was published before the attach, nothing after it.
+    const attached = client.channels.get('history');
+    await attached.attach();
+    await channel.publish('h', 'after the attach');
+    const before = await attached.history({ untilAttach: true });
+    expect(before.items.map((m) => m.data)).to.deep.equal(['m4', 'm3', 'm2', 'm1', 'm0']);
+    expect((await channel.history({ limit: 1 })).items.map((m) => m.data)).to.deep.equal(['after the attach']);
   });
 
   it('renews a token that expires: told DISCONNECTED 40142, ably-js asks for another and carries on', async () => {
