@@ -1,0 +1,105 @@
+// Ably's protocol on two gateway nodes sharing one Redis, with the real
+// ably-js: messages across nodes with their serials, presence entered,
+// updated and left on one node seen on the other, the members a client
+// attaching on either node is told (SYNC) and a REST read lists, a node's
+// member gone when its client closes, and a connection dropped on one node
+// resumed on the other (the same connectionId, its channel recovered, its
+// member kept).
+import { expect } from 'chai';
+import Ably from 'ably';
+import { startRedisNodes } from '../../helpers/redis-nodes.js';
+import { configFile } from '../../helpers/api.js';
+import { APP, eventually } from '../../helpers/pusher.js';
+
+const KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
+
+describe('Ably on two Redis nodes', function () {
+  this.timeout(60000);
+  let cluster;
+  const clients = [];
+  const options = (node, more) => ({ endpoint: '127.0.0.1', port: node.port, tls: false, disableConnectivityCheck: true, logLevel: 0, ...more });
+  const realtime = (node, more) => {
+    const client = new Ably.Realtime(options(node, { key: KEY, ...more }));
+    clients.push(client);
+    return client;
+  };
+
+  before(async () => {
+    cluster = await startRedisNodes(['--config', configFile({ pusherApps: [APP] })]);
+  });
+  after(async () => {
+    for (const client of clients.splice(0)) client.close();
+    await Promise.all(cluster?.nodes.map((node) => node.stop()) ?? []);
+    await cluster?.redis.stop();
+  });
+
+  it('carries messages and presence across nodes: events in order, SYNC and REST exact on both', async () => {
+    const [one, two] = cluster.nodes;
+    const alice = realtime(one, { clientId: 'alice' });
+    const bob = realtime(two, { clientId: 'bob' });
+    await Promise.all([alice.connection.once('connected'), bob.connection.once('connected')]);
+    const [onAlice, onBob] = [alice.channels.get('hall'), bob.channels.get('hall')];
+    const seen = [];
+    const got = [];
+    await onBob.presence.subscribe((m) => seen.push([m.action, m.clientId, m.data]));
+    await onBob.subscribe((m) => got.push(m.data));
+    await onAlice.presence.enter('in');
+    const { serials } = await onAlice.publish('m', 'across');
+    await onAlice.presence.update('still in');
+    await eventually(() => seen.length === 2 && got.length === 1, { what: 'the enter, the message and the update on node 2', timeout: 10000 });
+    expect(got).to.deep.equal(['across']);
+    expect(serials[0]).to.match(/:\d+$/);
+    await onBob.presence.enter('me too');
+    // A client attaching later on either node is told both members; REST on either lists them.
+    for (const node of [one, two]) {
+      const late = realtime(node);
+      const members = await late.channels.get('hall').presence.get();
+      expect(members.map((m) => [m.clientId, m.data]).sort()).to.deep.equal([['alice', 'still in'], ['bob', 'me too']]);
+      const rest = new Ably.Rest(options(node, { key: KEY }));
+      expect((await rest.channels.get('hall').presence.get()).items.map((m) => m.clientId).sort()).to.deep.equal(['alice', 'bob']);
+    }
+    alice.close();
+    await eventually(() => seen.length === 4, { what: "alice's leave on node 2", timeout: 10000 });
+    expect(seen).to.deep.equal([
+      ['enter', 'alice', 'in'],
+      ['update', 'alice', 'still in'],
+      ['enter', 'bob', 'me too'],
+      ['leave', 'alice', undefined]
+    ]);
+    expect((await onBob.presence.get()).map((m) => m.clientId)).to.deep.equal(['bob']);
+  });
+
+  it('resumes on the other node a connection dropped on one: the same id, its member kept, nothing missed', async () => {
+    const [one, two] = cluster.nodes;
+    const carol = realtime(one, { clientId: 'carol' });
+    await carol.connection.once('connected');
+    const onCarol = carol.channels.get('moving');
+    const got = [];
+    await onCarol.subscribe((m) => got.push(m.data));
+    await onCarol.presence.enter('here');
+    const watcher = realtime(two, { clientId: 'watcher' });
+    const seen = [];
+    await watcher.channels.get('moving').presence.subscribe((m) => seen.push([m.action, m.clientId]));
+    await eventually(async () => (await watcher.channels.get('moving').presence.get()).length === 1, { what: "carol's member on node 2", timeout: 10000 });
+    seen.length = 0; // what its SYNC told it
+    const recoveryKey = carol.connection.createRecoveryKey();
+    const id = carol.connection.id;
+    // Node 1 loses the client (its socket dropped, the library gone); a new one recovers on node 2.
+    carol.connection.connectionManager.disconnectAllTransports();
+    carol.close();
+    const publisher = new Ably.Rest(options(one, { key: KEY }));
+    for (let i = 0; i < 5; i++) await publisher.channels.get('moving').publish('m', `while-away-${i}`);
+    const back = realtime(two, { clientId: 'carol', recover: recoveryKey });
+    await back.connection.once('connected');
+    expect(back.connection.id).to.equal(id);
+    const onBack = back.channels.get('moving');
+    const after = [];
+    await onBack.subscribe((m) => after.push(m.data));
+    await eventually(() => after.length === 5, { what: 'what it missed, recovered on node 2', timeout: 10000 });
+    expect(after).to.deep.equal(Array.from({ length: 5 }, (_, i) => `while-away-${i}`));
+    // Its member stayed: a marker update from it is the next event the watcher sees, no leave before it.
+    await onBack.presence.update('moved');
+    await eventually(() => seen.length >= 1, { what: 'the update', timeout: 10000 });
+    expect(seen).to.deep.equal([['update', 'carol']]);
+  });
+});
