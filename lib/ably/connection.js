@@ -15,6 +15,7 @@ import { GatewayError } from '../core/errors.js';
 import { identify } from '../core/identity.js';
 import { kSession, kTransport } from '../core/symbols.js';
 import { Keepalive } from '../session/keepalive.js';
+import { AppCounts } from '../session/app-counts.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { allows, allowsAny, ALL } from './capability.js';
@@ -60,13 +61,13 @@ export class AblyConnections {
     this.relay = relay;
     this.count = 0;
     this.opened = 0;
-    this.metrics = transportMetrics('ws', 'ably');
+    this.byApp = new AppCounts(relay); // its connections by app, counted within each app's maxConnections
+    this.metrics = transportMetrics('ws', 'ably', { apps: this.byApp });
     this.Session = AblySession;
     // connectionIds: unique across workers and nodes, of Ably's characters.
     this.idPrefix = `${randomInt(1, 2 ** 47).toString(36)}-`;
     this.nextId = 0;
     this.identities = new AppIdentities(apps);
-    this.byApp = new Map(); // appId -> its connected connections
     apps.on('change', (app, previous) => previous !== undefined && this.appChanged(app, previous));
     this.listen = socketListeners(this, log, 'ably');
   }
@@ -76,15 +77,14 @@ export class AblyConnections {
    * are told so (ERROR 40101: ably-js fails rather than retries) and closed.
    */
   appChanged(app, previous) {
-    const held = this.byApp.get(previous.appId);
+    const held = this.byApp.of(previous.appId);
     if (held === undefined) return;
     if (app !== undefined && app.enabled) {
       for (const ws of held) ws[kSession].app = app;
       return;
     }
-    this.byApp.delete(previous.appId);
     const err = new AblyError(AblyCode.NO_CREDENTIALS, app === undefined ? 'the app was removed' : 'the app is disabled');
-    for (const ws of held) this.refuse(ws, err);
+    for (const ws of [...held]) this.refuse(ws, err);
   }
 
   /** A WebSocket on / just upgraded: its credential checked, then CONNECTED, or told why not. */
@@ -130,16 +130,27 @@ export class AblyConnections {
     return { app, capability: ALL, clientId: undefined, wildcard: true };
   }
 
-  connected(ws, { app, capability, clientId, wildcard = false, expires }, query) {
+  /** A credential checked: the connection counted in its app (within its maxConnections), then CONNECTED. */
+  connected(ws, credential, query) {
     if (!this.isOpen(ws)) return;
-    const session = ws[kSession];
+    const { app, clientId, wildcard = false } = credential;
     const asked = query.get('clientId') ?? undefined;
     if (asked !== undefined && clientId !== undefined && asked !== clientId) return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'clientId is not the token\'s'));
     if (asked !== undefined && clientId === undefined && !wildcard) return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'an anonymous token names no clientId'));
-    session.app = app;
-    let held = this.byApp.get(app.appId);
-    if (held === undefined) this.byApp.set(app.appId, (held = new Set()));
-    held.add(ws);
+    const admitted = this.byApp.admit(app);
+    if (admitted === true) return this.established(ws, credential, query);
+    admitted.then((allowed) => {
+      if (!this.isOpen(ws)) return allowed && this.byApp.release(app);
+      // A limit, not a bad credential: DISCONNECTED, and ably-js tries again later.
+      if (!allowed) return this.disconnect(ws, new AblyError(AblyCode.CONNECTION_LIMIT, `the app has its ${app.maxConnections} connections`));
+      this.established(ws, credential, query);
+    });
+  }
+
+  established(ws, { app, capability, clientId, wildcard = false, expires }, query) {
+    const session = ws[kSession];
+    const asked = query.get('clientId') ?? undefined;
+    this.byApp.add(ws, app);
     session.capability = capability;
     session.clientId = clientId === '*' ? asked : (clientId ?? asked);
     session.wildcard = clientId === '*' || (wildcard && asked === undefined);
@@ -178,12 +189,15 @@ export class AblyConnections {
   expireAt(ws, expires) {
     const session = ws[kSession];
     clearTimeout(session.expiry);
-    session.expiry = setTimeout(() => {
-      if (!this.isOpen(ws)) return;
-      this.send(ws, { action: Action.DISCONNECTED, error: errorInfo(new AblyError(AblyCode.TOKEN_EXPIRED, 'the token has expired')) });
-      ws.close(1000);
-    }, Math.max(0, expires - Date.now()));
+    session.expiry = setTimeout(() => this.disconnect(ws, new AblyError(AblyCode.TOKEN_EXPIRED, 'the token has expired')), Math.max(0, expires - Date.now()));
     session.expiry.unref();
+  }
+
+  /** DISCONNECTED with why, then the close: ably-js connects again (after renewing its token, for a 4014x). */
+  disconnect(ws, err) {
+    if (!this.isOpen(ws)) return;
+    this.send(ws, { action: Action.DISCONNECTED, error: errorInfo(err) });
+    ws.close(1000);
   }
 
   /** A connection's credential refused: ERROR, then the close. */
@@ -447,11 +461,10 @@ export class AblyConnections {
   }
 
   closed(ws, code) {
-    const { app, expiry } = ws[kSession];
+    const { expiry } = ws[kSession];
     clearTimeout(expiry);
     this.members.closed(ws);
-    const held = app === null ? undefined : this.byApp.get(app.appId);
-    if (held?.delete(ws) && held.size === 0) this.byApp.delete(app.appId);
+    this.byApp.delete(ws);
     this.sessions.closed(ws, code);
   }
 }

@@ -7,6 +7,12 @@ export class AblySession extends Session {
     super(way, id);
     /** @type {import('../pusher/apps.js').App|null} its app, once connected */
     this.app = null;
+    /**
+     * Its app's figures (lib/session/metrics.js appFigures), beside the app:
+     * what it is sent is counted there (lib/transport/transport.js countSent).
+     * @type {import('../session/metrics.js').AppFigures|undefined}
+     */
+    this.appFigures = undefined;
     /** The connectionId its client knows it by: its own id, or the one of the connection it resumed (./resume.js). */
     this.connectionId = id;
     /** @type {'json'|'msgpack'} the format it asked for */

@@ -57,13 +57,13 @@ export class PusherConnections {
     this.activityTimeout = Math.max(1, Math.round(pingInterval / 1000));
     this.count = 0; // open connections (counted by the session, lib/session/sessions.js)
     this.opened = 0; // ever accepted: how lib/worker/upgrade.js tells a handshake that completed
-    this.metrics = transportMetrics('ws', 'pusher', { byApp: true });
     this.Session = PusherSession; // its connections' sessions hold their app and signed-in user
     // socket_ids: `<this process's random number>.<a count>`, unique across workers and nodes.
     this.idPrefix = `${randomInt(1, 2 ** 47)}.`;
     this.nextId = 0;
     this.identities = new AppIdentities(apps);
     this.byApp = new AppConnections(apps, relay);
+    this.metrics = transportMetrics('ws', 'pusher', { apps: this.byApp });
     this.listen = socketListeners(this, log, 'pusher');
   }
 

@@ -14,7 +14,7 @@ export class PusherSession extends Session {
     /**
      * Its app's figures (lib/session/metrics.js appFigures), beside the app:
      * what it is sent is counted there (lib/transport/transport.js countSent).
-     * @type {{connections: number, published: number, delivered: number, bytes: number}|undefined}
+     * @type {import('../session/metrics.js').AppFigures|undefined}
      */
     this.appFigures = undefined;
     /**

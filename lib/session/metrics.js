@@ -45,7 +45,7 @@ const apps = new Map();
 /** @returns {AppFigures} the figures of app `label` (made on first use) */
 export function appFigures(label) {
   let figures = apps.get(label);
-  if (figures === undefined) apps.set(label, (figures = { connections: 0, published: 0, delivered: 0, bytes: 0 }));
+  if (figures === undefined) apps.set(label, (figures = { published: 0, delivered: 0, bytes: 0 }));
   return figures;
 }
 
@@ -75,15 +75,14 @@ export const metrics = {
   connections: gauge('gateway_connections', 'Open connections, by transport (ws, sse), protocol (native, pusher, ably) and app (native, a Pusher app id, or unknown)', ['transport', 'protocol', 'app'], function () {
     this.reset();
     for (const t of transports) {
-      if (!t.byApp) {
+      if (t.apps === undefined) {
         this.set({ transport: t.transport, protocol: t.protocol, app: t.protocol === NATIVE_APP ? NATIVE_APP : UNKNOWN_APP }, t.open);
         continue;
       }
       let counted = 0;
-      for (const [label, figures] of apps) {
-        if (label === NATIVE_APP || figures.connections === 0) continue;
-        this.set({ transport: t.transport, protocol: t.protocol, app: label }, figures.connections);
-        counted += figures.connections;
+      for (const [label, count] of t.apps.counts()) {
+        this.set({ transport: t.transport, protocol: t.protocol, app: label }, count);
+        counted += count;
       }
       this.set({ transport: t.transport, protocol: t.protocol, app: UNKNOWN_APP }, t.open - counted);
     }
@@ -186,11 +185,12 @@ export function gaugeReads(gauge, read) {
  * close, which the metrics above report when collected.
  * @param {'ws'|'sse'} transport
  * @param {'native'|'pusher'|'ably'} [protocol] what the connection speaks
- * @param {{byApp?: boolean}} [options] byApp: its connections are counted by
- *   app (the apps' figures, appFigures); otherwise all under one label
+ * @param {{apps?: {counts: () => Iterable<[string, number]>}}} [options] apps:
+ *   its connections by app (./app-counts.js), counted under each app's id;
+ *   otherwise all under one label
  */
-export function transportMetrics(transport, protocol = 'native', { byApp = false } = {}) {
-  const figures = new TransportFigures(transport, protocol, byApp);
+export function transportMetrics(transport, protocol = 'native', { apps } = {}) {
+  const figures = new TransportFigures(transport, protocol, apps);
   transports.push(figures);
   return figures;
 }
@@ -212,10 +212,10 @@ export function reportBytes(counter, transport, bytes) {
 }
 
 class TransportFigures {
-  constructor(transport, protocol, byApp) {
+  constructor(transport, protocol, apps) {
     this.transport = transport;
     this.protocol = protocol;
-    this.byApp = byApp;
+    this.apps = apps;
     this.open = 0;
     this.opened = 0;
     this.closedBy = new Map(); // reason -> connections closed
@@ -235,7 +235,6 @@ class TransportFigures {
 
 /**
  * @typedef {object} AppFigures
- * @property {number} connections open, of a protocol with apps (the native one's are its transports')
  * @property {number} published
  * @property {number} delivered
  * @property {number} bytes written to its connections, of a protocol with apps

@@ -7,6 +7,7 @@
 // channels per event 400 (nothing published by a refused call), and a
 // presence member's user_info past its size refused.
 import { expect } from 'chai';
+import WebSocket from 'ws';
 import { startGateway } from '../../../scripts/harness/gateway.js';
 import { configFile } from '../../helpers/api.js';
 import { channelAuth, eventually, serverSdk, signedRequest } from '../../helpers/pusher.js';
@@ -43,6 +44,25 @@ describe('Pusher app limits', function () {
       raws.push(again.raw);
       return again.result === 'established';
     }, { what: 'a connection admitted after a close' });
+  });
+
+  it('counts the app\'s Ably connections with its Pusher ones: past maxConnections an Ably client is told DISCONNECTED 40111', async () => {
+    const ably = async () => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(`${LIMITED.appId}.${LIMITED.key}:${LIMITED.secret}`)}`);
+      const first = new Promise((resolve) => ws.once('message', (data) => resolve(JSON.parse(String(data)))));
+      raws.push({ close: () => ws.close() });
+      return { ws, first: await first };
+    };
+    const pushers = [await open(gw), await open(gw)];
+    raws.push(...pushers.map(({ raw }) => raw));
+    expect(pushers.map(({ result }) => result)).to.deep.equal(['established', 'established']);
+    const inside = await ably();
+    expect(inside.first.action).to.equal(4); // CONNECTED
+    const over = await ably();
+    expect(over.first).to.deep.include({ action: 6 }); // DISCONNECTED
+    expect(over.first.error).to.include({ code: 40111, statusCode: 401 });
+    await eventually(async () => (await gw.metric('gateway_connections', `{transport="ws",protocol="ably",app="${LIMITED.appId}"}`)) === 1, { what: 'the Ably connection counted under its app' });
+    expect(await gw.metric('gateway_connections', `{transport="ws",protocol="pusher",app="${LIMITED.appId}"}`)).to.equal(2);
   });
 
   it('refuses client events past the app\'s rate with 4301', async () => {
