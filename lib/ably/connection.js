@@ -22,7 +22,7 @@ import { allows, allowsAny, ALL } from './capability.js';
 import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { AppIdentities } from './identities.js';
-import { appOfKey } from './keys.js';
+import { appOfKey, checkKeyInClear } from './keys.js';
 import { messageData } from './messages.js';
 import { Action, decodeMessage, encodeMessage, Flag, Format, sinceOf } from './protocol.js';
 import { connectionKey, CONNECTION_STATE_TTL_MS, resumedConnection } from './resume.js';
@@ -31,7 +31,6 @@ import { AblySession } from './session.js';
 import { verifyToken } from './tokens.js';
 
 const MAX_MESSAGES = 100; // in one MESSAGE
-const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
 export class AblyConnections {
   /**
@@ -44,11 +43,12 @@ export class AblyConnections {
    * @param {import('../session/subscriptions.js').Subscriptions} options.subscriptions
    * @param {import('../session/sessions.js').Sessions} options.sessions
    * @param {import('../core/commands.js').Commands} options.commands Ably's core: its names
+   * @param {{ablyBasicAuth: string, trustForwarded: boolean}} options.keyPolicy where a key is taken in clear (./keys.js)
    * @param {import('./presence.js').AblyPresence} options.members
    * @param {import('../worker/relay.js').WorkerRelay} options.relay the history a rewind reads
    * @param {import('pino').Logger} options.log
    */
-  constructor({ pingInterval, maxPayload, maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, relay, log }) {
+  constructor({ pingInterval, maxPayload, maxBuffered, apps, coalescer, subscriptions, sessions, commands, keyPolicy, members, relay, log }) {
     this.pingInterval = pingInterval;
     this.maxPayload = maxPayload;
     this.maxBuffered = maxBuffered;
@@ -57,6 +57,7 @@ export class AblyConnections {
     this.subscriptions = subscriptions;
     this.sessions = sessions;
     this.commands = commands;
+    this.keyPolicy = keyPolicy;
     this.members = members;
     this.relay = relay;
     this.count = 0;
@@ -97,7 +98,7 @@ export class AblyConnections {
     session.echo = query.get('echo') !== 'false';
     let credential;
     try {
-      credential = this.credential(query, req);
+      credential = this.credential(query, req, ip);
     } catch (err) {
       return this.refuse(ws, err);
     }
@@ -114,17 +115,14 @@ export class AblyConnections {
    *   query's key says, or a promise of what its token says
    * @throws {AblyError} a refusal found without asking anything
    */
-  credential(query, req) {
+  credential(query, req, ip) {
     const version = Number(query.get('v'));
     if (!(version >= 2)) throw new AblyError(AblyCode.BAD_REQUEST, 'protocol version v=2 or later is served');
     const token = query.get('access_token');
     if (token !== null) return verifyToken(this.apps, token);
     const key = query.get('key');
     if (key === null) throw new AblyError(AblyCode.NO_CREDENTIALS, 'no key or access_token given');
-    // A key in clear only over loopback: from anywhere else it would cross the network readable.
-    if (req.socket.encrypted !== true && !LOOPBACK.test(req.socket.remoteAddress ?? '')) {
-      throw new AblyError(AblyCode.BASIC_AUTH_REFUSED, 'a key is taken over TLS or from this machine only: use token auth');
-    }
+    checkKeyInClear(req, ip, this.keyPolicy);
     const app = appOfKey(this.apps, key);
     if (app === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
     return { app, capability: ALL, clientId: undefined, wildcard: true };

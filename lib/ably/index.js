@@ -1,7 +1,8 @@
 // Ably's protocol in a worker: its WebSocket way in (`/`, as ably-js opens
 // it) and its REST API (/time, /keys/…, /channels/…), over their own command
 // core (Ably's channel names) and the worker's one relay, subscriptions and
-// sessions. Its keys are the apps' (./keys.js): without apps, nothing.
+// sessions, and its presence events in the primary (./primary.js). Its keys
+// are the apps' (./keys.js): without apps (or with --no-ably), nothing.
 import { require } from '../runtime/require.js';
 import { appNamespaces, checkInternal, ablyName } from './channels.js';
 import { AblyConnections } from './connection.js';
@@ -20,14 +21,15 @@ export { attachAbly } from './primary.js';
  * @returns {{upgrade: object, route: object}|undefined} its ways in (lib/wiring/ways-in.js), or none without apps
  */
 export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, relay, subscriptions, presence, sessions, log }) {
-  if (!appsServed) return undefined;
+  if (!appsServed || !config.ably) return undefined;
+  const keyPolicy = { ablyBasicAuth: config.ablyBasicAuth, trustForwarded: config.trustForwarded };
   const commands = commandsFor({ rate: config.maxPublishRate, checkName: checkInternal, showName: ablyName });
   const members = new AblyPresence({ relay, presence });
-  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, members, relay, log });
+  const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, keyPolicy, members, relay, log });
   // One ws server per format (and JSON with heartbeats): its WebSocket class carries the transport.
   const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });
   const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket), heartbeats: server(AblyHeartbeatSocket) };
-  const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context: { commands, relay, presence }, members, log });
+  const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context: { commands, relay, presence }, members, keyPolicy, log });
   return {
     upgrade: {
       matches: (path) => path === '/',

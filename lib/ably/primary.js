@@ -10,16 +10,16 @@
 // member's generations gone is its LEAVE. A generation an update replaced
 // goes quietly: its member is still present; one a resumed connection
 // adopted (PRESENT) comes quietly, unless its member had left meanwhile
-// (then it is an ENTER again). Without an app, nothing.
+// (then it is an ENTER again). Without an app (or with --no-ably), nothing.
 import { channelOfMembers, isMembersChannel } from './channels.js';
 import { memberOfEntry, PresenceAction, presenceEventJson } from './presence.js';
 
 /**
- * @param {object} options engine, appsServed (whether any app is configured)
+ * @param {object} options config, engine, appsServed (whether any app is configured)
  * @returns {undefined} nothing is queued to send at the end
  */
-export function attachAbly({ engine, appsServed }) {
-  if (!appsServed) return undefined;
+export function attachAbly({ config, engine, appsServed }) {
+  if (!appsServed || !config.ably) return undefined;
   const generations = new Map(); // `<members channel>\n<memberKey>` -> generations added here and not gone
   engine.onMember((channel, entry, present, client, member) => {
     if (!isMembersChannel(channel)) return;

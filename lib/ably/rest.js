@@ -16,10 +16,11 @@ import { GatewayError } from '../core/errors.js';
 import { publish } from '../core/server.js';
 import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
+import { clientIp } from '../session/client-ip.js';
 import { allows, ALL } from './capability.js';
 import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
-import { appOfKey } from './keys.js';
+import { appOfKey, checkKeyInClear } from './keys.js';
 import { idempotencyKeyOf, messageData } from './messages.js';
 import { isPresenceEvent } from './presence.js';
 import { sinceOf } from './protocol.js';
@@ -45,13 +46,15 @@ export class AblyRest {
    * @param {import('../pusher/apps.js').Apps} options.apps
    * @param {import('../core/server.js').ServerContext} options.context Ably's command core and the relay
    * @param {import('./presence.js').AblyPresence} options.members
+   * @param {{ablyBasicAuth: string, trustForwarded: boolean}} options.keyPolicy where a key is taken in clear (./keys.js)
    * @param {import('pino').Logger} options.log where a defect is told
    */
-  constructor({ maxPayload, apps, context, members, log }) {
+  constructor({ maxPayload, apps, context, members, keyPolicy, log }) {
     this.maxPayload = maxPayload;
     this.apps = apps;
     this.context = context;
     this.members = members;
+    this.keyPolicy = keyPolicy;
     this.log = log;
   }
 
@@ -179,6 +182,7 @@ export class AblyRest {
   async authorise(req) {
     const header = req.headers.authorization ?? '';
     if (header.startsWith('Basic ')) {
+      checkKeyInClear(req, clientIp(req, this.keyPolicy.trustForwarded), this.keyPolicy);
       const app = appOfKey(this.apps, Buffer.from(header.slice(6), 'base64').toString());
       if (app === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
       return { app, capability: ALL, clientId: undefined };

@@ -192,6 +192,17 @@ export const options = {
   },
   'pusher-client-events': { type: 'boolean', default: false, describe: 'allow client-* events on the Pusher app\'s private and presence channels' },
   'pusher-webhook-url': { type: 'string', check: httpUrl('pusher-webhook-url'), describe: "where the Pusher app's webhooks go, in Pusher's format" },
+  ably: {
+    type: 'boolean',
+    default: true,
+    describe: "Ably's protocol for every app (the WebSocket at /, the REST API at /time, /keys/…, /channels/…): served wherever an app is; --no-ably leaves it off"
+  },
+  'ably-basic-auth': {
+    type: 'string',
+    choices: ['allow', 'loopback', 'deny'],
+    default: 'loopback',
+    describe: "where an Ably key (Basic auth, a key= query) is taken without TLS (with --trust-forwarded, an ALB's X-Forwarded-Proto https counts as TLS): loopback: from this machine only; deny: nowhere; allow: anywhere (it crosses the network readable)"
+  },
   'apps-database': {
     type: 'string',
     secret: 'primary',

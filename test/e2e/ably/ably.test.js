@@ -360,3 +360,43 @@ describe('Ably protocol (ably-js)', function () {
     expect(Date.now() - startedAt).to.be.below(5000);
   });
 });
+
+describe('Ably protocol: --ably-basic-auth and --no-ably', function () {
+  this.timeout(30000);
+
+  it('refuses a key in clear under deny (40103, realtime and REST), and a token still connects', async () => {
+    const gw = await startGateway(['--config', configFile({ pusherApps: [APP] }), '--ably-basic-auth', 'deny']);
+    const clients = [];
+    try {
+      const options = (more) => ({ endpoint: '127.0.0.1', port: gw.port, tls: false, disableConnectivityCheck: true, logLevel: 0, ...more });
+      const keyed = new Ably.Realtime(options({ key: KEY }));
+      clients.push(keyed);
+      const change = await keyed.connection.once('failed');
+      expect(change.reason?.code).to.equal(40103);
+      const rest = await fetch(`${gw.http}/channels/x/messages`, { headers: { Authorization: `Basic ${Buffer.from(KEY).toString('base64')}` } });
+      expect(rest.status).to.equal(401);
+      expect(rest.headers.get('x-ably-errorcode')).to.equal('40103');
+      // A TokenRequest needs no key in clear: signed where the key is kept, exchanged for a token.
+      const signer = new Ably.Rest({ key: KEY, queryTime: false, endpoint: 'unused.invalid' });
+      const tokened = new Ably.Realtime(options({ authCallback: (params, callback) => signer.auth.createTokenRequest({ clientId: 'erin' }).then((request) => callback(null, request), (err) => callback(err, null)) }));
+      clients.push(tokened);
+      await tokened.connection.once('connected');
+      expect(tokened.auth.clientId).to.equal('erin');
+    } finally {
+      for (const client of clients) client.close();
+      await gw.stop();
+    }
+  });
+
+  it('serves nothing of Ably with --no-ably: / and its REST routes are not found', async () => {
+    const gw = await startGateway(['--config', configFile({ pusherApps: [APP] }), '--no-ably']);
+    try {
+      expect((await fetch(`${gw.http}/time`)).status).to.equal(404);
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(KEY)}`);
+      const [outcome] = await Promise.race([once(ws, 'unexpected-response').then(([, res]) => [res.statusCode]), once(ws, 'open').then(() => ['open'])]);
+      expect(outcome).to.equal(404);
+    } finally {
+      await gw.stop();
+    }
+  });
+});
