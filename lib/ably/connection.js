@@ -23,7 +23,7 @@ import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { AppIdentities } from './identities.js';
 import { appOfKey, checkKeyInClear } from './keys.js';
-import { messageData } from './messages.js';
+import { idempotencyKeyOf, messageData } from './messages.js';
 import { Action, decodeMessage, encodeMessage, Flag, Format, sinceOf } from './protocol.js';
 import { connectionKey, CONNECTION_STATE_TTL_MS, resumedConnection } from './resume.js';
 import { rewindOf, rewindSince } from './rewind.js';
@@ -414,7 +414,9 @@ export class AblyConnections {
     const data = messages.map((message, i) => messageData(message, who, { id: `${session.connectionId}:${msgSerial}:${i}`, connectionId: session.connectionId, timestamp }));
     const internal = internalName(session.app.appId, name);
     const exclude = session.echo ? undefined : session.id;
-    return Promise.all(data.map((message) => this.commands.publish(ws, internal, message, undefined, exclude))).then((results) =>
+    // Each keyed by its id (the connection's id, msgSerial and place, unless the client named it), so
+    // one ably-js sends again on a resumed connection, its ACK lost with the socket, is published once.
+    return Promise.all(data.map((message) => this.commands.publish(ws, internal, message, undefined, exclude, idempotencyKeyOf(message.id)))).then((results) =>
       results.map((result) => (result === undefined ? '' : `${result.epoch}:${result.seq}`))
     );
   }

@@ -152,21 +152,23 @@ export class Commands {
    * native protocol acknowledges with the seq; Pusher's client events are
    * not answered); a refusal after the checks carries `id`.
    * @param {string} [exclude] a client not to deliver it to (Pusher: the sender of a client event)
+   * @param {string} [idempotencyKey] the engine publishes a key once in its window, and answers a
+   *   repeat with the first's seq (Ably: a message a client sends again after resuming its connection)
    * @returns {Promise<import('./seams.js').PublishResult | undefined>} once the engine
    *   stored it; undefined when the connection closed while the publish hook decided (nothing published)
    */
-  publish(conn, channel, data, id, exclude) {
+  publish(conn, channel, data, id, exclude, idempotencyKey) {
     const ns = this.namespace(channel, id);
     const identity = this.identity(conn, id);
     this.granted(identity, 'publish', channel, id);
     if (!ns.clientPublish) throw this.forbidden(`only the server publishes in namespace ${ns.name}`, id);
     this.spend(conn, 'publishes', id);
     this.engineTakes(id);
-    if (!ns.publishHook) return this.relay.publish({ channel, data: serialiseData(data), exclude }).catch(withId(id));
+    if (!ns.publishHook) return this.relay.publish({ channel, data: serialiseData(data), exclude, idempotencyKey }).catch(withId(id));
     const body = { client: conn[kSession].id, user: identity.user, channel, data: jsonable(data) };
     return this.hooks
       .publish(body, present(conn))
-      .then((outcome) => (conn[kTransport].isOpen(conn) ? this.relay.publish({ channel, data: outcome.dataJson ?? serialiseData(data), exclude }) : undefined))
+      .then((outcome) => (conn[kTransport].isOpen(conn) ? this.relay.publish({ channel, data: outcome.dataJson ?? serialiseData(data), exclude, idempotencyKey }) : undefined))
       .catch(withId(id));
   }
 

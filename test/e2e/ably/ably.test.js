@@ -239,6 +239,38 @@ describe('Ably protocol (ably-js)', function () {
     }
   });
 
+  it('publishes once a MESSAGE sent again on a resumed connection (its ACK lost with the socket): the same serial, delivered once', async () => {
+    const open = async (query) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(KEY)}${query}`);
+      const frames = [];
+      ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+      await once(ws, 'open');
+      await eventually(() => frames.length > 0, { what: 'CONNECTED', timeout: 5000 });
+      return { ws, frames };
+    };
+    const sub = realtime({ key: KEY });
+    await connected(sub);
+    const got = [];
+    await sub.channels.get('once-only').subscribe((m) => got.push(m.data));
+    const first = await open('');
+    const message = { action: 15, channel: 'once-only', msgSerial: 0, messages: [{ name: 'n', data: 'sent twice' }] };
+    first.ws.send(JSON.stringify(message));
+    await eventually(() => first.frames.some((f) => f.action === 1), { what: 'the first ACK', timeout: 5000 });
+    const serial = first.frames.find((f) => f.action === 1).res[0].serials[0];
+    first.ws.terminate();
+    const second = await open(`&resume=${encodeURIComponent(first.frames[0].connectionDetails.connectionKey)}`);
+    try {
+      expect(second.frames[0].connectionId).to.equal(first.frames[0].connectionId);
+      second.ws.send(JSON.stringify(message));
+      second.ws.send(JSON.stringify({ ...message, msgSerial: 1, messages: [{ name: 'n', data: 'the marker' }] }));
+      await eventually(() => got.includes('the marker'), { what: 'the marker', timeout: 5000 });
+      expect(second.frames.find((f) => f.action === 1 && f.msgSerial === 0).res[0].serials).to.deep.equal([serial]);
+      expect(got).to.deep.equal(['sent twice', 'the marker']);
+    } finally {
+      second.ws.close();
+    }
+  });
+
   it('refuses presence to a connection with no clientId (91000) and without the capability (40160)', async () => {
     // ably-js refuses to send it: by hand, a NACK.
     const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(KEY)}`);
