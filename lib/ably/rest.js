@@ -59,6 +59,7 @@ export class AblyRest {
   }
 
   request(req, res, path) {
+    if (allowOrigin(req, res)) return;
     const binary = (req.headers.accept ?? '').includes(MSGPACK);
     let label = 'ably_unknown';
     const answer = (status, result) => {
@@ -194,6 +195,30 @@ export class AblyRest {
     }
     throw new AblyError(AblyCode.NO_CREDENTIALS, 'a key (Basic) or a token (Bearer) is required');
   }
+}
+
+/**
+ * CORS, as ably-js in a page asks (its requests carry their credential in
+ * Authorization, never a cookie, so any origin may send them): the origin
+ * echoed with credentials allowed, Ably's headers readable; a preflight is
+ * answered here.
+ * @returns {boolean} whether the request was a preflight, answered
+ */
+function allowOrigin(req, res) {
+  const { origin } = req.headers;
+  if (origin === undefined) return false;
+  res.setHeader('Access-Control-Allow-Origin', origin);
+  res.setHeader('Access-Control-Allow-Credentials', 'true');
+  res.setHeader('Access-Control-Expose-Headers', 'Link, X-Ably-Errorcode, X-Ably-Errormessage');
+  res.setHeader('Vary', 'Origin');
+  if (req.method !== 'OPTIONS') return false;
+  res.writeHead(204, {
+    'Access-Control-Allow-Methods': 'GET, POST',
+    'Access-Control-Allow-Headers': 'Authorization, Content-Type, Accept, X-Ably-Version, Ably-Agent, X-Ably-ClientId',
+    'Access-Control-Max-Age': '600'
+  });
+  res.end();
+  return true;
 }
 
 /** A page of a listing, and the link to the next one (relative to the listing's path), if there is more. */
