@@ -1,15 +1,18 @@
 // The Ably WebSocket way in (`/`, as ably-js opens it): the connection's
-// credential (a key, or a token), CONNECTED, and Ably's ProtocolMessages
-// decoded and handed to the session and the core: ATTACH and DETACH are
-// joins and leaves (an ATTACH with the channelSerial the client kept is a
-// recovery: what it missed follows ATTACHED, flagged RESUMED; its members
-// come in a SYNC, their arrivals and departures with the messages; a
-// credential that may not subscribe there is attached and sent nothing), a
-// MESSAGE is publishes and a PRESENCE is members
-// entered, updated or left (./presence.js), each acknowledged in order (ACK
-// or NACK per ProtocolMessage), HEARTBEAT is echoed, CLOSE closes. A credential
-// refused is told in-band (ERROR, then the close): ably-js reads no HTTP
-// status from a refused upgrade, and would retry forever.
+// credential (a key, or a token), its app's count, CONNECTED (a resumed
+// connection keeps its id: ./resume.js), and Ably's ProtocolMessages decoded
+// and handed to the session and the core:
+// - ATTACH and DETACH are joins and leaves. An ATTACH with the channelSerial
+//   the client kept is a recovery (what it missed follows ATTACHED, flagged
+//   RESUMED), one with a rewind starts back in the history (./rewind.js);
+//   the members come in a SYNC, their arrivals and departures with the
+//   messages. A credential that may not subscribe there is attached and
+//   sent nothing.
+// - A MESSAGE is publishes, a PRESENCE members entered, updated or left
+//   (./presence.js), each acknowledged in order (ACK or NACK per
+//   ProtocolMessage); HEARTBEAT is echoed; CLOSE closes.
+// A credential refused is told in-band (ERROR, then the close): ably-js
+// reads no HTTP status from a refused upgrade, and would retry forever.
 import { randomInt } from 'node:crypto';
 import { GatewayError } from '../core/errors.js';
 import { identify } from '../core/identity.js';
@@ -267,7 +270,7 @@ export class AblyConnections {
       // A rewind on a fresh attach only: one that continues from its channelSerial gets what it missed instead.
       const rewind = since === undefined ? rewindOf(params) : undefined;
       this.commands.subscribe(ws, internal, since, undefined);
-      const request = { owner: this, conn: ws, channel: internal, latest: false, name, since, resuming: since !== undefined, rewind: params?.rewind };
+      const request = { owner: this, conn: ws, channel: internal, latest: false, name, since, resuming: since !== undefined, rewind: rewind === undefined ? undefined : params.rewind };
       if (rewind !== undefined) {
         const { historySize } = this.commands.namespace(internal);
         request.wait = rewindSince(this.relay, internal, rewind, historySize).then((from) => void (request.since = from));
