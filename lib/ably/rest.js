@@ -17,6 +17,7 @@ import { publish } from '../core/server.js';
 import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
 import { clientIp } from '../session/client-ip.js';
+import { takeBackendEvents } from '../session/app-counts.js';
 import { allows, ALL } from './capability.js';
 import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
@@ -117,6 +118,7 @@ export class AblyRest {
     const data = messages.map((message, i) => messageData(message, who, { id: `${base}:${i}`, connectionId: undefined, timestamp }));
     const channel = internalName(app.appId, name);
     this.context.commands.namespace(channel);
+    await takeBackendEvents(this.context.relay, app, data.length);
     const serials = [];
     for (const [i, message] of data.entries()) {
       // A message the client named (ably-js names each of a REST publish, so a retry names them again) is published once.

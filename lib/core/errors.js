@@ -47,7 +47,7 @@ export const ErrorCode = Object.freeze({
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   UNAVAILABLE: 'unavailable', // the engine or the application's backend cannot answer now: retry later
   TOO_MANY: 'too_many', // an answer would exceed its bound
-  OVER_QUOTA: 'over_quota', // a Pusher app's own limit on backend events per second
+  OVER_QUOTA: 'over_quota', // an app's own limit on backend events per second (Pusher's HTTP API, Ably's REST)
   EPOCH_CHANGED: 'epoch_changed', // a history read's since is from another sequence of the channel
   TOO_OLD: 'too_old', // a history read's since is older than the history reaches
   NOT_FOUND: 'not_found', // no such route or server API method

@@ -3,12 +3,11 @@
 // pusher:error 4301 (the command core's rate, set per app here); HTTP API
 // events past the app's backend events per second, 429, counted exactly
 // across workers by the primary and across nodes in Redis
-// (lib/primary/app-rates.js); an event's data past its size, 413; a batch or
-// an event's channels past their counts, 400; a presence member's user_info
+// (lib/primary/app-rates.js, taken in lib/session/app-counts.js, as Ably's
+// REST publishes are); an event's data past its size, 413; a batch or an
+// event's channels past their counts, 400; a presence member's user_info
 // past its size, subscription_error. The connection quota is counted where
-// connections join their app (./app-connections.js).
-import { ErrorCode, GatewayError } from '../core/errors.js';
-import { Op } from '../core/ipc.js';
+// connections join their app (lib/session/app-counts.js).
 import { kSession } from '../core/symbols.js';
 
 const KB = 1024;
@@ -26,19 +25,4 @@ export function maxEventBytes(app) {
 /** @returns {number} bytes a presence member's user_info may hold, as JSON */
 export function maxMemberInfoBytes(app) {
   return app.maxPresenceMemberInfoKb * KB;
-}
-
-/**
- * Takes `events` of the app's backend events this second, cluster-wide, or
- * throws over_quota (429) and nothing is taken.
- * @param {import('../worker/relay.js').WorkerRelay} relay
- * @param {import('./apps.js').App} app
- * @param {number} events channels × events of one HTTP API call
- */
-export async function takeBackendEvents(relay, app, events) {
-  const limit = app.maxBackendEventsPerSecond;
-  if (limit === null) return;
-  if (!(await relay.ask(Op.APP_EVENTS, app.appId, events))) {
-    throw new GatewayError(ErrorCode.OVER_QUOTA, `over the app's ${limit} backend events per second`);
-  }
 }

@@ -15,7 +15,8 @@ import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresenc
 import { eventData, PusherCode } from './frames.js';
 import { sameText } from '../core/same-text.js';
 import { md5, signatureMatches } from './signatures.js';
-import { maxEventBytes, takeBackendEvents } from './app-limits.js';
+import { maxEventBytes } from './app-limits.js';
+import { takeBackendEvents } from '../session/app-counts.js';
 import { membersOf } from './presence-data.js';
 
 const MAX_TIMESTAMP_SKEW_S = 600;

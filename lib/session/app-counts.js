@@ -5,7 +5,10 @@
 // without waiting for an answer. An admitted connection's session holds its
 // app and the app's figures (./metrics.js appFigures: its connections and
 // the bytes it is sent, ../transport/transport.js). What a change of the app
-// does to its connections is each protocol's (they close as it says).
+// does to its connections is each protocol's (they close as it says). An
+// app's backend events (what its backend publishes through a protocol's HTTP
+// API) are taken here too, within its maxBackendEventsPerSecond.
+import { ErrorCode, GatewayError } from '../core/errors.js';
 import { Op } from '../core/ipc.js';
 import { kSession } from '../core/symbols.js';
 import { appFigures } from './metrics.js';
@@ -64,5 +67,19 @@ export class AppCounts {
   /** @returns {Iterable<[string, number]>} each app's connections in this worker, for gateway_connections */
   *counts() {
     for (const [appId, set] of this.byApp) yield [appId, set.size];
+  }
+}
+
+/**
+ * Takes `events` of the app's backend events this second, cluster-wide
+ * (lib/primary/app-rates.js), or throws over_quota (429) and nothing is taken.
+ * @param {import('../worker/relay.js').WorkerRelay} relay
+ * @param {number} events what one call publishes (Pusher: channels × events; Ably: messages)
+ */
+export async function takeBackendEvents(relay, app, events) {
+  const limit = app.maxBackendEventsPerSecond;
+  if (limit === null) return;
+  if (!(await relay.ask(Op.APP_EVENTS, app.appId, events))) {
+    throw new GatewayError(ErrorCode.OVER_QUOTA, `over the app's ${limit} backend events per second`);
   }
 }

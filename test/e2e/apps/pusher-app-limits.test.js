@@ -46,7 +46,7 @@ describe('Pusher app limits', function () {
     }, { what: 'a connection admitted after a close' });
   });
 
-  it('counts the app\'s Ably connections with its Pusher ones: past maxConnections an Ably client is told DISCONNECTED 40111', async () => {
+  it('counts the app\'s Ably connections with its Pusher ones (past maxConnections DISCONNECTED 40111), and its REST publishes as backend events', async () => {
     const ably = async () => {
       const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(`${LIMITED.appId}.${LIMITED.key}:${LIMITED.secret}`)}`);
       const first = new Promise((resolve) => ws.once('message', (data) => resolve(JSON.parse(String(data)))));
@@ -63,6 +63,14 @@ describe('Pusher app limits', function () {
     expect(over.first.error).to.include({ code: 40111, statusCode: 401 });
     await eventually(async () => (await gw.metric('gateway_connections', `{transport="ws",protocol="ably",app="${LIMITED.appId}"}`)) === 1, { what: 'the Ably connection counted under its app' });
     expect(await gw.metric('gateway_connections', `{transport="ws",protocol="pusher",app="${LIMITED.appId}"}`)).to.equal(2);
+    // Ably's REST publishes are the app's backend events too: 6 messages in one call are past its 5 a second.
+    const auth = { Authorization: `Basic ${Buffer.from(`${LIMITED.appId}.${LIMITED.key}:${LIMITED.secret}`).toString('base64')}`, 'Content-Type': 'application/json' };
+    const post = (count) => fetch(`${gw.http}/channels/limited/messages`, { method: 'POST', headers: auth, body: JSON.stringify(Array.from({ length: count }, (_, i) => ({ name: 'n', data: i }))) });
+    const refused = await post(6);
+    expect(refused.status).to.equal(429);
+    expect(refused.headers.get('x-ably-errorcode')).to.equal('42910');
+    const history = await fetch(`${gw.http}/channels/limited/messages`, { headers: auth });
+    expect(await history.json()).to.deep.equal([]);
   });
 
   it('refuses client events past the app\'s rate with 4301', async () => {
