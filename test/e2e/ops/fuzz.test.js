@@ -355,7 +355,8 @@ describe('hostile input kills nothing (property-based)', function () {
       presence: fc.oneof({ arbitrary: fc.array(ablyPresence, { maxLength: 3 }), weight: 3 }, hostileValue),
       id: hostileValue,
       flags: hostileValue,
-      params: hostileValue,
+      params: fc.oneof(objectValue({ rewind: fc.oneof(fc.constantFrom('3', '1m', '0', '101', 'soon'), hostileValue) }), hostileValue),
+      channelSerial: fc.oneof(fc.constantFrom('x:1', 'a:b', ':', '0:0'), hostileValue),
       auth: fc.oneof(objectValue({ accessToken: hostileValue }), hostileValue)
     });
 
