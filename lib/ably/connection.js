@@ -348,8 +348,7 @@ export class AblyConnections {
     const session = ws[kSession];
     checkName(name);
     if (!allows(session.capability, name, 'presence')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not be present on ${name}`);
-    this.members.update(ws, membersChannel(internalName(session.app.appId, name)), presence, msgSerial);
-    return Promise.resolve(undefined);
+    return this.members.update(ws, membersChannel(internalName(session.app.appId, name)), presence, msgSerial);
   }
 
   /**

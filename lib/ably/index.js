@@ -24,7 +24,7 @@ export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, r
   if (!appsServed || !config.ably) return undefined;
   const keyPolicy = { ablyBasicAuth: config.ablyBasicAuth, trustForwarded: config.trustForwarded };
   const commands = commandsFor({ rate: config.maxPublishRate, checkName: checkInternal, showName: ablyName });
-  const members = new AblyPresence({ relay, presence });
+  const members = new AblyPresence({ relay, presence, commands });
   const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, keyPolicy, members, relay, log });
   // One ws server per format (and JSON with heartbeats): its WebSocket class carries the transport.
   const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });

@@ -1,36 +1,46 @@
 // Ably presence at the edge. A member is a connection and a clientId (Ably's
 // memberKey, `<connectionId>:<clientId>`); who is present on a channel is
-// the engine's presence entries on its members channel (./channels.js), one
-// entry per member, so the members are exact across workers and nodes and a
-// dead worker's or node's leave as every other presence entry does. An entry
-// is filed under `<memberKey>#<generation>`: an update adds a later
+// the engine's presence entries on its members channel (./channels.js), so
+// the members are exact across workers and nodes and a dead worker's or
+// node's leave as every other presence entry does. A member is the engine's
+// user, each of its entries one generation of it
+// (`<memberKey>#<generation>.<msgSerial>`): an update adds the next
 // generation before it takes out the one before, so the engine's entry
-// changes without the member ever being absent. The events (ENTER, UPDATE,
-// LEAVE) are published from the engine's own view, in the primary
-// (./primary.js), on the channel itself: its data starts with its action,
-// which no message's does, so the transport and the history tell them apart.
+// changes while the member stays present, and the engine, counting a user's
+// entries across the cluster, tells its first one's arrival and its last
+// one's departure once (./primary.js publishes them: ENTER, LEAVE). An
+// UPDATE is published here, acknowledged once stored. Every event goes on
+// the channel itself: its data starts with its action, which no message's
+// does, so the transport and the history tell them apart.
 //
 // A connection closed by its client (CLOSE) or detached from the channel
 // leaves at once; a dropped socket's members stay for GRACE_MS, so a client
-// that resumes the connection (./resume.js) on any worker finds them: its
-// next attach of the channel adopts them (a later generation, told to no
-// one: they never left).
+// that resumes the connection (./resume.js) on any worker or node finds
+// them: its next attach of the channel adopts them (a later generation of
+// the same member: no one is told, it never left).
 //
-// To the primary: ['pjoin', members channel, entry, {user: entry, info: presence message}]
+// To the primary: ['pjoin', members channel, entry, {user: memberKey, info: presence message}]
 //                 ['pleave', members channel, entry]
 import { memberOf } from '../core/identity.js';
 import { Op } from '../core/ipc.js';
 import { kSession } from '../core/symbols.js';
+import { channelOfMembers } from './channels.js';
 import { AblyCode, AblyError } from './errors.js';
 import { messageData } from './messages.js';
 
 export const PresenceAction = Object.freeze({ PRESENT: 1, ENTER: 2, LEAVE: 3, UPDATE: 4 });
 
 const EVENT_START = '{"action":';
+const MAX_ITEMS = 100; // in one PRESENCE
+const GRACE_MS = 15000; // Ably's: how long a dropped connection's members stay
 
 /** A presence event as the channel carries it: its action first. */
 export function presenceEventJson(message) {
-  return JSON.stringify({ action: message.action, ...message });
+  return JSON.stringify(presenceEvent(message));
+}
+
+function presenceEvent(message) {
+  return { action: message.action, ...message };
 }
 
 /** Whether data a channel carries is a presence event (a message's starts with its id: ./messages.js). */
@@ -38,22 +48,22 @@ export function isPresenceEvent(dataJson) {
   return dataJson.startsWith(EVENT_START);
 }
 
-const MAX_ITEMS = 100; // in one PRESENCE
-const GRACE_MS = 15000; // Ably's: how long a dropped connection's members stay
-
-/** The engine's client (and user) for a member's generation. */
-function entryOf(memberKey, generation) {
-  return `${memberKey}#${generation}`;
-}
-
 /**
  * @param {string} entry an engine client of a members channel
- * @returns {{memberKey: string, connectionId: string, clientId: string, generation: number}}
+ * @returns {{memberKey: string, connectionId: string, clientId: string, generation: number, msgSerial: number}}
+ *   its member, the generation, and the msgSerial of the PRESENCE that made it
  */
 export function memberOfEntry(entry) {
   const hash = entry.lastIndexOf('#');
   const colon = entry.indexOf(':');
-  return { memberKey: entry.slice(0, hash), connectionId: entry.slice(0, colon), clientId: entry.slice(colon + 1, hash), generation: Number(entry.slice(hash + 1)) };
+  const dot = entry.indexOf('.', hash);
+  return {
+    memberKey: entry.slice(0, hash),
+    connectionId: entry.slice(0, colon),
+    clientId: entry.slice(colon + 1, hash),
+    generation: Number(entry.slice(hash + 1, dot)),
+    msgSerial: Number(entry.slice(dot + 1))
+  };
 }
 
 /**
@@ -77,10 +87,12 @@ export class AblyPresence {
    * @param {object} options
    * @param {import('../worker/relay.js').WorkerRelay} options.relay
    * @param {import('../session/presence.js').WorkerPresence} options.presence the presence reads
+   * @param {import('../core/commands.js').Commands} options.commands Ably's core: an UPDATE is published through it
    */
-  constructor({ relay, presence }) {
+  constructor({ relay, presence, commands }) {
     this.relay = relay;
     this.presence = presence;
+    this.commands = commands;
   }
 
   /**
@@ -88,6 +100,7 @@ export class AblyPresence {
    * order; the connection's identity names the member (a wildcard one may
    * name any clientId).
    * @param {string} members the channel's members channel
+   * @returns {Promise<void>} once its UPDATEs are stored
    * @throws {AblyError} 40000, 40012, 91000 (no clientId to be present as)
    */
   update(ws, members, items, msgSerial) {
@@ -105,44 +118,49 @@ export class AblyPresence {
       message.action = action;
       return message;
     });
-    for (const message of messages) this.apply(ws, members, message);
+    return Promise.all(messages.map((message) => this.apply(ws, members, message, msgSerial))).then(() => undefined);
   }
 
-  apply(ws, members, message) {
-    const generation = this.generationOf(ws, members, message.clientId);
+  /** @returns {Promise<unknown>|undefined} an UPDATE's publish */
+  apply(ws, members, message, msgSerial) {
+    const entry = this.entryOf(ws, members, message.clientId);
     if (message.action === PresenceAction.LEAVE) {
-      if (generation !== undefined) this.leave(ws, members, message.clientId, generation);
-      return;
+      if (entry !== undefined) this.leave(ws, members, message.clientId, entry);
+      return undefined;
     }
-    message.action = generation === undefined ? PresenceAction.ENTER : PresenceAction.UPDATE;
-    this.add(ws, members, message, generation);
+    message.action = entry === undefined ? PresenceAction.ENTER : PresenceAction.UPDATE;
+    this.add(ws, members, message, msgSerial, entry);
+    // A first generation's ENTER is the engine's to tell (./primary.js); an update's is told here.
+    if (entry === undefined) return undefined;
+    return this.commands.publish(ws, channelOfMembers(members), presenceEvent(message), undefined, undefined, message.id);
   }
 
-  /** @returns {number|undefined} the generation of the connection's member `clientId` on a members channel; undefined: not present */
-  generationOf(ws, members, clientId) {
+  /** @returns {string|undefined} the entry of the connection's member `clientId` on a members channel; undefined: not present */
+  entryOf(ws, members, clientId) {
     return ws[kSession].entered?.get(members)?.get(clientId);
   }
 
   /** Adds the member's next generation, then takes out the one it replaces. */
-  add(ws, members, message, replaced) {
+  add(ws, members, message, msgSerial, replaced) {
     const session = ws[kSession];
     // Later than any generation of this connectionId before, on any worker: the clock's ms, then one more each.
     const generation = Math.max(Date.now(), session.lastGeneration + 1);
     session.lastGeneration = generation;
-    const entry = entryOf(`${session.connectionId}:${message.clientId}`, generation);
-    this.relay.send([Op.PRESENCE_JOIN, members, entry, memberOf(entry, message)]);
-    if (replaced !== undefined) this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(`${session.connectionId}:${message.clientId}`, replaced)]);
+    const memberKey = `${session.connectionId}:${message.clientId}`;
+    const entry = `${memberKey}#${generation}.${msgSerial}`;
+    this.relay.send([Op.PRESENCE_JOIN, members, entry, memberOf(memberKey, message)]);
+    if (replaced !== undefined) this.relay.send([Op.PRESENCE_LEAVE, members, replaced]);
     const entered = (session.entered ??= new Map());
     if (!entered.has(members)) entered.set(members, new Map());
-    entered.get(members).set(message.clientId, generation);
+    entered.get(members).set(message.clientId, entry);
   }
 
-  leave(ws, members, clientId, generation) {
-    const session = ws[kSession];
-    this.relay.send([Op.PRESENCE_LEAVE, members, entryOf(`${session.connectionId}:${clientId}`, generation)]);
-    const mine = session.entered.get(members);
+  leave(ws, members, clientId, entry) {
+    const { entered } = ws[kSession];
+    this.relay.send([Op.PRESENCE_LEAVE, members, entry]);
+    const mine = entered.get(members);
     mine.delete(clientId);
-    if (mine.size === 0) session.entered.delete(members);
+    if (mine.size === 0) entered.delete(members);
   }
 
   /** Every member the connection holds on one members channel (a detach), or on all (a close), leaves now. */
@@ -151,11 +169,11 @@ export class AblyPresence {
     if (entered === undefined) return;
     for (const [channel, mine] of [...entered]) {
       if (members !== undefined && channel !== members) continue;
-      for (const [clientId, generation] of [...mine]) this.leave(ws, channel, clientId, generation);
+      for (const [clientId, entry] of [...mine]) this.leave(ws, channel, clientId, entry);
     }
   }
 
-  /** The connection is gone: what it still holds leaves after the grace, unless its client resumed it and adopted them meanwhile. */
+  /** The connection is gone: what it still holds leaves after the grace (a resumed connection has adopted them by then, or they go). */
   closed(ws) {
     if (ws[kSession].entered === undefined) return;
     setTimeout(() => this.leaveAll(ws), GRACE_MS).unref();
@@ -164,14 +182,16 @@ export class AblyPresence {
   /**
    * The members of this connectionId a read found that the connection does
    * not hold: a resumed connection's own, from its dropped socket. They are
-   * adopted (a later generation, marked PRESENT: the primary tells no one).
+   * adopted: a later generation of each (the engine tells no one: the
+   * member was never absent), which the old one's leave after its grace
+   * leaves present.
    * @param {object[]} present the read's PRESENT messages
    */
   adopt(ws, members, present) {
     const { connectionId } = ws[kSession];
     for (const message of present) {
-      if (message.connectionId !== connectionId || this.generationOf(ws, members, message.clientId) !== undefined) continue;
-      this.add(ws, members, { ...message, action: PresenceAction.PRESENT });
+      if (message.connectionId !== connectionId || this.entryOf(ws, members, message.clientId) !== undefined) continue;
+      this.add(ws, members, { ...message, action: PresenceAction.ENTER }, msgSerialOf(message.id));
     }
   }
 
@@ -182,4 +202,10 @@ export class AblyPresence {
   read(members) {
     return this.presence.read(members, false).then(({ clients }) => presentMembers(clients));
   }
+}
+
+/** The msgSerial a presence message's id (`<connectionId>:<msgSerial>:<index>`) carries; 0 for another id. */
+function msgSerialOf(id) {
+  const serial = Number(id.split(':')[1]);
+  return Number.isSafeInteger(serial) ? serial : 0;
 }

@@ -27,7 +27,7 @@ export class AblySession extends Session {
     this.capability = null;
     /** @type {{msgSerial: number, settled: boolean, answer: object}[]|undefined} its publishes not acknowledged yet, in order */
     this.acks = undefined;
-    /** @type {Map<string, Map<string, number>>|undefined} the members it entered: members channel -> (clientId -> generation) (./presence.js) */
+    /** @type {Map<string, Map<string, string>>|undefined} the members it entered: members channel -> (clientId -> its entry) (./presence.js) */
     this.entered = undefined;
     /** The last generation it gave a member (./presence.js). */
     this.lastGeneration = 0;

@@ -4,7 +4,7 @@
 // attaching on either node is told (SYNC) and a REST read lists, a node's
 // member gone when its client closes, and a connection dropped on one node
 // resumed on the other (the same connectionId, its channel recovered, its
-// member kept).
+// member kept, past the grace its old node gives a dropped socket's members).
 import { expect } from 'chai';
 import Ably from 'ably';
 import { startRedisNodes } from '../../helpers/redis-nodes.js';
@@ -12,6 +12,7 @@ import { configFile } from '../../helpers/api.js';
 import { APP, eventually } from '../../helpers/pusher.js';
 
 const KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
+const GRACE_MS = 15000; // a dropped connection's members stay this long (lib/ably/presence.js)
 
 describe('Ably on two Redis nodes', function () {
   this.timeout(60000);
@@ -69,7 +70,7 @@ describe('Ably on two Redis nodes', function () {
     expect((await onBob.presence.get()).map((m) => m.clientId)).to.deep.equal(['bob']);
   });
 
-  it('resumes on the other node a connection dropped on one: the same id, its member kept, nothing missed', async () => {
+  it('resumes on the other node a connection dropped on one: the same id, its member kept past the grace, nothing missed', async () => {
     const [one, two] = cluster.nodes;
     const carol = realtime(one, { clientId: 'carol' });
     await carol.connection.once('connected');
@@ -101,5 +102,11 @@ describe('Ably on two Redis nodes', function () {
     await onBack.presence.update('moved');
     await eventually(() => seen.length >= 1, { what: 'the update', timeout: 10000 });
     expect(seen).to.deep.equal([['update', 'carol']]);
+    // Past the dropped socket's grace on node 1 its old entry goes, and the member stays: no leave, still listed.
+    await new Promise((resolve) => setTimeout(resolve, GRACE_MS + 2000));
+    await onBack.presence.update('still here');
+    await eventually(() => seen.length >= 2, { what: 'the second update', timeout: 10000 });
+    expect(seen).to.deep.equal([['update', 'carol'], ['update', 'carol']]);
+    expect((await watcher.channels.get('moving').presence.get()).map((m) => [m.clientId, m.data])).to.deep.equal([['carol', 'still here']]);
   });
 });
