@@ -4,7 +4,8 @@
 // channel `#42.ably:chat`, its messages and the arrivals, updates and
 // departures of its members (./primary.js). Beside it the gateway keeps
 // `#42.ably-members:chat`, whose presence entries are the members present
-// (./presence.js). Native names have no '#' and
+// (./presence.js), and one per app, `#42.ably-nonces:nonces`, where its
+// TokenRequests' nonces are claimed (./rest.js). Native names have no '#' and
 // Pusher's kinds are other words, so the three protocols' channels never
 // meet; a connection and a REST request only ever name channels of their own
 // app. The part before the first ':' is the channel's namespace
@@ -12,7 +13,7 @@
 import { isProtocolChannel, protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
 import { AblyError, AblyCode } from './errors.js';
 
-const Kind = Object.freeze({ MESSAGES: 'ably', MEMBERS: 'ably-members' });
+const Kind = Object.freeze({ MESSAGES: 'ably', MEMBERS: 'ably-members', NONCES: 'ably-nonces' });
 export const MAX_NAME_LENGTH = 200;
 // Control characters never; a leading '[' is a qualifier (`[?rewind=…]name`), not served yet.
 const NAME = /^[^\u0000-\u001f\u007f[][^\u0000-\u001f\u007f]*$/u;
@@ -36,6 +37,11 @@ export function internalName(appId, name) {
 /** The channel whose presence entries are the members of a channel (its internal name). */
 export function membersChannel(internal) {
   return besideChannel(internal, Kind.MEMBERS);
+}
+
+/** The channel an app's TokenRequests' nonces are claimed on (./rest.js): its idempotency keys. */
+export function noncesChannel(appId) {
+  return `#${appId}.${Kind.NONCES}:nonces`;
 }
 
 /** The channel whose members a members channel holds. */
@@ -75,10 +81,11 @@ export function checkInternal(channel, id) {
 
 /**
  * The namespaces of every app's Ably channels, looked up by namespace name
- * (`#<appId>.ably`, `…ably-members`) in this process's apps as they are
- * now: messages and presence events kept as the gateway keeps history,
- * publishing open (Ably's capabilities are checked at the edge); the
- * members as presence entries.
+ * (`#<appId>.ably`, `…ably-members`, `…ably-nonces`) in this process's
+ * apps as they are now: messages and presence events kept as the gateway
+ * keeps history, publishing open (Ably's capabilities are checked at the
+ * edge); the members as presence entries; the nonces as idempotency keys
+ * alone.
  * @param {object} config resolved
  * @param {import('../pusher/apps.js').Apps} apps
  * @returns {{get: (name: string) => object|undefined}}
@@ -97,14 +104,15 @@ export function appNamespaces(config, apps) {
       let ns = byKind.get(kind);
       if (ns === undefined) {
         const members = kind === Kind.MEMBERS;
+        const own = kind !== Kind.MESSAGES; // the gateway's own: nothing kept, no client publishes
         ns = Object.freeze({
           name,
-          historySize: members ? 0 : config.historySize,
+          historySize: own ? 0 : config.historySize,
           historyTtl: config.historyTtl,
           presence: members,
           joinLeave: false,
           latest: false,
-          clientPublish: !members,
+          clientPublish: !own,
           subscribeHook: false,
           publishHook: false
         });

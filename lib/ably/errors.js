@@ -14,6 +14,7 @@ export const AblyCode = Object.freeze({
   CONNECTION_CLIENT_ID: 40102,
   BASIC_AUTH_REFUSED: 40103, // a key sent in clear from beyond this machine
   TIMESTAMP: 40104,
+  NONCE_REUSED: 40105, // a TokenRequest replayed
   CONNECTION_LIMIT: 40111, // the app has its maxConnections: the client tries again later
   TOKEN: 40140, // a token the gateway cannot use: the client renews it
   TOKEN_EXPIRED: 40142,

@@ -14,12 +14,13 @@
 import { decodeValue, encode } from '../codecs/msgpack.js';
 import { GatewayError } from '../core/errors.js';
 import { publish } from '../core/server.js';
+import { Skipped } from '../protocol/outcomes.js';
 import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
 import { clientIp } from '../session/client-ip.js';
 import { takeBackendEvents } from '../session/app-counts.js';
 import { allows, ALL } from './capability.js';
-import { checkName, internalName, membersChannel } from './channels.js';
+import { checkName, internalName, membersChannel, noncesChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { appOfKey, checkKeyInClear } from './keys.js';
 import { idempotencyKeyOf, messageData } from './messages.js';
@@ -87,7 +88,7 @@ export class AblyRest {
     let run;
     try {
       if (path === '/time' && req.method === 'GET') [label, run] = ['ably_time', async () => [Date.now()]];
-      else if (req.method === 'POST' && TOKEN_REQUEST.test(path)) [label, run] = ['ably_request_token', (body) => issueToken(this.apps, TOKEN_REQUEST.exec(path)[1], body)];
+      else if (req.method === 'POST' && TOKEN_REQUEST.test(path)) [label, run] = ['ably_request_token', (body) => issueToken(this.apps, TOKEN_REQUEST.exec(path)[1], body, (app, nonce) => this.claimNonce(app, nonce))];
       else if (req.method === 'POST' && MESSAGES.test(path)) [label, run] = ['ably_publish', (body) => this.publish(req, decodeSegment(MESSAGES.exec(path)[1]), body)];
       else if (req.method === 'GET' && MESSAGES.test(path)) [label, run] = ['ably_history', () => this.history(req, decodeSegment(MESSAGES.exec(path)[1]))];
       else if (req.method === 'GET' && PRESENCE.test(path)) [label, run] = ['ably_presence', () => this.presence(req, decodeSegment(PRESENCE.exec(path)[1]))];
@@ -179,6 +180,19 @@ export class AblyRest {
     const [clientId, connectionId] = [query.get('clientId'), query.get('connectionId')];
     const members = await this.members.read(membersChannel(internalName(app.appId, name)));
     return members.filter((member) => (clientId === null || member.clientId === clientId) && (connectionId === null || member.connectionId === connectionId));
+  }
+
+  /**
+   * Claims a TokenRequest's nonce for the whole cluster: the engine keeps a
+   * publish's idempotency key for 5 minutes on every node, so a nonce is a
+   * key on the app's nonce channel, and a second claim within that window is
+   * a duplicate. A TokenRequest is taken 10 minutes either side of its
+   * timestamp: a replay more than 5 minutes after its first use is not seen.
+   * @returns {Promise<boolean>} whether it is the nonce's first claim
+   */
+  async claimNonce(app, nonce) {
+    const { skipped } = await publish({ channel: noncesChannel(app.appId), data: '0', idempotencyKey: nonce }, this.context);
+    return skipped !== Skipped.DUPLICATE;
   }
 
   /** @returns {Promise<{app, capability, clientId: string|undefined}>} what the request's key or token may do */

@@ -23,10 +23,12 @@ let jose; // loaded at the first token: it costs a worker ~9 MB of RSS
  * @param {import('../pusher/apps.js').Apps} apps
  * @param {string} keyName the path's
  * @param {object} request the body
+ * @param {(app: object, nonce: string) => Promise<boolean>} claimNonce whether the
+ *   request's nonce is new (a replay's is not), asked once the request is the key's
  * @returns {Promise<object>} Ably's TokenDetails
- * @throws {AblyError} 40101 (unknown key, bad mac), 40104 (timestamp), 40000 (malformed)
+ * @throws {AblyError} 40101 (unknown key, bad mac), 40104 (timestamp), 40105 (a replay), 40000 (malformed)
  */
-export async function issueToken(apps, keyName, request, now = Date.now()) {
+export async function issueToken(apps, keyName, request, claimNonce, now = Date.now()) {
   if (request === null || typeof request !== 'object') throw new AblyError(AblyCode.BAD_REQUEST, 'a TokenRequest is a JSON object');
   const { ttl, capability, clientId, timestamp, nonce, mac } = request;
   const app = request.keyName === keyName ? appOfKeyName(apps, keyName) : undefined;
@@ -44,6 +46,7 @@ export async function issueToken(apps, keyName, request, now = Date.now()) {
   }
   if (Math.abs(now - timestamp) > MAX_SKEW_MS) throw new AblyError(AblyCode.TIMESTAMP, 'the TokenRequest\'s timestamp is more than 10 minutes from the server\'s time');
   const granted = intersect(ALL, capability === undefined ? undefined : parseCapability(capability));
+  if (!(await claimNonce(app, nonce))) throw new AblyError(AblyCode.NONCE_REUSED, 'the TokenRequest\'s nonce was used already');
   const expires = now + (ttl ?? DEFAULT_TTL_MS);
   const claims = { 'x-ably-capability': JSON.stringify(granted), ...(clientId !== undefined && { 'x-ably-clientId': clientId }) };
   jose ??= require('jose');

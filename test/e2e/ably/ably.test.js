@@ -316,6 +316,20 @@ describe('Ably protocol (ably-js)', function () {
     expect(refused?.code).to.equal(40003);
   });
 
+  it('exchanges a TokenRequest once: the same one again is refused 40105', async () => {
+    const signer = new Ably.Rest(options({ key: KEY }));
+    const request = await signer.auth.createTokenRequest({ clientId: 'once' });
+    const exchange = () => fetch(`${gw.http}/keys/${request.keyName}/requestToken`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(request) });
+    const first = await exchange();
+    expect(first.status).to.equal(200);
+    expect((await first.json()).clientId).to.equal('once');
+    for (let i = 0; i < 2; i++) {
+      const replay = await exchange();
+      expect(replay.status).to.equal(401);
+      expect(replay.headers.get('x-ably-errorcode')).to.equal('40105');
+    }
+  });
+
   it('reads a channel\'s history over REST: newest first by default, forwards, limited', async () => {
     const rest = new Ably.Rest(options({ key: KEY }));
     const channel = rest.channels.get('history');
