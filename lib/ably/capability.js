@@ -1,10 +1,10 @@
 // Ably capabilities: {resource: [operation, …]}, a resource being a channel
 // name, `*` (every channel), or a prefix ending in `*` (`chat:*`); the
-// operations publish, subscribe, presence, history, or `*` (all).
+// operations publish, subscribe, presence, history, or `*` (all). Their form
+// is the core's rule (lib/core/capability.js), shared with the apps' keys.
+import { capabilityProblem } from '../core/capability.js';
 import { AblyCode, AblyError } from './errors.js';
 
-const OPERATIONS = new Set(['publish', 'subscribe', 'presence', 'history', '*']);
-const MAX_RESOURCES = 100;
 /** Every operation on every channel: a key's capability when it says none. */
 export const ALL = Object.freeze({ '*': Object.freeze(['*']) });
 
@@ -20,17 +20,19 @@ export function parseCapability(text) {
   } catch {
     throw bad('the capability is not JSON');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw bad('a capability is an object of resources');
-  const resources = Object.keys(parsed);
-  if (resources.length === 0 || resources.length > MAX_RESOURCES) throw bad(`a capability names 1 to ${MAX_RESOURCES} resources`);
+  return capabilityOf(parsed);
+}
+
+/**
+ * @param {*} value a capability as JSON gives it (a key's, from the apps)
+ * @returns {Object<string, string[]>} it, checked, in a prototype-less object
+ * @throws {AblyError} 40000 for one that is not a capability
+ */
+export function capabilityOf(value) {
+  const problem = capabilityProblem(value);
+  if (problem !== undefined) throw bad(`the capability ${problem}`);
   const out = Object.create(null);
-  for (const resource of resources) {
-    const operations = parsed[resource];
-    if (!Array.isArray(operations) || operations.length === 0 || !operations.every((op) => OPERATIONS.has(op))) {
-      throw bad(`${JSON.stringify(resource.slice(0, 64))}: the operations are publish, subscribe, presence, history or *`);
-    }
-    out[resource] = [...operations];
-  }
+  for (const resource of Object.keys(value)) out[resource] = [...value[resource]];
   return out;
 }
 

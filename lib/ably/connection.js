@@ -21,11 +21,11 @@ import { Keepalive } from '../session/keepalive.js';
 import { AppCounts } from '../session/app-counts.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 import { socketListeners } from '../transport/ws-handlers.js';
-import { allows, allowsAny, ALL } from './capability.js';
+import { allows, allowsAny } from './capability.js';
 import { checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { AppIdentities } from './identities.js';
-import { appOfKey, checkKeyInClear } from './keys.js';
+import { checkKeyInClear, keyOfCredential } from './keys.js';
 import { idempotencyKeyOf, messageData } from './messages.js';
 import { Action, decodeMessage, encodeMessage, Flag, Format, sinceOf } from './protocol.js';
 import { connectionKey, CONNECTION_STATE_TTL_MS, resumedConnection } from './resume.js';
@@ -126,9 +126,9 @@ export class AblyConnections {
     const key = query.get('key');
     if (key === null) throw new AblyError(AblyCode.NO_CREDENTIALS, 'no key or access_token given');
     checkKeyInClear(req, ip, this.keyPolicy);
-    const app = appOfKey(this.apps, key);
-    if (app === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
-    return { app, capability: ALL, clientId: undefined, wildcard: true };
+    const found = keyOfCredential(this.apps, key);
+    if (found === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
+    return { app: found.app, capability: found.capability, clientId: undefined, wildcard: true };
   }
 
   /** A credential checked: the connection counted in its app (within its maxConnections), then CONNECTED. */

@@ -1,39 +1,58 @@
 // Ably keys are the apps' own (one credential for every protocol): an app
 // {appId, key, secret} has the Ably key name `<appId>.<key>` and the key
-// `<appId>.<key>:<secret>`; a bare `<key>` names it too. Secrets are compared
-// in constant time (lib/core/same-text.js), and taken in clear only where
-// --ably-basic-auth says.
+// `<appId>.<key>:<secret>`, its capability the app's ablyCapability
+// (everything when it has none); a bare `<key>` names it too. An app's
+// ablyKeys are further keys `<appId>.<keyId>:<secret>`, each with its own
+// capability. Secrets are compared in constant time
+// (lib/core/same-text.js), and taken in clear only where --ably-basic-auth
+// says.
 import { sameText } from '../core/same-text.js';
+import { ALL, capabilityOf } from './capability.js';
 import { AblyCode, AblyError } from './errors.js';
 
-/** The key name of an app. */
-export function keyNameOf(app) {
-  return `${app.appId}.${app.key}`;
-}
+/**
+ * @typedef {object} AblyKey
+ * @property {import('../pusher/apps.js').App} app
+ * @property {string} secret what signs its TokenRequests and tokens
+ * @property {Object<string, string[]>} capability what it may do
+ */
+
+// Each app's keys, made once per app (an app changed is a new object).
+const keysOfApp = new WeakMap();
 
 /**
  * @param {import('../pusher/apps.js').Apps} apps
- * @param {string} keyName `<appId>.<key>`, or `<key>`
- * @returns {import('../pusher/apps.js').App|undefined} the enabled app it names
+ * @param {string} keyName `<appId>.<key>` or `<appId>.<keyId>`, or `<key>`
+ * @returns {AblyKey|undefined} the key it names, of an enabled app
  */
-export function appOfKeyName(apps, keyName) {
+export function keyOfName(apps, keyName) {
   if (typeof keyName !== 'string') return undefined;
   const dot = keyName.indexOf('.');
   const app = dot === -1 ? apps.byKey.get(keyName) : apps.byId.get(keyName.slice(0, dot));
   if (app === undefined || !app.enabled) return undefined;
-  return dot === -1 || app.key === keyName.slice(dot + 1) ? app : undefined;
+  return keysOf(app).get(dot === -1 ? app.key : keyName.slice(dot + 1));
 }
 
 /**
  * @param {string} key `<keyName>:<secret>`
- * @returns {import('../pusher/apps.js').App|undefined} the app, when the secret is its own
+ * @returns {AblyKey|undefined} the key, when the secret is its own
  */
-export function appOfKey(apps, key) {
+export function keyOfCredential(apps, key) {
   if (typeof key !== 'string') return undefined;
   const colon = key.indexOf(':');
   if (colon === -1) return undefined;
-  const app = appOfKeyName(apps, key.slice(0, colon));
-  return app !== undefined && sameText(key.slice(colon + 1), app.secret) ? app : undefined;
+  const found = keyOfName(apps, key.slice(0, colon));
+  return found !== undefined && sameText(key.slice(colon + 1), found.secret) ? found : undefined;
+}
+
+/** @returns {Map<string, AblyKey>} the app's keys, by key id (its own key's is its key) */
+function keysOf(app) {
+  let keys = keysOfApp.get(app);
+  if (keys !== undefined) return keys;
+  keys = new Map([[app.key, Object.freeze({ app, secret: app.secret, capability: app.ablyCapability === null ? ALL : capabilityOf(app.ablyCapability) })]]);
+  for (const { keyId, secret, capability } of app.ablyKeys) keys.set(keyId, Object.freeze({ app, secret, capability: capabilityOf(capability) }));
+  keysOfApp.set(app, keys);
+  return keys;
 }
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;

@@ -19,10 +19,10 @@ import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
 import { clientIp } from '../session/client-ip.js';
 import { takeBackendEvents } from '../session/app-counts.js';
-import { allows, ALL } from './capability.js';
+import { allows } from './capability.js';
 import { checkName, internalName, membersChannel, noncesChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
-import { appOfKey, checkKeyInClear } from './keys.js';
+import { checkKeyInClear, keyOfCredential } from './keys.js';
 import { idempotencyKeyOf, messageData } from './messages.js';
 import { isPresenceEvent } from './presence.js';
 import { sinceOf } from './protocol.js';
@@ -200,9 +200,9 @@ export class AblyRest {
     const header = req.headers.authorization ?? '';
     if (header.startsWith('Basic ')) {
       checkKeyInClear(req, clientIp(req, this.keyPolicy.trustForwarded), this.keyPolicy);
-      const app = appOfKey(this.apps, Buffer.from(header.slice(6), 'base64').toString());
-      if (app === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
-      return { app, capability: ALL, clientId: undefined };
+      const found = keyOfCredential(this.apps, Buffer.from(header.slice(6), 'base64').toString());
+      if (found === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
+      return { app: found.app, capability: found.capability, clientId: undefined };
     }
     if (header.startsWith('Bearer ')) {
       const given = header.slice(7);

@@ -7,8 +7,8 @@
 import { createHmac } from 'node:crypto';
 import { require } from '../runtime/require.js';
 import { sameText } from '../core/same-text.js';
-import { appOfKeyName } from './keys.js';
-import { ALL, intersect, parseCapability } from './capability.js';
+import { keyOfName } from './keys.js';
+import { intersect, parseCapability } from './capability.js';
 import { AblyCode, AblyError } from './errors.js';
 
 const DEFAULT_TTL_MS = 60 * 60 * 1000;
@@ -31,8 +31,9 @@ let jose; // loaded at the first token: it costs a worker ~9 MB of RSS
 export async function issueToken(apps, keyName, request, claimNonce, now = Date.now()) {
   if (request === null || typeof request !== 'object') throw new AblyError(AblyCode.BAD_REQUEST, 'a TokenRequest is a JSON object');
   const { ttl, capability, clientId, timestamp, nonce, mac } = request;
-  const app = request.keyName === keyName ? appOfKeyName(apps, keyName) : undefined;
-  if (app === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'no such key');
+  const key = request.keyName === keyName ? keyOfName(apps, keyName) : undefined;
+  if (key === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'no such key');
+  const { app, secret } = key;
   for (const [name, value] of [['capability', capability], ['clientId', clientId], ['nonce', nonce], ['mac', mac]]) {
     if (value !== undefined && typeof value !== 'string') throw new AblyError(AblyCode.BAD_REQUEST, `${name} must be a string`);
   }
@@ -41,11 +42,11 @@ export async function issueToken(apps, keyName, request, claimNonce, now = Date.
   if (typeof nonce !== 'string' || nonce.length === 0 || nonce.length > 64) throw new AblyError(AblyCode.BAD_REQUEST, 'nonce must be a string of 1 to 64 characters');
   if (clientId === '') throw new AblyError(AblyCode.CLIENT_ID_MISMATCH, 'clientId may not be empty');
   const signed = `${keyName}\n${ttl ?? ''}\n${capability ?? ''}\n${clientId ?? ''}\n${timestamp}\n${nonce}\n`;
-  if (!sameText(mac, createHmac('sha256', app.secret).update(signed).digest('base64'))) {
+  if (!sameText(mac, createHmac('sha256', secret).update(signed).digest('base64'))) {
     throw new AblyError(AblyCode.NO_CREDENTIALS, 'the TokenRequest\'s mac does not match');
   }
   if (Math.abs(now - timestamp) > MAX_SKEW_MS) throw new AblyError(AblyCode.TIMESTAMP, 'the TokenRequest\'s timestamp is more than 10 minutes from the server\'s time');
-  const granted = intersect(ALL, capability === undefined ? undefined : parseCapability(capability));
+  const granted = intersect(key.capability, capability === undefined ? undefined : parseCapability(capability));
   if (!(await claimNonce(app, nonce))) throw new AblyError(AblyCode.NONCE_REUSED, 'the TokenRequest\'s nonce was used already');
   const expires = now + (ttl ?? DEFAULT_TTL_MS);
   const claims = { 'x-ably-capability': JSON.stringify(granted), ...(clientId !== undefined && { 'x-ably-clientId': clientId }) };
@@ -54,7 +55,7 @@ export async function issueToken(apps, keyName, request, claimNonce, now = Date.
     .setProtectedHeader({ typ: 'JWT', alg: 'HS256', kid: keyName })
     .setIssuedAt(Math.floor(now / 1000))
     .setExpirationTime(Math.floor(expires / 1000))
-    .sign(new TextEncoder().encode(app.secret));
+    .sign(new TextEncoder().encode(secret));
   return { token, keyName, issued: now, expires, capability: claims['x-ably-capability'], ...(clientId !== undefined && { clientId }) };
 }
 
@@ -73,11 +74,11 @@ export async function verifyToken(apps, token) {
   } catch {
     throw new AblyError(AblyCode.TOKEN_BAD, 'not a token');
   }
-  const app = appOfKeyName(apps, kid);
-  if (app === undefined) throw new AblyError(AblyCode.TOKEN_BAD, 'the token names no key of this gateway');
+  const key = keyOfName(apps, kid);
+  if (key === undefined) throw new AblyError(AblyCode.TOKEN_BAD, 'the token names no key of this gateway');
   let payload;
   try {
-    ({ payload } = await jose.jwtVerify(token, new TextEncoder().encode(app.secret), { algorithms: ['HS256'], requiredClaims: ['exp'] }));
+    ({ payload } = await jose.jwtVerify(token, new TextEncoder().encode(key.secret), { algorithms: ['HS256'], requiredClaims: ['exp'] }));
   } catch (err) {
     if (err.code === 'ERR_JWT_EXPIRED') throw new AblyError(AblyCode.TOKEN_EXPIRED, 'the token has expired');
     throw new AblyError(AblyCode.TOKEN_BAD, 'the token\'s signature or claims are not valid');
@@ -86,6 +87,7 @@ export async function verifyToken(apps, token) {
   const clientId = payload['x-ably-clientId'];
   if (clientId !== undefined && (typeof clientId !== 'string' || clientId === '')) throw new AblyError(AblyCode.TOKEN, 'the token\'s clientId is not a string');
   const text = payload['x-ably-capability'];
-  const capability = text === undefined ? ALL : parseCapability(text);
-  return { app, capability, clientId, expires: payload.exp * 1000 };
+  // Within the key's, whoever signed it: a JWT the backend mints may ask for more.
+  const capability = text === undefined ? key.capability : intersect(key.capability, parseCapability(text));
+  return { app: key.app, capability, clientId, expires: payload.exp * 1000 };
 }

@@ -122,6 +122,8 @@ async function list(client, json) {
   const { rows } = await client.query(`SELECT * FROM ${TABLE} ORDER BY id`);
   const apps = rows.map((row) => {
     const { secret, ...shownFields } = appOfRow(row);
+    // Secrets are shown once, when made: a further key's too.
+    if (shownFields.ablyKeys !== undefined) shownFields.ablyKeys = shownFields.ablyKeys.map(({ keyId, capability }) => ({ keyId, capability }));
     return shownFields;
   });
   if (json) {
@@ -145,7 +147,7 @@ async function write(client, app, verb) {
   if (problem !== undefined) throw new UsageError(problem);
   const entries = Object.entries(APP_FIELDS).filter(([key, field]) => field.column !== undefined && app[key] !== undefined);
   const columns = entries.map(([, field]) => field.column);
-  const values = entries.map(([key]) => (key === 'webhooks' ? JSON.stringify(app[key]) : app[key]));
+  const values = entries.map(([key, field]) => (field.json !== undefined && app[key] !== null ? JSON.stringify(app[key]) : app[key]));
   try {
     if (verb === 'INSERT') {
       await client.query(`INSERT INTO ${TABLE} (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`, values);
@@ -171,14 +173,14 @@ function fieldsOf(given) {
 
 function parseValue(key, field, value) {
   if (typeof value === 'boolean' || key === 'appId' || key === 'key') return value;
-  if (key === 'webhooks') {
+  if (value === NONE && field.default === null) return null;
+  if (field.json !== undefined) {
     try {
       return JSON.parse(value);
     } catch {
-      throw new UsageError(`--webhooks must be JSON: [{"url": "https://…", "events": ["channel_occupied", …]}]`);
+      throw new UsageError(`--${field.column.replaceAll('_', '-')} must be JSON: ${field.json}`);
     }
   }
-  if (value === NONE && field.default === null) return null;
   // Number('') and Number(' ') are 0: blank text is no number.
   const number = value.trim() === '' ? NaN : Number(value);
   const problem = checkOption(field.column.replaceAll('_', '-'), field.number, number, value);
@@ -189,7 +191,7 @@ function parseValue(key, field, value) {
 function describe(key, field) {
   if (key === 'appId') return 'the app id (add: made up when not given)';
   if (key === 'key') return 'the app key, public (add: made up when not given)';
-  if (key === 'webhooks') return 'JSON: [{"url", "events": [...]}]';
+  if (field.json !== undefined) return `JSON: ${field.json}${field.default === null ? ` (or ${NONE})` : ''}`;
   return `${key}${field.default === null ? ` (or ${NONE})` : ''}; default ${field.default === null ? NONE : field.default}`;
 }
 

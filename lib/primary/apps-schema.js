@@ -7,7 +7,8 @@
 // the table; the DDL takes an exclusive one, which another session's open
 // transaction on the table holds off. It therefore waits at most the
 // session's lock_timeout, and a gateway that could not change it serves the
-// table as it is meanwhile and tries again later.
+// table as it is meanwhile and tries again later. A table made by an older
+// gateway gets the columns added since, each with its default.
 //
 // The constraints are made from the rules of lib/pusher/apps.js (APP_FIELDS:
 // a pattern, a minimum length, a number's range, a list's length), so a row
@@ -18,7 +19,7 @@ import { APP_FIELDS } from '../pusher/apps.js';
 
 export const TABLE = 'gateway_apps';
 export const CHANNEL = 'gateway_apps';
-export const SCHEMA_VERSION = 2; // 1: the table and its trigger; 2: its constraints
+export const SCHEMA_VERSION = 3; // 1: the table and its trigger; 2: its constraints; 3: the apps' Ably capability and keys
 export const ALL = '*'; // what the trigger names for a TRUNCATE: everything is read again
 const VERSIONED = /^gateway_apps schema (\d+)/;
 const COLUMN_TYPES = {
@@ -28,7 +29,9 @@ const COLUMN_TYPES = {
   enabled: 'boolean NOT NULL DEFAULT true',
   client_events: 'boolean NOT NULL DEFAULT false',
   subscription_count: 'boolean NOT NULL DEFAULT false',
-  webhooks: "jsonb NOT NULL DEFAULT '[]'"
+  webhooks: "jsonb NOT NULL DEFAULT '[]'",
+  ably_capability: 'jsonb',
+  ably_keys: "jsonb NOT NULL DEFAULT '[]'"
 };
 
 /** A column's type and default: text and booleans above, every limit an integer with its field's default. */
@@ -45,6 +48,7 @@ function checkOf(column, field) {
     // CASE, since a CHECK's AND does not promise which side runs first.
     return `CASE WHEN jsonb_typeof(${column}) = 'array' THEN jsonb_array_length(${column}) <= ${field.maxItems} AND NOT jsonb_path_exists(${column}, '$[*] ? (@.type() != "object")') ELSE false END`;
   }
+  if (field.json !== undefined) return `${column} IS NULL OR jsonb_typeof(${column}) = 'object'`;
   return undefined;
 }
 
@@ -55,6 +59,8 @@ const DDL = `
 CREATE TABLE IF NOT EXISTS ${TABLE} (
 ${COLUMNS.map((field) => `  ${field.column} ${columnType(field.column, field)}`).join(',\n')}
 );
+ALTER TABLE ${TABLE}
+${COLUMNS.map((field) => `  ADD COLUMN IF NOT EXISTS ${field.column} ${columnType(field.column, field)}`).join(',\n')};
 CREATE OR REPLACE FUNCTION ${TABLE}_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'TRUNCATE' THEN

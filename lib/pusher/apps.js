@@ -10,10 +10,13 @@
 // The key is public (clients connect to /app/<key>); the secret signs channel
 // auth, the HTTP API and webhooks, so it must be long enough not to be guessed.
 import { EventEmitter } from 'node:events';
+import { capabilityProblem } from '../core/capability.js';
 
 export const MIN_SECRET_LENGTH = 16;
 // Each target is sent every event it asks for: a bound on the POSTs one event may cost.
 export const MAX_WEBHOOK_TARGETS = 100;
+// An app's further Ably keys, each with its own secret and capability.
+export const MAX_ABLY_KEYS = 20;
 const ID = /^[A-Za-z0-9_-]{1,64}$/; // in internal channel names (./channels.js): no '.' or ':'
 const KEY = /^[A-Za-z0-9_-]{1,64}$/; // in the path /app/<key>
 const MAX_LIMIT = 1e9;
@@ -41,9 +44,10 @@ const limit = (min) => ({
 
 /**
  * An app's fields: the config file's key, the apps table's column, the
- * default (null: no limit), and the check of a given value. The table's own
- * constraints (lib/primary/apps-schema.js) are made from the same rules:
- * `pattern`, `minLength`, `number`, `maxItems`.
+ * default (null: no limit), and the check of a given value; `json`, for a
+ * column of JSON, an example of it. The table's own constraints
+ * (lib/primary/apps-schema.js) are made from the same rules: `pattern`,
+ * `minLength`, `number`, `maxItems`.
  */
 export const APP_FIELDS = Object.freeze({
   appId: { column: 'id', pattern: ID, check: text(ID, '1 to 64 characters of A-Z a-z 0-9 _ -') },
@@ -64,7 +68,10 @@ export const APP_FIELDS = Object.freeze({
   maxEventChannels: { column: 'max_event_channels', default: 100, ...limit(1) },
   maxPresenceMembers: { column: 'max_presence_members', default: 100, ...limit(1) },
   maxPresenceMemberInfoKb: { column: 'max_presence_member_info_kb', default: 2, ...limit(1) },
-  webhooks: { column: 'webhooks', default: [], maxItems: MAX_WEBHOOK_TARGETS, check: webhooksProblem },
+  webhooks: { column: 'webhooks', default: [], maxItems: MAX_WEBHOOK_TARGETS, check: webhooksProblem, json: '[{"url": "https://…", "events": ["channel_occupied", …]}]' },
+  // Ably (lib/ably/keys.js): what the app's own key may do (null: everything), and further keys `<appId>.<keyId>`.
+  ablyCapability: { column: 'ably_capability', default: null, check: capabilityProblem, json: '{"chat:*": ["subscribe", "publish"]}' },
+  ablyKeys: { column: 'ably_keys', default: [], maxItems: MAX_ABLY_KEYS, check: ablyKeysProblem, json: '[{"keyId": "…", "secret": "…", "capability": {"*": ["subscribe"]}}]' },
   // The config file's and the flags' one URL for every event; the table has `webhooks` only.
   webhookUrl: { check: (v) => (typeof v === 'string' && /^https?:\/\/./.test(v) ? undefined : 'must be an http:// or https:// URL') }
 });
@@ -132,6 +139,7 @@ export function appProblem(app) {
     const problem = APP_FIELDS[key].check(value);
     if (problem !== undefined) return `${key} ${problem}`;
   }
+  if (app.ablyKeys?.some((key) => key.keyId === app.key)) return `ablyKeys: keyId ${app.key} is the app's own key`;
   return undefined;
 }
 
@@ -255,6 +263,26 @@ function webhooksProblem(list) {
   return undefined;
 }
 
+function ablyKeysProblem(list) {
+  if (!Array.isArray(list)) return 'must be an array of {"keyId", "secret", "capability"}';
+  if (list.length > MAX_ABLY_KEYS) return `holds ${list.length} keys: at most ${MAX_ABLY_KEYS}`;
+  const ids = new Set();
+  for (const [i, key] of list.entries()) {
+    if (key === null || typeof key !== 'object' || Array.isArray(key)) return `[${i}] must be an object {"keyId", "secret", "capability"}`;
+    const unknownKey = Object.keys(key).find((k) => k !== 'keyId' && k !== 'secret' && k !== 'capability');
+    if (unknownKey !== undefined) return `[${i}].${unknownKey}: unknown key (known: keyId, secret, capability)`;
+    const idProblem = APP_FIELDS.key.check(key.keyId);
+    if (idProblem !== undefined) return `[${i}].keyId ${idProblem}`;
+    if (ids.has(key.keyId)) return `[${i}].keyId ${key.keyId} is given twice`;
+    ids.add(key.keyId);
+    const secretProblem = APP_FIELDS.secret.check(key.secret);
+    if (secretProblem !== undefined) return `[${i}].secret ${secretProblem}`;
+    const capability = capabilityProblem(key.capability);
+    if (capability !== undefined) return `[${i}].capability ${capability}`;
+  }
+  return undefined;
+}
+
 function kebab(key) {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
@@ -273,6 +301,8 @@ function kebab(key) {
  * @property {number} maxEventPayloadKb
  * @property {number} maxEventBatchSize
  * @property {number} maxEventChannels
+ * @property {Object<string, string[]>|null} ablyCapability its own key's Ably capability; null: everything
+ * @property {{keyId: string, secret: string, capability: Object<string, string[]>}[]} ablyKeys its further Ably keys
  * @property {number} maxPresenceMembers
  * @property {number} maxPresenceMemberInfoKb
  * @property {{url: string, events: string[]}[]} webhooks

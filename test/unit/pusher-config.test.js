@@ -37,7 +37,13 @@ describe('Pusher apps in the configuration', () => {
       [{ pusherApps: [{ ...APP, maxPresenceMembers: 0 }] }, 'maxPresenceMembers must be an integer'],
       [{ pusherApps: [{ ...APP, webhookUrl: 'ftp://x' }] }, 'webhookUrl must be an http'],
       [{ pusherApps: [{ ...APP, webhooks: Array.from({ length: 101 }, (_, i) => ({ url: `http://h/${i}` })) }] }, 'pusherApps[0]: webhooks holds 101 targets: at most 100'],
-      [{ pusherApps: {} }, 'pusherApps: must be an array']
+      [{ pusherApps: {} }, 'pusherApps: must be an array'],
+      [{ pusherApps: [{ ...APP, ablyCapability: { '*': ['read'] } }] }, 'pusherApps[0]: ablyCapability "*": the operations are publish, subscribe, presence, history, *'],
+      [{ pusherApps: [{ ...APP, ablyCapability: [] }] }, 'ablyCapability must be an object of resources'],
+      [{ pusherApps: [{ ...APP, ablyKeys: [{ keyId: 'ro', secret: 'short', capability: { '*': ['subscribe'] } }] }] }, 'ablyKeys [0].secret must be a string of at least 16'],
+      [{ pusherApps: [{ ...APP, ablyKeys: [{ keyId: 'ro', secret: APP.secret }] }] }, 'ablyKeys [0].capability must be an object'],
+      [{ pusherApps: [{ ...APP, ablyKeys: [{ keyId: 'k', secret: APP.secret, capability: { '*': ['*'] } }] }] }, "ablyKeys: keyId k is the app's own key"],
+      [{ pusherApps: [{ ...APP, ablyKeys: Array.from({ length: 2 }, () => ({ keyId: 'twice', secret: APP.secret, capability: { '*': ['*'] } })) }] }, 'ablyKeys [1].keyId twice is given twice']
     ];
     for (const [given, message] of cases) expect(() => resolveConfig(given), message).to.throw(message);
   });

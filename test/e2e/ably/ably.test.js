@@ -15,24 +15,28 @@ import { APP } from '../../helpers/pusher.js';
 
 const KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
 
-describe('Ably protocol (ably-js)', function () {
-  this.timeout(30000);
-  let gw;
+/** ably-js clients of the gateway `current()` gives, each closed by closeAll(). */
+function ablyClients(current) {
   const clients = [];
-  const options = (more) => ({ endpoint: '127.0.0.1', port: gw.port, tls: false, disableConnectivityCheck: true, logLevel: 0, ...more });
+  const options = (more) => ({ endpoint: '127.0.0.1', port: current().port, tls: false, disableConnectivityCheck: true, logLevel: 0, ...more });
   const realtime = (more) => {
     const client = new Ably.Realtime(options(more));
     clients.push(client);
     return client;
   };
+  return { options, realtime, closeAll: () => clients.splice(0).forEach((client) => client.close()) };
+}
+
+describe('Ably protocol (ably-js)', function () {
+  this.timeout(30000);
+  let gw;
+  const { options, realtime, closeAll } = ablyClients(() => gw);
   const connected = (client) => client.connection.once('connected');
 
   before(async () => {
     gw = await startGateway(['--config', configFile({ pusherApps: [APP] }), '--balance', 'even']);
   });
-  afterEach(() => {
-    for (const client of clients.splice(0)) client.close();
-  });
+  afterEach(closeAll);
   after(() => gw?.stop());
 
   for (const binary of [false, true]) {
@@ -412,11 +416,9 @@ describe('Ably protocol: --ably-basic-auth and --no-ably', function () {
 
   it('refuses a key in clear under deny (40103, realtime and REST), and a token still connects', async () => {
     const gw = await startGateway(['--config', configFile({ pusherApps: [APP] }), '--ably-basic-auth', 'deny']);
-    const clients = [];
+    const { realtime, closeAll } = ablyClients(() => gw);
     try {
-      const options = (more) => ({ endpoint: '127.0.0.1', port: gw.port, tls: false, disableConnectivityCheck: true, logLevel: 0, ...more });
-      const keyed = new Ably.Realtime(options({ key: KEY }));
-      clients.push(keyed);
+      const keyed = realtime({ key: KEY });
       const change = await keyed.connection.once('failed');
       expect(change.reason?.code).to.equal(40103);
       const rest = await fetch(`${gw.http}/channels/x/messages`, { headers: { Authorization: `Basic ${Buffer.from(KEY).toString('base64')}` } });
@@ -424,12 +426,11 @@ describe('Ably protocol: --ably-basic-auth and --no-ably', function () {
       expect(rest.headers.get('x-ably-errorcode')).to.equal('40103');
       // A TokenRequest needs no key in clear: signed where the key is kept, exchanged for a token.
       const signer = new Ably.Rest({ key: KEY, queryTime: false, endpoint: 'unused.invalid' });
-      const tokened = new Ably.Realtime(options({ authCallback: (params, callback) => signer.auth.createTokenRequest({ clientId: 'erin' }).then((request) => callback(null, request), (err) => callback(err, null)) }));
-      clients.push(tokened);
+      const tokened = realtime({ authCallback: (params, callback) => signer.auth.createTokenRequest({ clientId: 'erin' }).then((request) => callback(null, request), (err) => callback(err, null)) });
       await tokened.connection.once('connected');
       expect(tokened.auth.clientId).to.equal('erin');
     } finally {
-      for (const client of clients) client.close();
+      closeAll();
       await gw.stop();
     }
   });
@@ -444,5 +445,55 @@ describe('Ably protocol: --ably-basic-auth and --no-ably', function () {
     } finally {
       await gw.stop();
     }
+  });
+});
+
+describe('Ably protocol: an app\'s key capabilities and further keys', function () {
+  this.timeout(30000);
+  const SECRET = 'restricted-app-secret-0123';
+  const app = {
+    appId: 'limited',
+    key: 'own',
+    secret: SECRET,
+    ablyCapability: { 'open:*': ['*'] },
+    ablyKeys: [{ keyId: 'reader', secret: 'reader-secret-0123456789', capability: { '*': ['subscribe', 'history'] } }]
+  };
+  let gw;
+  const { realtime, closeAll } = ablyClients(() => gw);
+
+  before(async () => {
+    gw = await startGateway(['--config', configFile({ pusherApps: [app] })]);
+  });
+  after(async () => {
+    closeAll();
+    await gw?.stop();
+  });
+
+  it('holds each key to its capability: the app\'s own to ablyCapability, a further key to its own, tokens within them', async () => {
+    const own = realtime({ key: `limited.own:${SECRET}` });
+    await own.connection.once('connected');
+    await own.channels.get('open:a').attach();
+    expect((await own.channels.get('closed').attach().then(() => undefined, (err) => err))?.code).to.equal(40160);
+    const reader = realtime({ key: 'limited.reader:reader-secret-0123456789' });
+    await reader.connection.once('connected');
+    const got = [];
+    await reader.channels.get('open:a').subscribe((m) => got.push(m.data));
+    expect((await reader.channels.get('open:a').publish('x', 'y').then(() => undefined, (err) => err))?.code).to.equal(40160);
+    await own.channels.get('open:a').publish('x', 'from the own key');
+    await eventually(() => got.length === 1, { what: 'the reader subscribed', timeout: 10000 });
+    // The reader's secret is not the app's: a key pairing them is refused.
+    const mixed = realtime({ key: `limited.reader:${SECRET}` });
+    expect((await mixed.connection.once('failed')).reason?.code).to.equal(40101);
+    // A token from the reader key asking to publish is refused: nothing of it is within the key's.
+    const signer = new Ably.Rest({ key: 'limited.reader:reader-secret-0123456789', queryTime: false, endpoint: 'unused.invalid' });
+    const request = await signer.auth.createTokenRequest({ capability: { '*': ['publish'] } });
+    const refused = await fetch(`${gw.http}/keys/limited.reader/requestToken`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(request) });
+    expect(refused.status).to.equal(401);
+    expect(refused.headers.get('x-ably-errorcode')).to.equal('40160');
+    // One asking for what the key has connects with it.
+    const tokened = realtime({ authCallback: (params, callback) => signer.auth.createTokenRequest({ capability: { 'open:*': ['subscribe'] } }).then((r) => callback(null, r), (err) => callback(err, null)) });
+    await tokened.connection.once('connected');
+    await tokened.channels.get('open:b').attach();
+    expect((await tokened.channels.get('elsewhere').attach().then(() => undefined, (err) => err))?.code).to.equal(40160);
   });
 });

@@ -53,14 +53,14 @@ describe('The apps table beside other database sessions', function () {
   it('is made once, whole, when two gateways start together on an empty database', async () => {
     gateways.push(...(await Promise.all([0, 1].map(() => startGateway(['--workers', '1'], { env: { GATEWAY_APPS_DATABASE: pg.url } })))));
     const made = gateways.flatMap((gw) => gw.logs.filter((l) => l.msg?.startsWith('apps table brought to schema')));
-    expect(made.map((l) => l.msg)).to.deep.equal(['apps table brought to schema 2 (was 0)']);
+    expect(made.map((l) => l.msg)).to.deep.equal(['apps table brought to schema 3 (was 0)']);
     const triggers = await pg.query("SELECT tgname FROM pg_trigger WHERE tgrelid = 'gateway_apps'::regclass AND NOT tgisinternal ORDER BY tgname");
     expect(triggers.rows.map((r) => r.tgname)).to.deep.equal(['gateway_apps_changed', 'gateway_apps_truncated']);
-    expect(await constraints(pg)).to.have.length(12);
+    expect(await constraints(pg)).to.have.length(14);
   });
 
   it('refuses, in the table itself, a row the gateway would refuse', async () => {
-    expect((await apps(pg, ['migrate'])).stdout).to.equal('gateway_apps: schema 2 (was no table)\n');
+    expect((await apps(pg, ['migrate'])).stdout).to.equal('gateway_apps: schema 3 (was no table)\n');
     const insert = (fields) => {
       const row = { id: 'app', key: 'key', secret: SECRET, ...fields };
       const columns = Object.keys(row);
@@ -77,7 +77,10 @@ describe('The apps table beside other database sessions', function () {
       { max_presence_members: 2e9 },
       { webhooks: '{}' },
       { webhooks: '["http://x"]' },
-      { webhooks: JSON.stringify(Array.from({ length: 101 }, (_, i) => ({ url: `http://127.0.0.1/${i}` }))) }
+      { webhooks: JSON.stringify(Array.from({ length: 101 }, (_, i) => ({ url: `http://127.0.0.1/${i}` }))) },
+      { ably_capability: '[]' },
+      { ably_keys: '{}' },
+      { ably_keys: JSON.stringify(Array.from({ length: 21 }, (_, i) => ({ keyId: `k${i}` }))) }
     ];
     for (const fields of refused) {
       const err = await insert(fields).then(() => undefined, (e) => e);
@@ -123,8 +126,27 @@ describe('The apps table beside other database sessions', function () {
     expect(held.stderr).to.include('waited over its lock_timeout for a lock on gateway_apps');
     await reader.release();
     readers.splice(0);
-    expect((await apps(pg, ['migrate'])).stdout).to.equal('gateway_apps: schema 2 (was 1)\n');
-    expect(await constraints(pg)).to.have.length(12);
+    expect((await apps(pg, ['migrate'])).stdout).to.equal('gateway_apps: schema 3 (was 1)\n');
+    expect(await constraints(pg)).to.have.length(14);
+  });
+
+  it('adds the columns of a later schema to a table an older gateway made, each with its default', async () => {
+    await apps(pg, ['migrate']);
+    // A table as a gateway of schema 2 left it: without the apps' Ably columns.
+    await pg.query('ALTER TABLE gateway_apps DROP COLUMN ably_capability, DROP COLUMN ably_keys');
+    await pg.query("COMMENT ON TABLE gateway_apps IS 'gateway_apps schema 2: made by the gateway (gateway apps migrate)'");
+    await pg.query("INSERT INTO gateway_apps (id, key, secret) VALUES ('before', 'before-key', $1)", [SECRET]);
+    expect((await apps(pg, ['migrate'])).stdout).to.equal('gateway_apps: schema 3 (was 2)\n');
+    const { rows } = await pg.query("SELECT ably_capability, ably_keys FROM gateway_apps WHERE id = 'before'");
+    expect(rows[0]).to.deep.equal({ ably_capability: null, ably_keys: [] });
+    const set = await apps(pg, ['set', '--id', 'before', '--ably-capability', '{"news:*": ["subscribe"]}', '--ably-keys', `[{"keyId": "ro", "secret": "${SECRET}", "capability": {"*": ["history"]}}]`]);
+    expect(set.code, set.stderr).to.equal(0);
+    const listed = await apps(pg, ['list', '--json']);
+    // Listed without the further key's secret, as the app's own is.
+    expect(JSON.parse(listed.stdout)[0]).to.deep.include({ ablyCapability: { 'news:*': ['subscribe'] }, ablyKeys: [{ keyId: 'ro', capability: { '*': ['history'] } }] });
+    const refused = await apps(pg, ['set', '--id', 'before', '--ably-capability', '{"news:*": ["read"]}']);
+    expect(refused.code).to.equal(2);
+    expect(refused.stderr).to.include('ablyCapability "news:*": the operations are');
   });
 
   it('`apps list` on a database without the table says how to make it, and makes nothing', async () => {

@@ -77,7 +77,7 @@ describe('Pusher apps from PostgreSQL', function () {
     expect(named(APP.appId).problem).to.equal(`appId ${APP.appId} is defined twice: --pusher-* and gateway_apps row "${APP.appId}"`);
     expect(named('hooks').problem).to.include('"no_such_event" is not one of');
     expect(named('many').problem).to.equal('webhooks holds 101 targets: at most 100 (each is sent every event it asks for)');
-    expect(gw.logs.filter((l) => l.msg === 'apps table brought to schema 2 (was 1)')).to.have.length(1);
+    expect(gw.logs.filter((l) => l.msg === 'apps table brought to schema 3 (was 1)')).to.have.length(1);
     expect(await outcome(gw, 'short-key')).to.equal(4001);
     expect(await outcome(gw, 'clash-key')).to.equal(4001);
   });
