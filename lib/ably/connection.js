@@ -22,10 +22,10 @@ import { AppCounts } from '../session/app-counts.js';
 import { metrics, transportMetrics } from '../session/metrics.js';
 import { socketListeners } from '../transport/ws-handlers.js';
 import { allows, allowsAny } from './capability.js';
-import { checkName, internalName, membersChannel } from './channels.js';
+import { ablyName, checkName, internalName, membersChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { AppIdentities } from './identities.js';
-import { checkKeyInClear, keyOfCredential } from './keys.js';
+import { checkKeyInClear, keyOfCredential, keyOfId } from './keys.js';
 import { idempotencyKeyOf, messageData } from './messages.js';
 import { Action, decodeMessage, encodeMessage, Flag, Format, sinceOf } from './protocol.js';
 import { connectionKey, CONNECTION_STATE_TTL_MS, resumedConnection } from './resume.js';
@@ -77,18 +77,39 @@ export class AblyConnections {
   }
 
   /**
-   * An app changed: its connections follow it; removed or disabled, they
-   * are told so (ERROR 40101: ably-js fails rather than retries) and closed.
+   * An app changed: its connections follow it, one connected with a key
+   * under the key's capability as it is now (one with a token keeps the
+   * token's until it ends); removed or disabled, or their key gone, they are
+   * told so (ERROR 40101: ably-js fails rather than retries) and closed.
    */
   appChanged(app, previous) {
     const held = this.byApp.of(previous.appId);
     if (held === undefined) return;
-    if (app !== undefined && app.enabled) {
-      for (const ws of held) ws[kSession].app = app;
-      return;
+    const gone = app === undefined ? 'the app was removed' : !app.enabled ? 'the app is disabled' : undefined;
+    for (const ws of [...held]) {
+      const session = ws[kSession];
+      const key = gone === undefined && session.keyId !== undefined ? keyOfId(app, session.keyId) : undefined;
+      if (gone !== undefined || (session.keyId !== undefined && key === undefined)) {
+        this.refuse(ws, new AblyError(AblyCode.NO_CREDENTIALS, gone ?? 'the key was removed'));
+        continue;
+      }
+      session.app = app;
+      if (key === undefined || key.capability === session.capability) continue;
+      session.capability = key.capability;
+      this.dropForbidden(ws);
     }
-    const err = new AblyError(AblyCode.NO_CREDENTIALS, app === undefined ? 'the app was removed' : 'the app is disabled');
-    for (const ws of [...held]) this.refuse(ws, err);
+  }
+
+  /** Channels the connection's capability (just narrowed) no longer lets it receive: left, each told so (channel ERROR 40160). */
+  dropForbidden(ws) {
+    const { capability } = ws[kSession];
+    for (const internal of this.subscriptions.channelsOf(ws)) {
+      const name = ablyName(internal);
+      if (allows(capability, name, 'subscribe')) continue;
+      this.commands.unsubscribe(ws, internal);
+      this.sessions.leave(ws, internal);
+      this.send(ws, { action: Action.ERROR, channel: name, error: errorInfo(new AblyError(AblyCode.CAPABILITY, `the credential may no longer receive ${name}`)) });
+    }
   }
 
   /** A WebSocket on / just upgraded: its credential checked, then CONNECTED, or told why not. */
@@ -128,7 +149,7 @@ export class AblyConnections {
     checkKeyInClear(req, ip, this.keyPolicy);
     const found = keyOfCredential(this.apps, key);
     if (found === undefined) throw new AblyError(AblyCode.NO_CREDENTIALS, 'invalid key');
-    return { app: found.app, capability: found.capability, clientId: undefined, wildcard: true };
+    return { app: found.app, capability: found.capability, clientId: undefined, wildcard: true, keyId: found.keyId };
   }
 
   /** A credential checked: the connection counted in its app (within its maxConnections), then CONNECTED. */
@@ -148,11 +169,12 @@ export class AblyConnections {
     });
   }
 
-  established(ws, { app, capability, clientId, wildcard = false, expires }, query) {
+  established(ws, { app, capability, clientId, wildcard = false, expires, keyId }, query) {
     const session = ws[kSession];
     const asked = query.get('clientId') ?? undefined;
     this.byApp.add(ws, app);
     session.capability = capability;
+    session.keyId = keyId;
     session.clientId = clientId === '*' ? asked : (clientId ?? asked);
     session.wildcard = clientId === '*' || (wildcard && asked === undefined);
     identify(ws, this.identities.of(app));
@@ -447,6 +469,8 @@ export class AblyConnections {
           return this.refuse(ws, new AblyError(AblyCode.CONNECTION_CLIENT_ID, 'a renewed token is for the same app and clientId'));
         }
         session.capability = capability;
+        session.keyId = undefined; // a token's from now on
+        this.dropForbidden(ws);
         this.expireAt(ws, expires);
         this.send(ws, this.connectedMessage(session));
       },

@@ -13,6 +13,7 @@ import { AblyCode, AblyError } from './errors.js';
 /**
  * @typedef {object} AblyKey
  * @property {import('../pusher/apps.js').App} app
+ * @property {string} keyId the app's key, or one of its ablyKeys
  * @property {string} secret what signs its TokenRequests and tokens
  * @property {Object<string, string[]>} capability what it may do
  */
@@ -30,7 +31,12 @@ export function keyOfName(apps, keyName) {
   const dot = keyName.indexOf('.');
   const app = dot === -1 ? apps.byKey.get(keyName) : apps.byId.get(keyName.slice(0, dot));
   if (app === undefined || !app.enabled) return undefined;
-  return keysOf(app).get(dot === -1 ? app.key : keyName.slice(dot + 1));
+  return keyOfId(app, dot === -1 ? app.key : keyName.slice(dot + 1));
+}
+
+/** @returns {AblyKey|undefined} the app's key `keyId` as the app is now */
+export function keyOfId(app, keyId) {
+  return keysOf(app).get(keyId);
 }
 
 /**
@@ -49,8 +55,8 @@ export function keyOfCredential(apps, key) {
 function keysOf(app) {
   let keys = keysOfApp.get(app);
   if (keys !== undefined) return keys;
-  keys = new Map([[app.key, Object.freeze({ app, secret: app.secret, capability: app.ablyCapability === null ? ALL : capabilityOf(app.ablyCapability) })]]);
-  for (const { keyId, secret, capability } of app.ablyKeys) keys.set(keyId, Object.freeze({ app, secret, capability: capabilityOf(capability) }));
+  keys = new Map([[app.key, Object.freeze({ app, keyId: app.key, secret: app.secret, capability: app.ablyCapability === null ? ALL : capabilityOf(app.ablyCapability) })]]);
+  for (const { keyId, secret, capability } of app.ablyKeys) keys.set(keyId, Object.freeze({ app, keyId, secret, capability: capabilityOf(capability) }));
   keysOfApp.set(app, keys);
   return keys;
 }

@@ -23,6 +23,8 @@ export class AblySession extends Session {
     this.clientId = undefined;
     /** Whether its credential lets it name any clientId (`*`). */
     this.wildcard = false;
+    /** @type {string|undefined} the key it connected with (its app's, or one of its ablyKeys); undefined: a token */
+    this.keyId = undefined;
     /** @type {Object<string, string[]>|null} what its credential may do (./capability.js) */
     this.capability = null;
     /** @type {{msgSerial: number, settled: boolean, answer: object}[]|undefined} its publishes not acknowledged yet, in order */

@@ -138,6 +138,39 @@ describe('Pusher apps from PostgreSQL', function () {
     }
   });
 
+  it('holds an open Ably connection to its key as the apps table changes it: a capability narrowed applies, a key removed closes it', async () => {
+    await insert(pg, row('ably-keys', 'ably-keys-key', { ably_keys: JSON.stringify([{ keyId: 'extra', secret: SECRET, capability: { '*': ['*'] } }]) }));
+    const open = async (keyId) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(`ably-keys.${keyId}:${SECRET}`)}`);
+      const frames = [];
+      ws.on('message', (data) => frames.push(JSON.parse(String(data))));
+      await eventually(() => frames.length > 0, { what: 'an answer to the connection' });
+      return { ws, frames, closed: once(ws, 'close') };
+    };
+    await eventually(async () => {
+      const { ws, frames } = await open('extra');
+      ws.close();
+      return frames[0].action === 4;
+    }, { what: 'the further key served' });
+    const own = await open('ably-keys-key');
+    const extra = await open('extra');
+    await pg.query(`UPDATE gateway_apps SET ably_capability = '{"open:*": ["*"]}', ably_keys = '[]' WHERE id = 'ably-keys'`);
+    // The further key is gone: its connection told 40101 and closed.
+    await extra.closed;
+    expect(extra.frames.at(-1).error).to.include({ code: 40101 });
+    // The own key's connection is held to the narrowed capability from its next attach.
+    await eventually(async () => {
+      own.frames.length = 0;
+      own.ws.send(JSON.stringify({ action: 10, channel: 'closed' }));
+      await eventually(() => own.frames.some((f) => f.channel === 'closed'), { what: 'the attach answered' });
+      return own.frames.find((f) => f.channel === 'closed').action === 9;
+    }, { what: 'the narrowed capability applied' });
+    expect(own.frames.find((f) => f.channel === 'closed').error).to.include({ code: 40160 });
+    own.ws.send(JSON.stringify({ action: 10, channel: 'open:x' }));
+    await eventually(() => own.frames.some((f) => f.action === 11 && f.channel === 'open:x'), { what: 'an attach within it' });
+    own.ws.close();
+  });
+
   it('closes a removed app\'s connections with 4001, leaving nothing of it in presence', async () => {
     const app = { appId: 'gone', key: 'gone-key', secret: SECRET };
     await insert(pg, row(app.appId, app.key));
