@@ -60,6 +60,19 @@ export function isMembersChannel(internal) {
   return kindOf(internal) === Kind.MEMBERS;
 }
 
+const WEBHOOK_MARK = Object.freeze({ protocol: 'ably' });
+
+/**
+ * Ably's view of its channels for the apps' webhooks (lib/pusher/webhooks.js
+ * WebhookView, handed over by the wiring): a channel's occupancy, and its
+ * members, each a connection and a clientId, named by the clientId.
+ */
+export const ablyWebhookView = Object.freeze({
+  channel: (channel) => (isProtocolChannel(channel) && kindOf(channel) === Kind.MESSAGES ? { appId: protocolAppOf(channel), name: ablyName(channel), mark: WEBHOOK_MARK } : undefined),
+  member: (channel, memberKey) =>
+    isProtocolChannel(channel) && isMembersChannel(channel) ? { appId: protocolAppOf(channel), name: ablyName(channel), userId: memberKey.slice(memberKey.indexOf(':') + 1), mark: WEBHOOK_MARK } : undefined
+});
+
 function kindOf(internal) {
   return protocolNamespaceOf(internal).slice(internal.indexOf('.') + 1);
 }

@@ -4,7 +4,7 @@
 // sessions, and its presence events in the primary (./primary.js). Its keys
 // are the apps' (./keys.js): without apps (or with --no-ably), nothing.
 import { require } from '../runtime/require.js';
-import { appNamespaces, checkInternal, ablyName } from './channels.js';
+import { appNamespaces, checkInternal, ablyName, ablyWebhookView } from './channels.js';
 import { AblyConnections } from './connection.js';
 import { AblyPresence } from './presence.js';
 import { AblyRest, isRestPath } from './rest.js';
@@ -13,7 +13,7 @@ import { Format } from './protocol.js';
 
 const { WebSocketServer } = require('ws');
 
-export { appNamespaces as ablyNamespaces };
+export { appNamespaces as ablyNamespaces, ablyWebhookView };
 export { attachAbly } from './primary.js';
 
 /**

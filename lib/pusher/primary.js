@@ -5,7 +5,7 @@ import { startPusherWebhooks } from './webhooks.js';
 import { followSubscriptionCounts } from './subscription-count.js';
 
 /**
- * @param {object} options config, apps, appsServed, engine, relay, calls (a Call on the whole cluster), delivery (the webhooks' sender), log
+ * @param {object} options config, apps, appsServed, webhookViews (the other protocols' channels for the apps' webhooks), engine, relay, calls (a Call on the whole cluster), delivery (the webhooks' sender), log
  * @returns {{close: () => Promise<void>}|undefined} sends what is still queued, briefly; none without an app
  */
 export function attachPusher(options) {

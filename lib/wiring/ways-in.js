@@ -9,6 +9,8 @@
 //                             undefined: {close()} sends what is still queued
 //   worker(parts)             its ways in in a worker, or undefined: a WebSocket
 //                             upgrade (its paths), HTTP routes, the admin's calls
+//   webhookView               another protocol's view of its channels for the apps'
+//                             webhooks (lib/pusher/webhooks.js WebhookView)
 // A protocol with nothing configured (Pusher without an app) adds nothing.
 import { Commands } from '../core/commands.js';
 import { metrics } from '../session/metrics.js';
@@ -16,11 +18,11 @@ import { appNamespaces } from '../pusher/channels.js';
 import { attachPusher } from '../pusher/primary.js';
 import { servesPusher } from '../pusher/apps.js';
 import { pusherWaysIn } from '../pusher/index.js';
-import { ablyNamespaces, ablyWaysIn, attachAbly } from '../ably/index.js';
+import { ablyNamespaces, ablyWaysIn, ablyWebhookView, attachAbly } from '../ably/index.js';
 
 const PROTOCOLS = [
   { namespaces: appNamespaces, primary: attachPusher, worker: pusherWaysIn },
-  { namespaces: ablyNamespaces, primary: attachAbly, worker: ablyWaysIn }
+  { namespaces: ablyNamespaces, primary: attachAbly, worker: ablyWaysIn, webhookView: ablyWebhookView }
 ];
 
 /**
@@ -52,7 +54,8 @@ export function protocolNamespaces(apps) {
  */
 export function attachProtocols(options) {
   const appsServed = servesPusher(options.config);
-  const parts = PROTOCOLS.map((protocol) => protocol.primary({ ...options, appsServed })).filter((part) => part !== undefined);
+  const webhookViews = PROTOCOLS.map((protocol) => protocol.webhookView).filter((view) => view !== undefined);
+  const parts = PROTOCOLS.map((protocol) => protocol.primary({ ...options, appsServed, webhookViews })).filter((part) => part !== undefined);
   return { close: async () => void (await Promise.all(parts.map((part) => part.close()))) };
 }
 

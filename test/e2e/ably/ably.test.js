@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { once } from 'node:events';
 import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
 import { configFile } from '../../helpers/api.js';
-import { APP } from '../../helpers/pusher.js';
+import { APP, pusherWebhookEndpoint } from '../../helpers/pusher.js';
 
 const KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
 
@@ -495,5 +495,42 @@ describe('Ably protocol: an app\'s key capabilities and further keys', function 
     await tokened.connection.once('connected');
     await tokened.channels.get('open:b').attach();
     expect((await tokened.channels.get('elsewhere').attach().then(() => undefined, (err) => err))?.code).to.equal(40160);
+  });
+});
+
+describe('Ably protocol: the app\'s webhooks', function () {
+  this.timeout(30000);
+  let gw;
+  let endpoint;
+  const { realtime, closeAll } = ablyClients(() => gw);
+
+  before(async () => {
+    endpoint = await pusherWebhookEndpoint();
+    gw = await startGateway(['--config', configFile({ pusherApps: [{ ...APP, webhookUrl: endpoint.url }], memberGrace: 0 })]);
+  });
+  after(async () => {
+    closeAll();
+    await gw?.stop();
+    endpoint?.server.close();
+  });
+
+  it('tells them of an Ably channel\'s occupancy and members, named as Ably names them and marked as Ably\'s, signed as the app\'s are', async () => {
+    const alice = realtime({ key: KEY, clientId: 'alice' });
+    await alice.connection.once('connected');
+    const channel = alice.channels.get('hooked');
+    await channel.attach();
+    await channel.presence.enter('hi');
+    await channel.presence.leave();
+    await channel.detach();
+    const events = () => endpoint.events.filter((e) => e.channel === 'hooked');
+    await eventually(() => events().length === 4, { what: 'occupied, added, removed and vacated', timeout: 10000 });
+    // Each once; a member's departure passes through its grace, so it may come after the vacancy.
+    expect([...events()].sort((a, b) => a.name.localeCompare(b.name))).to.deep.equal([
+      { name: 'channel_occupied', channel: 'hooked', protocol: 'ably' },
+      { name: 'channel_vacated', channel: 'hooked', protocol: 'ably' },
+      { name: 'member_added', channel: 'hooked', user_id: 'alice', protocol: 'ably' },
+      { name: 'member_removed', channel: 'hooked', user_id: 'alice', protocol: 'ably' }
+    ]);
+    expect(endpoint.refused).to.equal(0);
   });
 });

@@ -120,12 +120,12 @@ describe('Pusher on the session core', function () {
     expect(error.data.message).not.to.include('#');
   });
 
-  it("tells both the native webhooks and the Pusher app's webhooks of occupancy, and neither of an Ably channel's", async () => {
+  it("tells both the native webhooks and the Pusher app's webhooks of occupancy, and only the app's of its Ably channel's", async () => {
     const ws = new WebSocket(gw.url);
     const ably = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(`${APP.appId}.${APP.key}:${APP.secret}`)}`);
     await Promise.all([ws, ably].map((socket) => new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject))));
     try {
-      // An Ably channel of the same app is occupied first: the Pusher channel's event after it is the marker that it was not told.
+      // An Ably channel of the same app is occupied first: the Pusher channel's event after it is the marker that all of its were told.
       const attached = new Promise((resolve) => ably.on('message', (data) => JSON.parse(String(data)).action === 11 && resolve()));
       ably.send(JSON.stringify({ action: 10, channel: 'ably-room' }));
       await attached;
@@ -136,7 +136,9 @@ describe('Pusher on the session core', function () {
       await eventually(() => native.namesOn('native-room').includes('channel_occupied'), { what: 'the native channel_occupied' });
       await eventually(() => pusher.events.some((e) => e.name === 'channel_occupied' && e.channel === 'pusher-room'), { what: "the Pusher app's channel_occupied" });
       expect(native.events.filter((e) => e.channel.includes('pusher-room'))).to.deep.equal([]);
-      expect(pusher.events.filter((e) => e.channel.includes('ably-room'))).to.deep.equal([]);
+      // The app's Ably channel is its webhooks' too, marked as Ably's; the native webhooks are told of native channels only.
+      expect(pusher.events.filter((e) => e.channel.includes('ably-room'))).to.deep.equal([{ name: 'channel_occupied', channel: 'ably-room', protocol: 'ably' }]);
+      expect(pusher.events.find((e) => e.channel === 'pusher-room')).to.not.have.property('protocol');
       expect(native.events.filter((e) => e.channel.includes('ably-room'))).to.deep.equal([]);
     } finally {
       ably.close();
