@@ -5,7 +5,8 @@
 // its first serial),
 // GET /channels/<name>/messages (the channel's history, as the gateway keeps
 // it: --history-size messages for --history-ttl seconds), GET
-// /channels/<name>/presence (its members, as PRESENT messages).
+// /channels/<name>/presence (its members, as PRESENT messages), GET
+// /channels/<name> (its status: active, and its occupancy).
 // A request is authorised by its key (Basic) or a token (Bearer, base64 as
 // ably-js sends it, or raw); bodies are JSON or MessagePack by Content-Type,
 // answers by Accept. A refusal is Ably's: `{"error": {message, code,
@@ -14,6 +15,7 @@
 import { decodeValue, encode } from '../codecs/msgpack.js';
 import { GatewayError } from '../core/errors.js';
 import { publish } from '../core/server.js';
+import { Call } from '../core/ipc.js';
 import { Skipped } from '../protocol/outcomes.js';
 import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
@@ -35,6 +37,7 @@ const MAX_LIMIT = 1000;
 const TOKEN_REQUEST = /^\/keys\/([A-Za-z0-9._-]+)\/requestToken$/;
 const MESSAGES = /^\/channels\/([^/]+)\/messages$/;
 const PRESENCE = /^\/channels\/([^/]+)\/presence$/;
+const CHANNEL = /^\/channels\/([^/]+)$/;
 
 /** Whether a path is one of Ably's REST routes. */
 export function isRestPath(path) {
@@ -92,6 +95,7 @@ export class AblyRest {
       else if (req.method === 'POST' && MESSAGES.test(path)) [label, run] = ['ably_publish', (body) => this.publish(req, decodeSegment(MESSAGES.exec(path)[1]), body)];
       else if (req.method === 'GET' && MESSAGES.test(path)) [label, run] = ['ably_history', () => this.history(req, decodeSegment(MESSAGES.exec(path)[1]))];
       else if (req.method === 'GET' && PRESENCE.test(path)) [label, run] = ['ably_presence', () => this.presence(req, decodeSegment(PRESENCE.exec(path)[1]))];
+      else if (req.method === 'GET' && CHANNEL.test(path)) [label, run] = ['ably_channel', () => this.status(req, decodeSegment(CHANNEL.exec(path)[1]))];
       else throw new AblyError(AblyCode.NOT_FOUND, 'no such Ably route');
     } catch (err) {
       req.resume();
@@ -193,6 +197,24 @@ export class AblyRest {
   async claimNonce(app, nonce) {
     const { skipped } = await publish({ channel: noncesChannel(app.appId), data: '0', idempotencyKey: nonce }, this.context);
     return skipped !== Skipped.DUPLICATE;
+  }
+
+  /**
+   * GET /channels/<name>: its status, as ably-js's `channel.status()` reads
+   * it: active while it has subscribers, and its occupancy, cluster-wide
+   * (every attached connection receives, and may publish as its capability
+   * says: each is counted as both).
+   */
+  async status(req, name) {
+    const { app, capability } = await this.authorise(req);
+    checkName(name);
+    if (!allows(capability, name, 'subscribe')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not see the status of ${name}`);
+    const channel = internalName(app.appId, name);
+    const [counts, members] = await Promise.all([this.context.relay.call(Call.CHANNELS, { prefix: channel }), this.members.read(membersChannel(channel))]);
+    const connections = counts?.[channel] ?? 0;
+    const presenceConnections = new Set(members.map((member) => member.connectionId)).size;
+    const occupancy = { connections, publishers: connections, subscribers: connections, presenceConnections, presenceMembers: members.length, presenceSubscribers: connections };
+    return { channelId: name, status: { isActive: connections > 0, occupancy: { metrics: occupancy } } };
   }
 
   /** @returns {Promise<{app, capability, clientId: string|undefined}>} what the request's key or token may do */

@@ -188,6 +188,10 @@ describe('Ably protocol (ably-js)', function () {
       await eventually(async () => (await rest.channels.get(name).presence.get()).items.length === 2, { what: 'two members over REST', timeout: 10000 });
       const listed = (await rest.channels.get(name).presence.get()).items.map((m) => [m.clientId, m.action]).sort();
       expect(listed).to.deep.equal([['alice', 'present'], ['bob', 'present']]);
+      // Its status: three attached connections (on both workers), two members of two of them.
+      const { status } = await rest.channels.get(name).status();
+      expect(status.isActive).to.equal(true);
+      expect(status.occupancy.metrics).to.include({ connections: 3, subscribers: 3, presenceMembers: 2, presenceConnections: 2 });
       await onA.presence.leave();
       await eventually(() => seen.length === 4, { what: 'bob\'s enter and alice\'s leave', timeout: 10000 });
       await onA.presence.enter('back');
