@@ -106,10 +106,20 @@ export class AblyConnections {
     for (const internal of this.subscriptions.channelsOf(ws)) {
       const name = ablyName(internal);
       if (allows(capability, name, 'subscribe')) continue;
-      this.commands.unsubscribe(ws, internal);
-      this.sessions.leave(ws, internal);
-      this.send(ws, { action: Action.ERROR, channel: name, error: errorInfo(new AblyError(AblyCode.CAPABILITY, `the credential may no longer receive ${name}`)) });
+      this.leaveChannel(ws, internal);
+      this.channelError(ws, name, new AblyError(AblyCode.CAPABILITY, `the credential may no longer receive ${name}`));
     }
+  }
+
+  /** Leaves a channel the connection holds. */
+  leaveChannel(ws, internal) {
+    this.commands.unsubscribe(ws, internal);
+    this.sessions.leave(ws, internal);
+  }
+
+  /** A channel's ERROR: ably-js fails that channel, and the connection goes on. */
+  channelError(ws, name, err) {
+    this.send(ws, { action: Action.ERROR, channel: name, error: errorInfo(err) });
   }
 
   /** A WebSocket on / just upgraded: its credential checked, then CONNECTED, or told why not. */
@@ -300,7 +310,7 @@ export class AblyConnections {
       this.sessions.join(request);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      this.send(ws, { action: Action.ERROR, channel: typeof name === 'string' ? name.slice(0, 200) : undefined, error: errorInfo(err) });
+      this.channelError(ws, typeof name === 'string' ? name.slice(0, 200) : undefined, err);
     }
   }
 
@@ -350,17 +360,14 @@ export class AblyConnections {
 
   /** A join the session refused (the engine): the channel's ERROR. */
   joinRefused({ conn: ws, name }, err) {
-    if (this.isOpen(ws)) this.send(ws, { action: Action.ERROR, channel: name, error: errorInfo(err) });
+    if (this.isOpen(ws)) this.channelError(ws, name, err);
   }
 
   /** DETACH: the channel left, and the members the connection entered there. */
   detach(ws, { channel: name }) {
     if (typeof name !== 'string') throw new AblyError(AblyCode.BAD_REQUEST, 'DETACH names a channel');
     const internal = internalName(ws[kSession].app.appId, name);
-    if (this.subscriptions.holds(ws, internal)) {
-      this.commands.unsubscribe(ws, internal);
-      this.sessions.leave(ws, internal);
-    }
+    if (this.subscriptions.holds(ws, internal)) this.leaveChannel(ws, internal);
     this.members.leaveAll(ws, membersChannel(internal));
     this.send(ws, { action: Action.DETACHED, channel: name });
   }
@@ -392,8 +399,7 @@ export class AblyConnections {
       },
       (err) => {
         if (!this.isOpen(ws) || !this.subscriptions.holds(ws, internal)) return;
-        this.commands.unsubscribe(ws, internal);
-        this.sessions.leave(ws, internal);
+        this.leaveChannel(ws, internal);
         this.send(ws, { action: Action.DETACHED, channel: name, error: errorInfo(err instanceof GatewayError ? err : new AblyError(AblyCode.UNAVAILABLE, 'the members could not be read')) });
       }
     );

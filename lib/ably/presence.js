@@ -31,7 +31,7 @@ import { messageData } from './messages.js';
 export const PresenceAction = Object.freeze({ PRESENT: 1, ENTER: 2, LEAVE: 3, UPDATE: 4 });
 
 const EVENT_START = '{"action":';
-const MAX_ITEMS = 100; // in one PRESENCE
+export const MAX_ITEMS = 100; // in one PRESENCE: its indexes run to MAX_ITEMS - 1
 const GRACE_MS = 15000; // Ably's: how long a dropped connection's members stay
 
 /** A presence event as the channel carries it: its action first. */

@@ -14,9 +14,7 @@
 // longer names, leaves by its timestamp (an id not the connection's).
 // Without an app (or with --no-ably), nothing.
 import { channelOfMembers, isMembersChannel } from './channels.js';
-import { memberOfEntry, PresenceAction, presenceEventJson } from './presence.js';
-
-const LEAVE_INDEX = 100; // past the last item a PRESENCE may hold (./presence.js)
+import { MAX_ITEMS, memberOfEntry, PresenceAction, presenceEventJson } from './presence.js';
 
 /**
  * @param {object} options config, engine, appsServed (whether any app is configured)
@@ -29,7 +27,8 @@ export function attachAbly({ config, engine, appsServed }) {
     if (present) return tell(engine, channel, { ...member.info, action: PresenceAction.ENTER });
     const colon = memberKey.indexOf(':');
     const [connectionId, clientId] = [memberKey.slice(0, colon), memberKey.slice(colon + 1)];
-    const id = entry === undefined ? `left:${memberKey}` : `${connectionId}:${memberOfEntry(entry).msgSerial}:${LEAVE_INDEX}`;
+    // MAX_ITEMS: past the last index a PRESENCE may hold.
+    const id = entry === undefined ? `left:${memberKey}` : `${connectionId}:${memberOfEntry(entry).msgSerial}:${MAX_ITEMS}`;
     tell(engine, channel, { id, action: PresenceAction.LEAVE, clientId, connectionId, timestamp: Date.now() });
   });
   return undefined;

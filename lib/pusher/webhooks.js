@@ -97,9 +97,13 @@ export function startPusherWebhooks({ config, engine, relay, delivery, apps, web
  */
 
 /** Pusher's own: its clients' channels (not those the gateway makes for itself), members by user id. */
+const pusherChannel = (channel) => (isInternal(channel) && !isOwn(channel) ? { appId: appIdOf(channel), name: clientName(channel) } : undefined);
 const PUSHER_VIEW = Object.freeze({
-  channel: (channel) => (isInternal(channel) && !isOwn(channel) ? { appId: appIdOf(channel), name: clientName(channel) } : undefined),
-  member: (channel, user) => (isInternal(channel) && !isOwn(channel) ? { appId: appIdOf(channel), name: clientName(channel), userId: user } : undefined)
+  channel: pusherChannel,
+  member: (channel, user) => {
+    const seen = pusherChannel(channel);
+    return seen === undefined ? undefined : { ...seen, userId: user };
+  }
 });
 
 /** One app's webhook targets (in the delivery's thread), and its member grace (member_added and member_removed once, for all of them). */
