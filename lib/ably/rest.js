@@ -112,9 +112,7 @@ export class AblyRest {
 
   /** POST /channels/<name>/messages: each message published in order; answered with their serials. */
   async publish(req, name, body) {
-    const { app, capability, clientId } = await this.authorise(req);
-    checkName(name);
-    if (!allows(capability, name, 'publish')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not publish on ${name}`);
+    const { app, clientId } = await this.authoriseOn(req, name, 'publish', 'publish on');
     const messages = Array.isArray(body) ? body : [body];
     if (messages.length === 0 || messages.length > MAX_MESSAGES) throw new AblyError(AblyCode.BAD_REQUEST, `1 to ${MAX_MESSAGES} messages`);
     const timestamp = Date.now();
@@ -144,9 +142,7 @@ export class AblyRest {
    * @returns {Promise<Page>} the messages, each with its serial
    */
   async history(req, name) {
-    const { app, capability } = await this.authorise(req);
-    checkName(name);
-    if (!allows(capability, name, 'history')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not read the history of ${name}`);
+    const { app } = await this.authoriseOn(req, name, 'history', 'read the history of');
     const query = new URL(req.url, 'http://gateway').searchParams;
     const limit = query.get('limit') === null ? DEFAULT_LIMIT : Number(query.get('limit'));
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) throw new AblyError(AblyCode.BAD_REQUEST, `limit is 1 to ${MAX_LIMIT}`);
@@ -177,9 +173,7 @@ export class AblyRest {
 
   /** GET /channels/<name>/presence: its members, as PRESENT messages (`clientId` and `connectionId` narrow them). */
   async presence(req, name) {
-    const { app, capability } = await this.authorise(req);
-    checkName(name);
-    if (!allows(capability, name, 'subscribe')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not see the members of ${name}`);
+    const { app } = await this.authoriseOn(req, name, 'subscribe', 'see the members of');
     const query = new URL(req.url, 'http://gateway').searchParams;
     const [clientId, connectionId] = [query.get('clientId'), query.get('connectionId')];
     const members = await this.members.read(membersChannel(internalName(app.appId, name)));
@@ -206,15 +200,25 @@ export class AblyRest {
    * says: each is counted as both).
    */
   async status(req, name) {
-    const { app, capability } = await this.authorise(req);
-    checkName(name);
-    if (!allows(capability, name, 'subscribe')) throw new AblyError(AblyCode.CAPABILITY, `the credential may not see the status of ${name}`);
+    const { app } = await this.authoriseOn(req, name, 'subscribe', 'see the status of');
     const channel = internalName(app.appId, name);
     const [counts, members] = await Promise.all([this.context.relay.call(Call.CHANNELS, { prefix: channel }), this.members.read(membersChannel(channel))]);
     const connections = counts?.[channel] ?? 0;
     const presenceConnections = new Set(members.map((member) => member.connectionId)).size;
     const occupancy = { connections, publishers: connections, subscribers: connections, presenceConnections, presenceMembers: members.length, presenceSubscribers: connections };
     return { channelId: name, status: { isActive: connections > 0, occupancy: { metrics: occupancy } } };
+  }
+
+  /**
+   * The request's credential, allowed `operation` on channel `name` (`doing`: what the refusal says it may not do).
+   * @returns {Promise<{app, capability, clientId: string|undefined}>}
+   * @throws {AblyError} 40010 (the name), 40160 (the capability), the credential's refusal
+   */
+  async authoriseOn(req, name, operation, doing) {
+    const credential = await this.authorise(req);
+    checkName(name);
+    if (!allows(credential.capability, name, operation)) throw new AblyError(AblyCode.CAPABILITY, `the credential may not ${doing} ${name}`);
+    return credential;
   }
 
   /** @returns {Promise<{app, capability, clientId: string|undefined}>} what the request's key or token may do */
