@@ -32,6 +32,18 @@ describe('Ably protocol (ably-js)', function () {
   let gw;
   const { options, realtime, closeAll } = ablyClients(() => gw);
   const connected = (client) => client.connection.once('connected');
+  // Each worker numbers its own connections: the prefix of a connectionId names its worker.
+  const workerOf = (client) => client.connection.id.split('-')[0];
+  /** A client on another worker than `other`: --balance even alternates, but another test's reconnecting client may take a turn between. */
+  const onAnotherWorker = async (other, more) => {
+    for (let tries = 0; tries < 4; tries++) {
+      const client = realtime(more);
+      await connected(client);
+      if (workerOf(client) !== workerOf(other)) return client;
+      client.close();
+    }
+    throw new Error('no client landed on another worker in 4 tries');
+  };
 
   before(async () => {
     gw = await startGateway(['--config', configFile({ pusherApps: [APP] }), '--balance', 'even']);
@@ -45,11 +57,9 @@ describe('Ably protocol (ably-js)', function () {
     it(`publishes and subscribes across workers with a key (${format}): ACKed with serials, in order, echo on and off`, async () => {
       const a = realtime({ key: KEY, useBinaryProtocol: binary, clientId: 'alice' });
       await connected(a);
-      const b = realtime({ key: KEY, useBinaryProtocol: binary, echoMessages: false });
-      await connected(b);
+      const b = await onAnotherWorker(a, { key: KEY, useBinaryProtocol: binary, echoMessages: false });
       expect(a.connection.id).to.be.a('string');
-      // Each worker numbers its own connections: two prefixes, two workers.
-      expect(a.connection.id.split('-')[0]).to.not.equal(b.connection.id.split('-')[0]);
+      expect(workerOf(a)).to.not.equal(workerOf(b));
       expect(a.auth.clientId).to.equal('alice');
       const [onA, onB] = [a.channels.get(`room-${format}`), b.channels.get(`room-${format}`)];
       const [gotA, gotB] = [[], []];
@@ -168,9 +178,8 @@ describe('Ably protocol (ably-js)', function () {
       const name = `lobby-${format}`;
       const a = realtime({ key: KEY, useBinaryProtocol: binary, clientId: 'alice' });
       await connected(a);
-      const b = realtime({ key: KEY, useBinaryProtocol: binary, clientId: 'bob' });
-      await connected(b);
-      expect(a.connection.id.split('-')[0]).to.not.equal(b.connection.id.split('-')[0]);
+      const b = await onAnotherWorker(a, { key: KEY, useBinaryProtocol: binary, clientId: 'bob' });
+      expect(workerOf(a)).to.not.equal(workerOf(b));
       const [onA, onB] = [a.channels.get(name), b.channels.get(name)];
       const seen = [];
       await onB.presence.subscribe((m) => seen.push([m.action, m.clientId, m.data]));
