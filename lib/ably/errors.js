@@ -69,6 +69,7 @@ const FROM_FAMILY = new Map([
   [ErrorCode.BAD_REQUEST, [AblyCode.BAD_REQUEST, 400]],
   [ErrorCode.INVALID_CHANNEL, [AblyCode.BAD_CHANNEL, 400]],
   [ErrorCode.TOO_MANY_SUBSCRIPTIONS, [AblyCode.BAD_REQUEST, 400]],
+  [ErrorCode.TOO_MANY, [AblyCode.BAD_REQUEST, 400]],
   [ErrorCode.RATE_LIMITED, [AblyCode.RATE_LIMITED, 429]],
   [ErrorCode.OVER_QUOTA, [AblyCode.RATE_LIMITED, 429]],
   [ErrorCode.FORBIDDEN, [AblyCode.CAPABILITY, 401]],

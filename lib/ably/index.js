@@ -5,6 +5,7 @@
 // are the apps' (./keys.js): without apps (or with --no-ably), nothing.
 import { require } from '../runtime/require.js';
 import { appNamespaces, checkInternal, ablyName, ablyWebhookView } from './channels.js';
+import { ablyAdmin } from './admin.js';
 import { AblyConnections } from './connection.js';
 import { AblyPresence } from './presence.js';
 import { AblyRest, isRestPath } from './rest.js';
@@ -18,7 +19,8 @@ export { attachAbly } from './primary.js';
 
 /**
  * @param {object} worker the worker's parts: config, apps, appsServed, commandsFor (a command core over the worker's parts), coalescer, relay, subscriptions, presence, sessions, log
- * @returns {{upgrade: object, route: object}|undefined} its ways in (lib/wiring/ways-in.js), or none without apps
+ * @returns {{upgrade: object, route: object, admin: object}|undefined} its ways in (lib/wiring/ways-in.js) and the admin page's
+ *   view of the apps' Ably channels (lib/native/admin-calls.js), or none without apps
  */
 export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, relay, subscriptions, presence, sessions, log }) {
   if (!appsServed || !config.ably) return undefined;
@@ -29,8 +31,10 @@ export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, r
   // One ws server per format (and JSON with heartbeats): its WebSocket class carries the transport.
   const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });
   const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket), heartbeats: server(AblyHeartbeatSocket) };
-  const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context: { commands, relay, presence }, members, keyPolicy, log });
+  const context = { commands, relay, presence };
+  const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context, members, keyPolicy, log });
   return {
+    admin: ablyAdmin({ apps, context, members }),
     upgrade: {
       matches: (path) => path === '/',
       serverFor: (req) => servers[/[?&]format=msgpack(&|$)/.test(req.url) ? Format.MSGPACK : /[?&]heartbeats=true(&|$)/.test(req.url) ? 'heartbeats' : Format.JSON],

@@ -14,8 +14,7 @@
 // literally), with X-Ably-Errorcode and X-Ably-Errormessage.
 import { decodeValue, encode } from '../codecs/msgpack.js';
 import { GatewayError } from '../core/errors.js';
-import { publish } from '../core/server.js';
-import { Call } from '../core/ipc.js';
+import { channelCounts, publish } from '../core/server.js';
 import { Skipped } from '../protocol/outcomes.js';
 import { cutOnDefect, decodeSegment, readBytes } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
@@ -202,8 +201,8 @@ export class AblyRest {
   async status(req, name) {
     const { app } = await this.authoriseOn(req, name, 'subscribe', 'see the status of');
     const channel = internalName(app.appId, name);
-    const [counts, members] = await Promise.all([this.context.relay.call(Call.CHANNELS, { prefix: channel }), this.members.read(membersChannel(channel))]);
-    const connections = counts?.[channel] ?? 0;
+    const [counts, members] = await Promise.all([channelCounts(this.context.relay, channel), this.members.read(membersChannel(channel))]);
+    const connections = counts[channel] ?? 0;
     const presenceConnections = new Set(members.map((member) => member.connectionId)).size;
     const occupancy = { connections, publishers: connections, subscribers: connections, presenceConnections, presenceMembers: members.length, presenceSubscribers: connections };
     return { channelId: name, status: { isActive: connections > 0, occupancy: { metrics: occupancy } } };

@@ -7,7 +7,7 @@ const $ = (selector) => document.querySelector(selector);
 
 let timer;
 let asked = 0; // the latest refresh: an older one's answer is dropped, and only the latest schedules the next
-let watching = { app: '', prefix: '', channel: '', limit: '20' };
+let watching = { app: '', protocol: '', prefix: '', channel: '', limit: '20' };
 
 /** A table row of cells, each given as text. */
 function row(cells) {
@@ -54,19 +54,33 @@ function showNodes({ info, stats }) {
   fill($('#workers tbody'), rows);
 }
 
-/** The Pusher apps, and the picker that shows one app's channels instead of the native ones. */
+const PROTOCOL_LABELS = { pusher: 'Pusher', ably: 'Ably' };
+const labelOf = (protocol) => PROTOCOL_LABELS[protocol] ?? protocol;
+
+/**
+ * The apps, each protocol's channels and subscriptions beside its
+ * connections, and the picker that shows one app's channels of one protocol
+ * (`<protocol>:<app>`) instead of the native ones.
+ */
 function showApps({ apps }) {
   $('#apps').hidden = apps === undefined;
   const picker = $('#filter [name=app]');
   picker.hidden = apps === undefined;
   if (apps === undefined || problem($('#apps .error'), apps)) return;
   const list = apps.result.apps;
-  fill($('#apps tbody'), list.map((app) => [appButton(app.appId), app.key, app.connections, app.channels, app.subscribers]));
-  const ids = list.map((app) => app.appId);
+  const protocols = Object.keys(list[0]?.protocols ?? {});
+  const head = ['app', 'key', 'connections', ...protocols.flatMap((protocol) => [`${labelOf(protocol)} channels`, `${labelOf(protocol)} subs`])];
+  const headers = head.map((text) => Object.assign(document.createElement('th'), { textContent: text }));
+  if ($('#apps thead').textContent !== head.join('')) $('#apps thead tr').replaceChildren(...headers);
+  fill($('#apps tbody'), list.map((app) => [
+    pickButton(app.appId, `${protocols[0]}:${app.appId}`), app.key, app.connections,
+    ...protocols.flatMap((protocol) => [pickButton(app.protocols[protocol].channels, `${protocol}:${app.appId}`), app.protocols[protocol].subscribers])
+  ]));
+  const values = list.flatMap((app) => protocols.map((protocol) => [`${protocol}:${app.appId}`, `${labelOf(protocol)} app ${app.appId}`]));
   const shown = [...picker.options].slice(1).map((option) => option.value);
-  if (ids.join('\n') === shown.join('\n')) return;
-  picker.replaceChildren(picker.options[0], ...ids.map((id) => option(id, `Pusher app ${id}`)));
-  picker.value = watching.app;
+  if (values.map(([value]) => value).join('\n') === shown.join('\n')) return;
+  picker.replaceChildren(picker.options[0], ...values.map(([value, label]) => option(value, label)));
+  picker.value = watching.app === '' ? '' : `${watching.protocol}:${watching.app}`;
 }
 
 function option(value, label) {
@@ -76,9 +90,9 @@ function option(value, label) {
   return element;
 }
 
-/** An app id that, clicked, lists the app's channels. */
-function appButton(id) {
-  return watchButton(id, '#filter [name=app]');
+/** A figure of an app that, clicked, lists that app's channels of a protocol (`<protocol>:<app>`). */
+function pickButton(text, value) {
+  return watchButton(text, '#filter [name=app]', value);
 }
 
 function showChannels({ channels }) {
@@ -93,14 +107,14 @@ function channelButton(name) {
   return watchButton(name, '#watch [name=channel]');
 }
 
-/** A name that, clicked, is put in the field `selector` names, and the page shows it. */
-function watchButton(name, selector) {
+/** A name that, clicked, is put (or `value`) in the field `selector` names, and the page shows it. */
+function watchButton(name, selector, value = name) {
   const button = document.createElement('button');
   button.type = 'button';
   button.className = 'link';
-  button.textContent = name;
+  button.textContent = String(name);
   button.addEventListener('click', () => {
-    $(selector).value = name;
+    $(selector).value = value;
     watch();
   });
   return button;
@@ -141,27 +155,29 @@ async function refresh() {
 }
 
 function watch() {
+  const picked = $('#filter [name=app]').value;
+  const colon = picked.indexOf(':');
   watching = {
-    app: $('#filter [name=app]').value,
+    app: picked.slice(colon + 1),
+    protocol: picked.slice(0, Math.max(colon, 0)),
     prefix: $('#filter [name=prefix]').value,
     channel: $('#watch [name=channel]').value,
     limit: $('#watch [name=limit]').value
   };
-  // A Pusher app's events have names; its channels keep no history.
+  // An app's messages have names (Pusher's events, Ably's messages).
   $('#publish [name=event]').hidden = watching.app === '';
-  $('#publish [name=event]').required = watching.app !== '';
   refresh();
 }
 
 /**
  * The action's body as JSON text; a field named data is sent as written, for
- * the gateway to judge. A publish while a Pusher app is picked goes to that
- * app's channel, with its event name.
+ * the gateway to judge. A publish while an app is picked goes to that app's
+ * channel of the protocol picked, with its event name.
  */
 function body(form) {
   // A hidden field (the event name, for the native channels) is not the action's.
   const fields = [...new FormData(form)].filter(([name, value]) => !form.elements[name].hidden && (name === 'data' || value !== ''));
-  if (form.id === 'publish' && watching.app !== '') fields.unshift(['app', watching.app]);
+  if (form.id === 'publish' && watching.app !== '') fields.unshift(['app', watching.app], ['protocol', watching.protocol]);
   return `{${fields.map(([name, value]) => `${JSON.stringify(name)}:${name === 'data' ? value : JSON.stringify(value)}`).join(',')}}`;
 }
 

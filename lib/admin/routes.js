@@ -8,10 +8,10 @@
 //   GET  /admin/admin.css|admin.js its style and its one module
 //   POST /admin/login              form field `password`: a session cookie, then back to /admin
 //   POST /admin/logout             ends the session
-//   GET  /admin/api/view?prefix=&channel=&limit=&app=  what the page shows, polled while it is open
-//                                  (app: a Pusher app's channels and presence instead of the native ones)
+//   GET  /admin/api/view?prefix=&channel=&limit=&app=&protocol=  what the page shows, polled while it is open
+//                                  (app: an app's channels of `protocol`, pusher or ably, instead of the native ones)
 //   POST /admin/api/<action>       publish, disconnect or unsubscribe: {result} or {error: {code, message}};
-//                                  a publish naming an `app` (and an `event`) goes to that app's channel
+//                                  a publish naming an `app` (a `protocol`, an `event`) goes to that app's channel
 //
 // A POST needs an Origin of this very host (a page elsewhere cannot make the
 // browser act for the admin), and every route past the login a live session.
@@ -50,7 +50,7 @@ const HEADERS = {
  * @param {() => object|null} options.stats the cluster's figures (lib/primary/cluster-stats.js)
  * @param {(result: string) => void} options.counted counts a login attempt by result
  * @param {number} options.maxPayload --max-payload: an action's body, as the server API takes it
- * @param {() => Map<string, number>} [options.appConnections] each Pusher app's connections on this node, where apps are served
+ * @param {() => Map<string, number>} [options.appConnections] each app's connections on this node (every protocol's), where apps are served
  * @param {import('pino').Logger} options.log where a defect is told
  * @returns {(req, res) => void} the handler of every path under /admin
  */
@@ -87,16 +87,16 @@ export function createAdmin({ password, call, stats, counted, maxPayload, appCon
     const prefix = query.get('prefix') ?? '';
     const channel = query.get('channel') ?? '';
     const limit = Number(query.get('limit') ?? 20);
-    // A Pusher app's channels (and none of the native ones) when the page picked one.
+    // An app's channels of one protocol (and none of the native ones) when the page picked one.
     const app = query.get('app') ?? '';
-    const within = app === '' ? {} : { app };
+    const protocol = query.get('protocol') ?? '';
+    const within = app === '' ? {} : { app, ...(protocol === '' ? {} : { protocol }) };
     const [info, apps, channels, presence, history] = await Promise.all([
       call('info', {}),
       appConnections === undefined ? undefined : call('apps', {}),
       call('channels', { ...within, ...(prefix === '' ? {} : { prefix }) }),
       channel === '' ? undefined : call('presence', { ...within, channel }),
-      // Pusher keeps no history: a cache channel's last event is its subscribers' to ask.
-      channel === '' || app !== '' ? undefined : call('history', { channel, limit, reverse: true })
+      channel === '' ? undefined : call('history', { ...within, channel, limit, reverse: true })
     ]);
     reply(res, 200, { stats: stats(), info, apps: withConnections(apps, appConnections), channels: busiest(channels), presence, history }, HEADERS);
   }

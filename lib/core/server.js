@@ -124,8 +124,7 @@ export const METHODS = {
     keys: ['prefix'],
     async run({ prefix = '' }, { relay }) {
       if (typeof prefix !== 'string' || prefix.length > 128) throw badRequest('prefix must be a string of at most 128 characters');
-      const counts = await relay.call(Call.CHANNELS, { prefix });
-      if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
+      const counts = await channelCounts(relay, prefix);
       const channels = Object.create(null); // a channel may be called __proto__
       // Another protocol's channels are not the native API's to see.
       for (const name of Object.keys(counts).sort()) if (!isProtocolChannel(name)) channels[name] = { subscribers: counts[name] };
@@ -160,6 +159,19 @@ export const METHODS = {
     }
   }
 };
+
+/**
+ * The channels whose internal names start with `prefix`, cluster-wide, with
+ * their subscribers: what every way in that lists channels reads.
+ * @param {import('../worker/relay.js').WorkerRelay} relay
+ * @returns {Promise<Object<string, number>>} internal name -> subscribers
+ * @throws {GatewayError} too_many: past MAX_CHANNELS of them
+ */
+export async function channelCounts(relay, prefix) {
+  const counts = await relay.call(Call.CHANNELS, { prefix });
+  if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
+  return counts;
+}
 
 /**
  * A publication its way in has already checked (a channel of its own, its

@@ -3,8 +3,9 @@
 // answers exactly what the server API's core answers, so the page holds no
 // rule of its own.
 //
-// A call that names a Pusher `app` (and `apps`, the list of them) runs on
-// that protocol's core instead (lib/pusher/admin.js).
+// A call that names an `app` runs on a protocol's view of the apps instead
+// (`protocol`: `pusher` unless it says `ably`; lib/pusher/admin.js,
+// lib/ably/admin.js); `apps` lists the apps with each protocol's figures.
 //
 // From the primary: [Op.ADMIN, token, method, params] -> {result} |
 //                   {error: {code, message}} | null: the call failed without
@@ -17,27 +18,77 @@ import { handling } from '../transport/last-input.js';
 import { quoted } from '../protocol/quoted.js';
 
 /**
+ * A protocol's view of the apps for the admin page: what it answers for one
+ * app's channels (each method optional but channelsOf).
+ * @typedef {object} AppsAdmin
+ * @property {import('../pusher/apps.js').Apps} apps
+ * @property {number} maxNameLength a channel name's, and so a prefix's
+ * @property {(app: object, prefix: string) => Promise<Object<string, number>>} channelsOf the app's occupied channels starting with prefix: name -> subscribers
+ * @property {(app: object, params: {channel: string}) => Promise<{channel: string, clients: object}>} [presence]
+ * @property {(app: object, params: {channel: string, limit?: number, reverse?: boolean}) => Promise<{messages: object[]}>} [history]
+ * @property {(app: object, params: {channel: string, event?: string, data: *}) => Promise<object>} [publish]
+ */
+
+const DEFAULT_PROTOCOL = 'pusher';
+const APP_METHODS = new Set(['presence', 'history', 'publish']); // a protocol's own, where it has them
+
+/**
  * @param {import('../worker/relay.js').WorkerRelay} relay
  * @param {import('../core/server.js').ServerContext} context the server API's
- * @param {(method: string, params: object) => Promise<object>} [apps] another protocol's calls on its apps
- *   (lib/pusher/admin.js): a call naming an `app`, and `apps`
+ * @param {Map<string, AppsAdmin>} admins each protocol's view of the apps, by the protocol's name
  */
-export function attachAdmin(relay, context, apps) {
+export function attachAdmin(relay, context, admins) {
   relay.answers(Op.ADMIN, (method, params) => {
     handling('admin', quoted(method));
-    return answer(method, params, context, apps);
+    return answer(method, params, context, admins);
   });
 }
 
 /** What the server API's core resolves, or the coded error it refuses with. */
-async function answer(method, params, context, apps) {
+async function answer(method, params, context, admins) {
   try {
-    if (method === 'apps' || params?.app !== undefined) {
-      if (apps === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, 'this gateway serves no Pusher app');
-      return { result: await apps(method, params) };
-    }
+    if (method === 'apps') return { result: await appsOf(admins) };
+    if (params?.app !== undefined) return { result: await onApp(method, params, admins) };
     return { result: await runMethod(method, params, context) };
   } catch (err) {
     return err instanceof GatewayError ? { error: { code: err.code, message: err.message } } : null;
   }
+}
+
+/** Every app, with each protocol's occupied channels and their subscribers (cluster-wide). */
+async function appsOf(admins) {
+  if (admins.size === 0) throw servesNoApp();
+  const [{ apps }] = admins.values(); // one table, every protocol's
+  const out = [];
+  for (const app of apps.list) {
+    const protocols = {};
+    for (const [name, admin] of admins) {
+      const counts = Object.values(await admin.channelsOf(app, ''));
+      protocols[name] = { channels: counts.length, subscribers: counts.reduce((a, b) => a + b, 0) };
+    }
+    out.push({ appId: app.appId, key: app.key, enabled: app.enabled, protocols });
+  }
+  return { apps: out };
+}
+
+/** A method on one app's channels of one protocol: `channels` (by name, as the native method answers), or the protocol's own. */
+async function onApp(method, { protocol = DEFAULT_PROTOCOL, app: appId, ...params }, admins) {
+  const admin = typeof protocol === 'string' ? admins.get(protocol) : undefined;
+  if (admin === undefined) throw servesNoApp(protocol);
+  const app = admin.apps.byId.get(appId);
+  if (app === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, `no app ${quoted(appId)}`);
+  if (method === 'channels') {
+    const { prefix = '' } = params;
+    if (typeof prefix !== 'string' || prefix.length > admin.maxNameLength) throw new GatewayError(ErrorCode.BAD_REQUEST, `prefix must be a string of at most ${admin.maxNameLength} characters`);
+    const counts = await admin.channelsOf(app, prefix);
+    const channels = Object.create(null);
+    for (const name of Object.keys(counts).sort()) channels[name] = { subscribers: counts[name] };
+    return { channels };
+  }
+  if (!APP_METHODS.has(method) || admin[method] === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, `no ${quoted(method)} for a ${protocol} app's channels`);
+  return admin[method](app, params);
+}
+
+function servesNoApp(protocol) {
+  return new GatewayError(ErrorCode.NOT_FOUND, protocol === undefined ? 'this gateway serves no app' : `this gateway serves no ${quoted(protocol)} app`);
 }

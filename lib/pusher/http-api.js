@@ -7,10 +7,10 @@
 // Pusher's: 200 with a JSON object, or the status and a plain-text reason.
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { parseObject } from '../protocol/json-object.js';
-import { publish as publishChecked } from '../core/server.js';
+import { channelCounts, publish as publishChecked } from '../core/server.js';
 import { cutOnDefect, decodeSegment, readBody, reply } from '../transport/http-io.js';
 import { metrics } from '../session/metrics.js';
-import { Call, MAX_CHANNELS } from '../core/ipc.js';
+import { Call } from '../core/ipc.js';
 import { appPrefix, checkName, eventChannel, internalName, isInternal, isPresence, kindOf, pusherName } from './channels.js';
 import { eventData, PusherCode } from './frames.js';
 import { sameText } from '../core/same-text.js';
@@ -162,7 +162,7 @@ async function channels(context, app, { query }) {
  * @returns {Promise<Object<string, number>>} client name -> subscribers
  */
 export async function appChannels(context, app, prefix = '') {
-  const counts = await subscribers(context, appPrefix(app.appId));
+  const counts = await channelCounts(context.relay, appPrefix(app.appId));
   const out = Object.create(null);
   for (const [internal, count] of Object.entries(counts)) {
     const name = pusherName(internal);
@@ -200,7 +200,7 @@ function publish(context, internal, { name: event, data, socketId }) {
 /** What the channel and events routes tell of a channel (its `info` checked first: checkInfoFor), asked of the cluster at once. */
 async function channelInfo(context, internal, info) {
   const [counts, users, cache] = await Promise.all([
-    subscribers(context, internal),
+    channelCounts(context.relay, internal),
     info.has('user_count') ? userCount(context, internal) : undefined,
     info.has('cache') ? cached(context, internal) : undefined
   ]);
@@ -220,12 +220,6 @@ async function cached(context, internal) {
 }
 
 /** Subscribers per channel, cluster-wide, of the channels starting with `prefix`. */
-async function subscribers({ relay }, prefix) {
-  const counts = await relay.call(Call.CHANNELS, { prefix });
-  if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: filter with a longer prefix`);
-  return counts;
-}
-
 async function userCount(context, internal) {
   return Object.keys(await members(context, internal)).length;
 }

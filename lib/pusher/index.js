@@ -18,8 +18,8 @@ const { WebSocketServer } = require('ws');
 
 /**
  * @param {object} worker the worker's parts: config, apps (this process's, kept current by the wiring), appsServed, commandsFor (a command core over the worker's parts), coalescer, relay, subscriptions, presence, sessions, log
- * @returns {{upgrade: object, route: object, admin: Function}|undefined} the ways in (lib/wiring/ways-in.js) and the admin page's
- *   calls on the apps (lib/native/admin-calls.js), or none without an app
+ * @returns {{upgrade: object, route: object, admin: object}|undefined} the ways in (lib/wiring/ways-in.js) and the admin page's
+ *   view of the apps' Pusher channels (lib/native/admin-calls.js), or none without an app
  */
 export function pusherWaysIn({ config, apps, appsServed, commandsFor, coalescer, relay, subscriptions, presence, sessions, log }) {
   if (!appsServed) return undefined;

@@ -1,6 +1,7 @@
 // The protocols the gateway speaks beside its own: the one list of them, and
 // what the wiring of every process takes from each. A protocol is a folder of
 // lib/ that gives, here:
+//   name                      what the admin page's calls name it by
 //   namespaces(config, apps)  its channels' namespaces (for lib/core/namespaces.js,
 //                             in the workers and in the engine); a protocol's
 //                             channels start with '#' (isProtocolChannel)
@@ -8,7 +9,8 @@
 //                             whether any app is configured), or
 //                             undefined: {close()} sends what is still queued
 //   worker(parts)             its ways in in a worker, or undefined: a WebSocket
-//                             upgrade (its paths), HTTP routes, the admin's calls
+//                             upgrade (its paths), HTTP routes, the admin page's view
+//                             of the apps' channels (lib/native/admin-calls.js AppsAdmin)
 //   webhookView               another protocol's view of its channels for the apps'
 //                             webhooks (lib/pusher/webhooks.js WebhookView)
 // A protocol with nothing configured (Pusher without an app) adds nothing.
@@ -21,8 +23,8 @@ import { pusherWaysIn } from '../pusher/index.js';
 import { ablyNamespaces, ablyWaysIn, ablyWebhookView, attachAbly } from '../ably/index.js';
 
 const PROTOCOLS = [
-  { namespaces: appNamespaces, primary: attachPusher, worker: pusherWaysIn },
-  { namespaces: ablyNamespaces, primary: attachAbly, worker: ablyWaysIn, webhookView: ablyWebhookView }
+  { name: 'pusher', namespaces: appNamespaces, primary: attachPusher, worker: pusherWaysIn },
+  { name: 'ably', namespaces: ablyNamespaces, primary: attachAbly, worker: ablyWaysIn, webhookView: ablyWebhookView }
 ];
 
 /**
@@ -61,11 +63,14 @@ export function attachProtocols(options) {
 
 /**
  * @param {object} worker the worker's parts: config, apps, appsServed (whether any app is configured), coalescer, relay, subscriptions, namespaces, presence, sessions, log
- * @returns {{upgrade: import('../worker/upgrade.js').UpgradeWay, route: {matches: Function, request: Function}}[]}
+ * @returns {{name: string, upgrade: import('../worker/upgrade.js').UpgradeWay, route: {matches: Function, request: Function}, admin?: import('../native/admin-calls.js').AppsAdmin}[]}
  */
 export function protocolWaysIn(worker) {
   const { config, relay, subscriptions, namespaces, presence } = worker;
   // A protocol's command core: its own names and rates (`own`) over the worker's one relay, subscriptions, namespaces and presence.
   const commandsFor = (own) => new Commands({ maxSubscriptions: config.maxSubscriptions, metrics, namespaces, relay, subscriptions, presence, ...own });
-  return PROTOCOLS.map((protocol) => protocol.worker({ ...worker, commandsFor })).filter((ways) => ways !== undefined);
+  return PROTOCOLS.map((protocol) => {
+    const ways = protocol.worker({ ...worker, commandsFor });
+    return ways === undefined ? undefined : { ...ways, name: protocol.name };
+  }).filter((ways) => ways !== undefined);
 }

@@ -103,7 +103,7 @@ export function startWorker(config, worker) {
   // The other protocols' ways in, each over the same relay, subscriptions, presence and sessions.
   const appsServed = mirrorApps(apps, relay, config);
   const protocols = protocolWaysIn({ config, apps, appsServed, coalescer, relay, subscriptions, namespaces, presence, sessions, log });
-  attachAdmin(relay, api.context, protocols.find((protocol) => protocol.admin !== undefined)?.admin);
+  attachAdmin(relay, api.context, new Map(protocols.filter((protocol) => protocol.admin !== undefined).map((protocol) => [protocol.name, protocol.admin])));
   const routes = protocols.map((protocol) => protocol.route);
   const degraded = () => protocols.some((protocol) => protocol.degraded?.() === true);
   const handleRequest = createRequestHandler({ relay, streams, api, draining, degraded, routes, log });

@@ -12,20 +12,9 @@ import { once } from 'node:events';
 import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
 import { configFile } from '../../helpers/api.js';
 import { APP, pusherWebhookEndpoint } from '../../helpers/pusher.js';
+import { ablyClients } from '../../helpers/ably.js';
 
 const KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
-
-/** ably-js clients of the gateway `current()` gives, each closed by closeAll(). */
-function ablyClients(current) {
-  const clients = [];
-  const options = (more) => ({ endpoint: '127.0.0.1', port: current().port, tls: false, disableConnectivityCheck: true, logLevel: 0, ...more });
-  const realtime = (more) => {
-    const client = new Ably.Realtime(options(more));
-    clients.push(client);
-    return client;
-  };
-  return { options, realtime, closeAll: () => clients.splice(0).forEach((client) => client.close()) };
-}
 
 describe('Ably protocol (ably-js)', function () {
   this.timeout(30000);

@@ -420,12 +420,25 @@ describe('hostile input kills nothing (property-based)', function () {
       const origin = fc.oneof(fc.constant('same'), hostileString, fc.constant('null'));
       const body = fc.oneof(
         fc.tuple(fc.oneof(fc.constant('password'), pathSegment), fc.oneof(nearly(ADMIN_PASSWORD).map(encodeURIComponentSafe), pathSegment, hostileString)).map(([k, v]) => `${k}=${v}`),
-        objectText({ channel: fc.oneof({ arbitrary: quoted(channelName), weight: 3 }, jsonText), data: jsonText, user: jsonText, code: jsonText, reason: jsonText }),
+        objectText({
+          channel: fc.oneof({ arbitrary: quoted(channelName), weight: 3 }, jsonText),
+          data: jsonText,
+          user: jsonText,
+          code: jsonText,
+          reason: jsonText,
+          // A publish to an app's channel, of a protocol (lib/native/admin-calls.js).
+          app: fc.oneof({ arbitrary: fc.constant(JSON.stringify(APP.appId)), weight: 3 }, jsonText),
+          protocol: fc.oneof({ arbitrary: fc.constantFrom('"pusher"', '"ably"'), weight: 3 }, jsonText),
+          event: fc.oneof(quoted(channelName), jsonText)
+        }),
         jsonText
       );
       const path = fc.oneof(
         fc.constantFrom('/', '/stats', '/metrics', '/admin', '/admin/', '/admin/login', '/admin/logout', '/admin/admin.js', '/admin/api/publish', '/admin/api/disconnect', '/admin/api/unsubscribe', '/admin/api/__proto__', '/admin/api/constructor'),
-        queryOf(['prefix', 'channel', 'limit']).map((q) => `/admin/api/view?${q}`),
+        queryOf(['prefix', 'channel', 'limit', 'app', 'protocol']).map((q) => `/admin/api/view?${q}`),
+        fc
+          .tuple(fc.constantFrom('pusher', 'ably', '__proto__'), queryOf(['prefix', 'channel', 'limit']))
+          .map(([protocol, q]) => `/admin/api/view?app=${APP.appId}&protocol=${protocol}&${q}`),
         pathSegment.map((s) => `/admin/api/${s}`),
         pathSegment.map((s) => `/admin/${s}`)
       );
