@@ -12,6 +12,7 @@
 // (lib/core/namespaces.js): one per app and kind.
 import { isProtocolChannel, protocolAppOf, protocolNamespaceOf } from '../core/namespaces.js';
 import { AblyError, AblyCode } from './errors.js';
+import { MAX_SKEW_MS } from './tokens.js';
 
 const Kind = Object.freeze({ MESSAGES: 'ably', MEMBERS: 'ably-members', NONCES: 'ably-nonces' });
 export const MAX_NAME_LENGTH = 200;
@@ -98,7 +99,7 @@ export function checkInternal(channel, id) {
  * apps as they are now: messages and presence events kept as the gateway
  * keeps history, publishing open (Ably's capabilities are checked at the
  * edge); the members as presence entries; the nonces as idempotency keys
- * alone.
+ * alone, held as long as their TokenRequest is taken.
  * @param {object} config resolved
  * @param {import('../pusher/apps.js').Apps} apps
  * @returns {{get: (name: string) => object|undefined}}
@@ -118,6 +119,7 @@ export function appNamespaces(config, apps) {
       if (ns === undefined) {
         const members = kind === Kind.MEMBERS;
         const own = kind !== Kind.MESSAGES; // the gateway's own: nothing kept, no client publishes
+        const nonces = kind === Kind.NONCES;
         ns = Object.freeze({
           name,
           historySize: own ? 0 : config.historySize,
@@ -127,7 +129,9 @@ export function appNamespaces(config, apps) {
           latest: false,
           clientPublish: !own,
           subscribeHook: false,
-          publishHook: false
+          publishHook: false,
+          // A TokenRequest is taken MAX_SKEW_MS either side of its timestamp: its nonce is held from its first use until the last moment it is taken.
+          ...(nonces ? { idempotencyWindowMs: 2 * MAX_SKEW_MS } : {})
         });
         byKind.set(kind, ns);
       }

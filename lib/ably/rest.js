@@ -180,11 +180,10 @@ export class AblyRest {
   }
 
   /**
-   * Claims a TokenRequest's nonce for the whole cluster: the engine keeps a
-   * publish's idempotency key for 5 minutes on every node, so a nonce is a
-   * key on the app's nonce channel, and a second claim within that window is
-   * a duplicate. A TokenRequest is taken 10 minutes either side of its
-   * timestamp: a replay more than 5 minutes after its first use is not seen.
+   * Claims a TokenRequest's nonce for the whole cluster: a nonce is an
+   * idempotency key on the app's nonce channel, which the engine keeps on
+   * every node for as long as a TokenRequest is taken (20 minutes: 10 either
+   * side of its timestamp, ./channels.js), so a second claim is a duplicate.
    * @returns {Promise<boolean>} whether it is the nonce's first claim
    */
   async claimNonce(app, nonce) {

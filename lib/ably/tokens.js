@@ -13,7 +13,7 @@ import { AblyCode, AblyError } from './errors.js';
 
 const DEFAULT_TTL_MS = 60 * 60 * 1000;
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
-const MAX_SKEW_MS = 10 * 60 * 1000; // a TokenRequest's timestamp from the gateway's clock
+export const MAX_SKEW_MS = 10 * 60 * 1000; // a TokenRequest's timestamp from the gateway's clock
 const MAX_TOKEN_LENGTH = 8192;
 
 let jose; // loaded at the first token: it costs a worker ~9 MB of RSS

@@ -42,6 +42,8 @@ const FALSE_BY_DEFAULT = ['presence', 'joinLeave', 'latest', 'subscribeHook', 'p
  * @property {boolean} subscribeHook
  * @property {boolean} publishHook
  * @property {boolean} delta a subscriber may take messages as deltas (`"delta": "fossil"`)
+ * @property {number} [idempotencyWindowMs] how long a publish's idempotency key is remembered on its channels, where not
+ *   the engines' IDEMPOTENCY_WINDOW_MS (lib/engines/idempotency.js): a protocol's own namespaces only
  */
 
 /**

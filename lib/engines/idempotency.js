@@ -8,10 +8,15 @@
 // Redis inside the publish script (./redis/publish.lua), with the same
 // window and bound per channel, so two nodes cannot both accept a duplicate.
 
-/** How long a key is remembered. */
+/** How long a key is remembered, unless its channel's namespace says (idempotencyWindowMs). */
 export const IDEMPOTENCY_WINDOW_MS = 5 * 60 * 1000;
 
-/** Keys held (per machine here; per channel under Redis): past it the oldest go first, counted. */
+/** How long a key on a channel of namespace `ns` is remembered. */
+export function windowOf(ns) {
+  return ns.idempotencyWindowMs ?? IDEMPOTENCY_WINDOW_MS;
+}
+
+/** Keys held (per machine and window here; per channel under Redis): past it the oldest go first, counted. */
 export const MAX_IDEMPOTENCY_KEYS = 100000;
 
 const FIRST_CAPACITY = 1024;

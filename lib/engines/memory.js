@@ -29,7 +29,7 @@ import { addRoute, hasRoute, pushAll, removeRoute } from './routes.js';
 import { subscribeReply } from './subscribe-reply.js';
 import { LocalDepartures } from './departures-memory.js';
 import { historyAnswer } from './history-read.js';
-import { IdempotencyKeys } from './idempotency.js';
+import { IdempotencyKeys, windowOf } from './idempotency.js';
 import { messageOp, publishResult } from './publication.js';
 import { optionsOver, requireNumbers } from './check-options.js';
 import { MemoryPresence } from './presence-memory.js';
@@ -75,7 +75,7 @@ export class MemoryEngine {
     this.channels = new Map(); // name -> MemoryChannel
     this.recent = new Map(); // name -> MemoryChannel with history, published to longest ago first
     this.historyBytes = 0;
-    this.keys = new IdempotencyKeys();
+    this.keyRings = new Map(); // a window (ms) -> the keys remembered for it, oldest first
     this.occupancy = undefined; // (channel, occupied) => void telling every listener, once one is added
     this.occupancyListeners = [];
     this.departures = new LocalDepartures();
@@ -130,7 +130,7 @@ export class MemoryEngine {
   publish(publication, reply) {
     const { channel, data, exclude, idempotencyKey, version } = publication;
     if (idempotencyKey !== undefined) {
-      const keys = this.keys;
+      const keys = this.keysOf(channel);
       const first = keys.find(channel, idempotencyKey, Date.now());
       if (first !== -1) return reply?.answered(publishResult(keys.seqAt(first), epochText(keys.epochAt(first)), Skipped.DUPLICATE));
     }
@@ -209,12 +209,13 @@ export class MemoryEngine {
 
   /** Channels with state, the bytes their history holds, the idempotency keys held and let go early, the presence entries. */
   figures() {
-    const { channels, historyBytes, keys, presence } = this;
+    const { channels, historyBytes, keyRings, presence } = this;
+    const rings = [...keyRings.values()];
     return {
       channels: channels.size,
       historyBytes,
-      idempotencyKeys: keys.size,
-      idempotencyDropped: keys.dropped,
+      idempotencyKeys: rings.reduce((sum, keys) => sum + keys.size, 0),
+      idempotencyDropped: rings.reduce((sum, keys) => sum + keys.dropped, 0),
       presenceClients: presence.table.size,
       presenceChannels: presence.table.largest(PRESENCE_CHANNELS_SHOWN)
     };
@@ -231,9 +232,17 @@ export class MemoryEngine {
     return state;
   }
 
+  /** The idempotency keys of a channel's window: one ring per window, so each expires oldest first. */
+  keysOf(channel) {
+    const windowMs = windowOf(this.channels.get(channel)?.ns ?? this.namespaces.of(channel));
+    let keys = this.keyRings.get(windowMs);
+    if (keys === undefined) this.keyRings.set(windowMs, (keys = new IdempotencyKeys(undefined, windowMs)));
+    return keys;
+  }
+
   /** Answers a publish, and remembers its key. */
   published(channel, seq, epoch, reply, idempotencyKey) {
-    if (idempotencyKey !== undefined) this.keys.remember(channel, idempotencyKey, seq, epoch, Date.now());
+    if (idempotencyKey !== undefined) this.keysOf(channel).remember(channel, idempotencyKey, seq, epoch, Date.now());
     reply?.answered(publishResult(seq, epochText(epoch)));
   }
 

@@ -9,7 +9,9 @@ import { MemoryEngine } from '../../lib/engines/memory.js';
 import { RedisEngine } from '../../lib/engines/redis.js';
 import { RedisPresence } from '../../lib/engines/redis/presence.js';
 import { RedisPublisher } from '../../lib/engines/redis/publisher.js';
-import { IdempotencyKeys } from '../../lib/engines/idempotency.js';
+import { IDEMPOTENCY_WINDOW_MS, IdempotencyKeys } from '../../lib/engines/idempotency.js';
+import { ablyNamespaces } from '../../lib/ably/index.js';
+import { Apps } from '../../lib/pusher/apps.js';
 import { resolveConfig } from '../../lib/config/options.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -131,6 +133,18 @@ describe('engine units', function () {
         keys.remember(channel, key, i, 1, now);
         expect(keys.size).to.equal(model.size);
       }
+    });
+    it('keeps a key for its namespace\'s window: an Ably nonce for the 20 minutes a TokenRequest is taken, anything else for the engines\' 5', function () {
+      const apps = new Apps();
+      apps.replace([{ appId: 'shop', key: 'shop-key', secret: 'shop-app-secret-0123456' }]);
+      const engine = new MemoryEngine({ ...resolveConfig({}), protocolNamespaces: (config) => ablyNamespaces(config, apps) });
+      const nonces = '#shop.ably-nonces:nonces';
+      for (const channel of [nonces, '#shop.ably:chat', 'native']) engine.publish({ channel, data: '0', idempotencyKey: 'n-1' });
+      engine.stop();
+      expect(engine.keysOf(nonces).windowMs).to.equal(20 * 60 * 1000);
+      expect([engine.keysOf('#shop.ably:chat').windowMs, engine.keysOf('native').windowMs]).to.deep.equal([IDEMPOTENCY_WINDOW_MS, IDEMPOTENCY_WINDOW_MS]);
+      // Each ring holds its own, and the figures count them all.
+      expect([engine.keysOf(nonces).size, engine.keysOf('native').size, engine.figures().idempotencyKeys]).to.deep.equal([1, 2, 3]);
     });
   });
 

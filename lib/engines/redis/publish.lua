@@ -20,7 +20,7 @@
 -- an idempotency key seen on this channel within its window answers the
 -- first publish's seq and epoch ('duplicate'); a version not above the
 -- channel's last accepted one (the hash's field v) answers where the channel
--- stands ('stale'). Keys are held at most ARGV[2] per channel, the oldest
+-- stands ('stale'). Keys are held at most ARGV[1] per channel, the oldest
 -- dropped first; being here, one script per channel, two nodes cannot both
 -- accept a duplicate.
 --
@@ -28,11 +28,12 @@
 -- {s: seq, e: epoch, v: version}, its history stream, its idempotency keys
 -- (a hash key -> "<seq> <epoch>"), the same keys in a sorted set scored by
 -- when they were seen (ms).
--- ARGV[1] the keys' window in ms   ARGV[2] keys held per channel
--- ARGV[3] 'publish', or 'spublish' under Redis Cluster (the channel's own shard),
+-- ARGV[1] idempotency keys held per channel
+-- ARGV[2] 'publish', or 'spublish' under Redis Cluster (the channel's own shard),
 --         or '' under --redis-wait-replicas: published once replicas hold it (./publisher.js)
 -- then CHANNEL_FIELDS per channel, in KEYS' order: its pub/sub name, an epoch
--- for a new sequence, its history size, its history TTL in seconds;
+-- for a new sequence, its history size, its history TTL in seconds, its
+-- idempotency keys' window in ms;
 -- then PUBLISH_FIELDS per publish, in the batch's order: its channel (1 for
 -- the first), data (JSON), idempotency key ('' none), version ('' none), a
 -- client id the live message is not delivered to ('' none: it follows the
@@ -40,13 +41,12 @@
 -- Returns 3 per publish: seq, epoch, '' or 'duplicate' or 'stale' or 'failed'
 -- (then 0 and Redis's error instead of seq and epoch); then the idempotency
 -- keys dropped in all.
-local CHANNEL_FIELDS = 4
+local CHANNEL_FIELDS = 5
 local PUBLISH_FIELDS = 5
 local channels = #KEYS / 4
-local first = 3 + channels * CHANNEL_FIELDS -- the ARGV before the first publish's
-local window = tonumber(ARGV[1])
-local cap = tonumber(ARGV[2])
-local command = ARGV[3]
+local first = 2 + channels * CHANNEL_FIELDS -- the ARGV before the first publish's
+local cap = tonumber(ARGV[1])
+local command = ARGV[2]
 local now -- ms, read once: Redis's clock does not move during a script
 local renewed = {} -- hash key -> its epoch, for a channel whose keys this batch has renewed already
 
@@ -62,9 +62,9 @@ local dropped = 0
 
 local function publish(a)
   local c = tonumber(ARGV[a + 1]) - 1
-  local k, ch = c * 4, 3 + c * CHANNEL_FIELDS
+  local k, ch = c * 4, 2 + c * CHANNEL_FIELDS
   local state, history, idem, idemt = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
-  local size, ttl = ARGV[ch + 3], ARGV[ch + 4]
+  local size, ttl, window = ARGV[ch + 3], ARGV[ch + 4], tonumber(ARGV[ch + 5])
   local data, key, version, exclude = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
   if key ~= '' then
     local expired = redis.call('ZRANGEBYSCORE', idemt, '-inf', clock() - window, 'LIMIT', 0, 1000)

@@ -40,7 +40,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { slotOf } from './connect.js';
-import { IDEMPOTENCY_WINDOW_MS, MAX_IDEMPOTENCY_KEYS } from '../idempotency.js';
+import { MAX_IDEMPOTENCY_KEYS, windowOf } from '../idempotency.js';
 import { publishResult } from '../publication.js';
 import { requireNumbers } from '../check-options.js';
 
@@ -51,7 +51,7 @@ const LUA = readFileSync(new URL('./publish.lua', import.meta.url), 'utf8');
 const SHA = createHash('sha1').update(LUA).digest('hex');
 const REDIRECTED = /^(MOVED|ASK|TRYAGAIN) /;
 const NOSCRIPT = /^NOSCRIPT/;
-const LIMITS = [String(IDEMPOTENCY_WINDOW_MS), String(MAX_IDEMPOTENCY_KEYS)];
+const KEYS_HELD = String(MAX_IDEMPOTENCY_KEYS);
 const REFUSALS_LOGGED_EVERY_MS = 1000;
 
 /** A publish waiting for its pipeline, and for its answer. */
@@ -63,6 +63,7 @@ class Queued {
     this.epoch = epoch; // for a sequence that starts with it
     this.historySize = ns.historySize;
     this.historyTtl = ns.historyTtl;
+    this.idempotencyWindowMs = windowOf(ns);
     this.idempotencyKey = publication.idempotencyKey ?? '';
     this.version = publication.version ?? '';
     this.reply = reply;
@@ -144,7 +145,7 @@ export class RedisPublisher {
     const pipeline = this.redis.pipeline();
     for (const call of calls) {
       const [keys, fields] = this.argumentsOf(call);
-      pipeline.evalsha(SHA, keys.length, ...keys, ...LIMITS, this.scriptPublishes, ...fields);
+      pipeline.evalsha(SHA, keys.length, ...keys, KEYS_HELD, this.scriptPublishes, ...fields);
     }
     if (this.waitReplicas > 0) pipeline.wait(this.waitReplicas, this.waitTimeout);
     const started = performance.now();
@@ -158,19 +159,19 @@ export class RedisPublisher {
   /**
    * publish.lua's keys and arguments for a batch: each channel's keys and
    * fields once, then each publish's, naming its channel by its place.
-   * @returns {[string[], Array<string | number>]} the keys, and the fields after LIMITS and the publish command
+   * @returns {[string[], Array<string | number>]} the keys, and the fields after the keys held and the publish command
    */
   argumentsOf(call) {
     const keys = [];
     const channelFields = [];
     const publishFields = [];
     const places = new Map(); // tag -> 1 for the first channel
-    for (const { tag, data, exclude, epoch, historySize, historyTtl, idempotencyKey, version } of call) {
+    for (const { tag, data, exclude, epoch, historySize, historyTtl, idempotencyWindowMs, idempotencyKey, version } of call) {
       let place = places.get(tag);
       if (place === undefined) {
         places.set(tag, (place = places.size + 1));
         keys.push(`${tag}:state`, `${tag}:history`, `${tag}:idem`, `${tag}:idemt`);
-        channelFields.push(tag, epoch, historySize, historyTtl);
+        channelFields.push(tag, epoch, historySize, historyTtl, idempotencyWindowMs);
       }
       publishFields.push(place, data, idempotencyKey, version, exclude);
     }

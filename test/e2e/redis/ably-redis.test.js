@@ -109,4 +109,26 @@ describe('Ably on two Redis nodes', function () {
     expect(seen).to.deep.equal([['update', 'carol'], ['update', 'carol']]);
     expect((await watcher.channels.get('moving').presence.get()).map((m) => [m.clientId, m.data])).to.deep.equal([['carol', 'still here']]);
   });
+
+  it('refuses a TokenRequest replayed on the other node for as long as its timestamp is taken, past the 5 minutes of a message id', async () => {
+    const [one, two] = cluster.nodes;
+    const signer = new Ably.Rest({ key: KEY, queryTime: false, endpoint: 'unused.invalid' });
+    const exchange = (node, request) =>
+      fetch(`http://127.0.0.1:${node.port}/keys/${request.keyName}/requestToken`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(request) });
+    const request = await signer.auth.createTokenRequest({ clientId: 'once' });
+    expect((await exchange(one, request)).status).to.equal(200);
+    const replayed = await exchange(two, request);
+    expect([replayed.status, replayed.headers.get('x-ably-errorcode')]).to.deep.equal([401, '40105']);
+    // The nonce's claim, aged in Redis as if it were 6 minutes old: past a message id's window, within the TokenRequest's.
+    const tag = `gw:{#${APP.appId}.ably-nonces:nonces}`;
+    const redis = (...args) => cluster.redis.command(...args);
+    expect(Number(await redis('TTL', `${tag}:idemt`))).to.be.above(5 * 60);
+    const age = async (minutes) => redis('ZADD', `${tag}:idemt`, String(Date.now() - minutes * 60000), request.nonce);
+    await age(6);
+    const later = await exchange(two, request);
+    expect([later.status, later.headers.get('x-ably-errorcode')]).to.deep.equal([401, '40105']);
+    // Aged past the 20 minutes a TokenRequest is taken (10 either side of its timestamp), the claim is gone: the nonce is new again.
+    await age(21);
+    expect((await exchange(one, request)).status).to.equal(200);
+  });
 });
