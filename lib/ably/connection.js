@@ -100,15 +100,21 @@ export class AblyConnections {
     }
   }
 
-  /** Channels the connection's capability (just narrowed) no longer lets it receive: left, each told so (channel ERROR 40160). */
+  /**
+   * What the connection's capability (just narrowed) no longer allows: the
+   * channels it may no longer receive, left, each told so (channel ERROR
+   * 40160); its members where it may no longer be present, gone (everyone
+   * is told their LEAVE).
+   */
   dropForbidden(ws) {
-    const { capability } = ws[kSession];
+    const { capability, entered } = ws[kSession];
     for (const internal of this.subscriptions.channelsOf(ws)) {
       const name = ablyName(internal);
       if (allows(capability, name, 'subscribe')) continue;
       this.leaveChannel(ws, internal);
       this.channelError(ws, name, new AblyError(AblyCode.CAPABILITY, `the credential may no longer receive ${name}`));
     }
+    for (const members of [...(entered?.keys() ?? [])]) if (!allows(capability, ablyName(members), 'presence')) this.members.leaveAll(ws, members);
   }
 
   /** Leaves a channel the connection holds. */

@@ -138,10 +138,11 @@ describe('Pusher apps from PostgreSQL', function () {
     }
   });
 
-  it('holds an open Ably connection to its key as the apps table changes it: a capability narrowed applies, a key removed closes it', async () => {
-    await insert(pg, row('ably-keys', 'ably-keys-key', { ably_keys: JSON.stringify([{ keyId: 'extra', secret: SECRET, capability: { '*': ['*'] } }]) }));
-    const open = async (keyId) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(`ably-keys.${keyId}:${SECRET}`)}`);
+  it('holds an open Ably connection to its key as the apps table changes it: a capability narrowed applies (its members gone), a key removed closes it', async () => {
+    const watch = { keyId: 'watch', secret: SECRET, capability: { '*': ['subscribe'] } };
+    await insert(pg, row('ably-keys', 'ably-keys-key', { ably_keys: JSON.stringify([{ keyId: 'extra', secret: SECRET, capability: { '*': ['*'] } }, watch]) }));
+    const open = async (keyId, query = '') => {
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/?v=6&format=json&key=${encodeURIComponent(`ably-keys.${keyId}:${SECRET}`)}${query}`);
       const frames = [];
       ws.on('message', (data) => frames.push(JSON.parse(String(data))));
       await eventually(() => frames.length > 0, { what: 'an answer to the connection' });
@@ -152,9 +153,17 @@ describe('Pusher apps from PostgreSQL', function () {
       ws.close();
       return frames[0].action === 4;
     }, { what: 'the further key served' });
-    const own = await open('ably-keys-key');
+    const own = await open('ably-keys-key', '&clientId=agent');
     const extra = await open('extra');
-    await pg.query(`UPDATE gateway_apps SET ably_capability = '{"open:*": ["*"]}', ably_keys = '[]' WHERE id = 'ably-keys'`);
+    // The own key's connection is present on a channel its narrowed capability will not cover.
+    own.ws.send(JSON.stringify({ action: 14, channel: 'closed', msgSerial: 0, presence: [{ action: 2, data: 'here' }] }));
+    await eventually(() => own.frames.some((f) => f.action === 1 && f.msgSerial === 0), { what: 'the enter acknowledged' });
+    const present = async () => {
+      const res = await fetch(`http://127.0.0.1:${gw.port}/channels/closed/presence`, { headers: { authorization: `Basic ${Buffer.from(`ably-keys.watch:${SECRET}`).toString('base64')}` } });
+      return (await res.json()).map((member) => member.clientId);
+    };
+    await eventually(async () => (await present()).includes('agent'), { what: 'the member present' });
+    await pg.query(`UPDATE gateway_apps SET ably_capability = '{"open:*": ["*"]}', ably_keys = $1 WHERE id = 'ably-keys'`, [JSON.stringify([watch])]);
     // The further key is gone: its connection told 40101 and closed.
     await extra.closed;
     expect(extra.frames.at(-1).error).to.include({ code: 40101 });
@@ -166,6 +175,8 @@ describe('Pusher apps from PostgreSQL', function () {
       return own.frames.find((f) => f.channel === 'closed').action === 9;
     }, { what: 'the narrowed capability applied' });
     expect(own.frames.find((f) => f.channel === 'closed').error).to.include({ code: 40160 });
+    // Its member where it may no longer be present is gone, its connection still open.
+    await eventually(async () => (await present()).length === 0, { what: 'the member gone' });
     own.ws.send(JSON.stringify({ action: 10, channel: 'open:x' }));
     await eventually(() => own.frames.some((f) => f.action === 11 && f.channel === 'open:x'), { what: 'an attach within it' });
     own.ws.close();
