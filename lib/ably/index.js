@@ -9,7 +9,7 @@ import { ablyAdmin } from './admin.js';
 import { AblyConnections } from './connection.js';
 import { AblyPresence } from './presence.js';
 import { AblyRest, isRestPath } from './rest.js';
-import { AblyHeartbeatSocket, AblyMsgpackSocket, AblySocket } from './transport.js';
+import { AblyHeartbeatSocket, AblyMsgpackHeartbeatSocket, AblyMsgpackSocket, AblySocket } from './transport.js';
 import { Format } from './protocol.js';
 
 const { WebSocketServer } = require('ws');
@@ -28,16 +28,19 @@ export function ablyWaysIn({ config, apps, appsServed, commandsFor, coalescer, r
   const commands = commandsFor({ rate: config.maxPublishRate, checkName: checkInternal, showName: ablyName });
   const members = new AblyPresence({ relay, presence, commands });
   const connections = new AblyConnections({ pingInterval: config.pingInterval, maxPayload: config.maxPayload, maxBuffered: config.maxBuffered, apps, coalescer, subscriptions, sessions, commands, keyPolicy, members, relay, log });
-  // One ws server per format (and JSON with heartbeats): its WebSocket class carries the transport.
+  // One ws server per format, with heartbeats or without: its WebSocket class carries the transport.
   const server = (WebSocket) => new WebSocketServer({ noServer: true, WebSocket, clientTracking: false, perMessageDeflate: false, maxPayload: config.maxPayload });
-  const servers = { [Format.JSON]: server(AblySocket), [Format.MSGPACK]: server(AblyMsgpackSocket), heartbeats: server(AblyHeartbeatSocket) };
+  const servers = {
+    [Format.JSON]: [server(AblySocket), server(AblyHeartbeatSocket)],
+    [Format.MSGPACK]: [server(AblyMsgpackSocket), server(AblyMsgpackHeartbeatSocket)]
+  };
   const context = { commands, relay, presence };
   const rest = new AblyRest({ maxPayload: config.maxPayload, apps, context, members, keyPolicy, log });
   return {
     admin: ablyAdmin({ apps, context, members }),
     upgrade: {
       matches: (path) => path === '/',
-      serverFor: (req) => servers[/[?&]format=msgpack(&|$)/.test(req.url) ? Format.MSGPACK : /[?&]heartbeats=true(&|$)/.test(req.url) ? 'heartbeats' : Format.JSON],
+      serverFor: (req) => servers[/[?&]format=msgpack(&|$)/.test(req.url) ? Format.MSGPACK : Format.JSON][/[?&]heartbeats=true(&|$)/.test(req.url) ? 1 : 0],
       connections
     },
     route: { matches: isRestPath, request: (req, res, path) => rest.request(req, res, path) }

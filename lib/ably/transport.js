@@ -4,7 +4,7 @@
 // presence event as a PRESENCE one: ./presence.js). A
 // connection the gateway ends (a drain, a slow consumer) is told
 // DISCONNECTED first: ably-js reads no close code, and reconnects on that.
-import { fromJson } from '../codecs/msgpack.js';
+import { encode, fromJson } from '../codecs/msgpack.js';
 import { defineTransport } from '../transport/transport.js';
 import { encodeText, GatewaySocket, wsTransport } from '../transport/ws-transport.js';
 import { encodeBinary } from '../transport/msgpack-transport.js';
@@ -15,8 +15,9 @@ import { Action, encodeMessage, Format } from './protocol.js';
 /** The class ws makes Ably connections of, one per format, with its transport on its prototype. */
 export class AblySocket extends GatewaySocket {}
 export class AblyMsgpackSocket extends GatewaySocket {}
-/** A JSON connection that asked for protocol heartbeats (`heartbeats=true`: a browser, which sees no WebSocket pings). */
+/** A connection that asked for protocol heartbeats (`heartbeats=true`: a browser, which sees no WebSocket pings), of each format. */
 export class AblyHeartbeatSocket extends GatewaySocket {}
+export class AblyMsgpackHeartbeatSocket extends GatewaySocket {}
 
 /**
  * A message's MESSAGE ProtocolMessage, as JSON text built around the data
@@ -56,4 +57,9 @@ export const ablyMsgpackTransport = defineTransport(AblyMsgpackSocket, {
   encoding: Format.MSGPACK,
   encode: (channel, seq, epoch, dataJson) => encodeBinary(fromJson(messageJson(channel, seq, epoch, dataJson))),
   close: closeWith(Format.MSGPACK)
+});
+
+export const ablyMsgpackHeartbeatTransport = defineTransport(AblyMsgpackHeartbeatSocket, {
+  ...ablyMsgpackTransport,
+  ping: Buffer.concat([wsTransport.ping, encodeBinary(encode({ action: Action.HEARTBEAT }))])
 });
