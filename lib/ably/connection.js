@@ -397,7 +397,10 @@ export class AblyConnections {
     const internal = internalName(session.app.appId, name);
     if (!this.subscriptions.holds(ws, internal)) return;
     const members = membersChannel(internal);
-    this.members.read(members).then(
+    // Live here: the worker's view of the channel's members; a client's SYNC while it still joins: a read.
+    const local = this.subscriptions.local(internal);
+    const present = local?.routed && local.has(ws) ? this.members.present(local, members) : this.members.read(members);
+    present.then(
       (presence) => {
         if (!this.isOpen(ws)) return;
         this.members.adopt(ws, members, presence);

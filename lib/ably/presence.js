@@ -27,6 +27,7 @@ import { kSession } from '../core/symbols.js';
 import { channelOfMembers } from './channels.js';
 import { AblyCode, AblyError } from './errors.js';
 import { messageData } from './messages.js';
+import { MembersView } from './members-view.js';
 
 export const PresenceAction = Object.freeze({ PRESENT: 1, ENTER: 2, LEAVE: 3, UPDATE: 4 });
 
@@ -201,6 +202,26 @@ export class AblyPresence {
    */
   read(members) {
     return this.presence.read(members, false).then(({ clients }) => presentMembers(clients));
+  }
+
+  /**
+   * The members of a channel this worker routes (`local`, its record
+   * here, live), from the worker's view of them (./members-view.js), made
+   * with one read when the first asks.
+   * @param {import('../session/subscriptions.js').LocalChannel} local
+   * @returns {Promise<object[]>} as PRESENT messages
+   * @throws {import('../core/errors.js').GatewayError} the read's: the next asks again
+   */
+  present(local, members) {
+    let view = local.follower;
+    if (view === undefined) {
+      const ended = () => {
+        if (local.follower === view) local.follower = undefined;
+      };
+      view = local.follower = new MembersView(local.seq, this.read(members), ended);
+      view.ready.catch(ended);
+    }
+    return view.ready.then(() => view.list());
   }
 }
 

@@ -23,6 +23,7 @@ export class FanOut {
   deliver(channel, seq, dataJson, exclude) {
     const subscribers = this.subscriptions.local(channel);
     if (subscribers === undefined) return;
+    subscribers.follower?.follow(seq, dataJson);
     subscribers.seq = seq;
     const { encoded, maxBuffered } = this;
     encoded.fill(undefined);

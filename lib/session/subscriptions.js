@@ -38,6 +38,9 @@ export class LocalChannel extends Set {
     this.seq = 0;
     this.epoch = '';
     this.deltas = undefined; // ChannelDeltas while some subscriber takes deltas
+    // A way in's follower of the channel's messages here, called with each (seq, data) before its
+    // subscribers get it (Ably's members view: lib/ably/members-view.js); gone with the record.
+    this.follower = undefined;
   }
 
   /** The primary answered a subscribe for this record: the channel stands at `seq` of `epoch`, and its messages come here. */
@@ -52,6 +55,7 @@ export class LocalChannel extends Set {
     if (!this.routed) return;
     this.epoch = epoch;
     this.seq = 0;
+    this.follower = undefined; // what it followed is of the old sequence
   }
 }
 

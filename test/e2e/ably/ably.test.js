@@ -207,6 +207,48 @@ describe('Ably protocol (ably-js)', function () {
     });
   }
 
+  it('tells a later attach on either worker the members that worker keeps from the channel, equal to a fresh read after enters, updates and leaves', async () => {
+    const name = 'kept-view';
+    // Attached on both workers first: each worker's view of the members is made then, and kept from the channel after.
+    const first = realtime({ key: KEY });
+    await connected(first);
+    const second = await onAnotherWorker(first, { key: KEY });
+    await Promise.all([first.channels.get(name).attach(), second.channels.get(name).attach()]);
+    const members = ['ann', 'ben', 'cat', 'dan'];
+    const present = [];
+    for (const clientId of members) present.push(clientId === 'ann' || clientId === 'cat' ? realtime({ key: KEY, clientId }) : await onAnotherWorker(first, { key: KEY, clientId }));
+    const expected = new Map();
+    // A fixed walk of enters, updates and leaves over the four, each acknowledged before the next.
+    for (let step = 0; step < 40; step++) {
+      const i = (step * 7 + (step >> 2)) % members.length;
+      const channel = present[i].channels.get(name);
+      if (step % 5 === 4 && expected.has(members[i])) {
+        await channel.presence.leave();
+        expected.delete(members[i]);
+      } else {
+        await channel.presence.enter(`step ${step}`).catch(() => channel.presence.update(`step ${step}`));
+        await channel.presence.update(`step ${step}`);
+        expected.set(members[i], `step ${step}`);
+      }
+    }
+    const want = JSON.stringify([...expected].sort());
+    const rest = new Ably.Rest(options({ key: KEY }));
+    await eventually(async () => JSON.stringify((await rest.channels.get(name).presence.get()).items.map((m) => [m.clientId, m.data]).sort()) === want, { what: 'the members over REST', timeout: 10000 });
+    for (const late of [realtime({ key: KEY }), await onAnotherWorker(first, { key: KEY })]) {
+      const channel = late.channels.get(name);
+      await eventually(async () => JSON.stringify((await channel.presence.get()).map((m) => [m.clientId, m.data]).sort()) === want, { what: `the members at a later attach on worker ${workerOf(late)}`, timeout: 10000 });
+    }
+    // One leaves with its connection: a later attach on either worker no longer lists it.
+    const gone = members.find((clientId) => expected.has(clientId));
+    present[members.indexOf(gone)].close();
+    expected.delete(gone);
+    const after = JSON.stringify([...expected].sort());
+    for (const late of [realtime({ key: KEY }), await onAnotherWorker(first, { key: KEY })]) {
+      const channel = late.channels.get(name);
+      await eventually(async () => JSON.stringify((await channel.presence.get()).map((m) => [m.clientId, m.data]).sort()) === after, { what: `${gone} gone at a later attach`, timeout: 10000 });
+    }
+  });
+
   it('keeps a resumed connection\'s members: a dropped socket resumed at once is no leave, and a recovered client keeps its id', async () => {
     const a = realtime({ key: KEY, clientId: 'watcher' });
     const b = realtime({ key: KEY, clientId: 'stayer' });
