@@ -6,7 +6,7 @@
 // capability. Secrets are compared in constant time
 // (lib/core/same-text.js), and taken in clear only where --ably-basic-auth
 // says.
-import { sameText } from '../core/same-text.js';
+import { digestOf, sameDigest } from '../core/same-text.js';
 import { ALL, capabilityOf } from './capability.js';
 import { AblyCode, AblyError } from './errors.js';
 
@@ -15,6 +15,7 @@ import { AblyCode, AblyError } from './errors.js';
  * @property {import('../pusher/apps.js').App} app
  * @property {string} keyId the app's key, or one of its ablyKeys
  * @property {string} secret what signs its TokenRequests and tokens
+ * @property {Buffer} secretDigest what a key given in clear is compared with (lib/core/same-text.js)
  * @property {Object<string, string[]>} capability what it may do
  */
 
@@ -48,15 +49,16 @@ export function keyOfCredential(apps, key) {
   const colon = key.indexOf(':');
   if (colon === -1) return undefined;
   const found = keyOfName(apps, key.slice(0, colon));
-  return found !== undefined && sameText(key.slice(colon + 1), found.secret) ? found : undefined;
+  return found !== undefined && sameDigest(key.slice(colon + 1), found.secretDigest) ? found : undefined;
 }
 
 /** @returns {Map<string, AblyKey>} the app's keys, by key id (its own key's is its key) */
 function keysOf(app) {
   let keys = keysOfApp.get(app);
   if (keys !== undefined) return keys;
-  keys = new Map([[app.key, Object.freeze({ app, keyId: app.key, secret: app.secret, capability: app.ablyCapability === null ? ALL : capabilityOf(app.ablyCapability) })]]);
-  for (const { keyId, secret, capability } of app.ablyKeys) keys.set(keyId, Object.freeze({ app, keyId, secret, capability: capabilityOf(capability) }));
+  const key = (keyId, secret, capability) => Object.freeze({ app, keyId, secret, secretDigest: digestOf(secret), capability });
+  keys = new Map([[app.key, key(app.key, app.secret, app.ablyCapability === null ? ALL : capabilityOf(app.ablyCapability))]]);
+  for (const { keyId, secret, capability } of app.ablyKeys) keys.set(keyId, key(keyId, secret, capabilityOf(capability)));
   keysOfApp.set(app, keys);
   return keys;
 }
