@@ -43,7 +43,12 @@ export class MembersView {
     if (seq !== this.seq + 1) return this.ended();
     this.seq = seq;
     if (!isPresenceEvent(dataJson)) return;
-    const event = JSON.parse(dataJson);
+    let event;
+    try {
+      event = JSON.parse(dataJson);
+    } catch {
+      return this.ended(); // not the gateway's own event (written into Redis by hand?): read again rather than guess
+    }
     if (this.waiting !== undefined) this.waiting.push(event);
     else this.apply(event);
   }

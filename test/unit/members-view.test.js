@@ -50,4 +50,12 @@ describe('an Ably channel\'s members view', function () {
     view.follow(10, event(ENTER, 'c2', 'ben', 1, 0, 'in'));
     expect(ended).to.equal(1);
   });
+
+  it('ends at a presence event it cannot read, rather than throw into the fan-out', async () => {
+    let ended = 0;
+    const view = new MembersView(0, Promise.resolve([]), () => ended++);
+    await view.ready;
+    view.follow(1, '{"action":2,"clientId":');
+    expect(ended).to.equal(1);
+  });
 });
