@@ -112,6 +112,35 @@ describe('Ably on two Redis nodes', function () {
     expect((await watcher.channels.get('moving').presence.get()).map((m) => [m.clientId, m.data])).to.deep.equal([['carol', 'still here']]);
   });
 
+  it('keeps each node\'s view of the members exact through its subscriber connection killed during enters and leaves', async () => {
+    const [one, two] = cluster.nodes;
+    // A watcher on each node: each node's worker keeps the channel's members from then on.
+    const watchers = [realtime(one), realtime(two)];
+    await Promise.all(watchers.map((client) => client.channels.get('churn').attach()));
+    const rest = new Ably.Rest(options(one, { key: KEY }));
+    const listed = async () => JSON.stringify((await rest.channels.get('churn').presence.get()).items.map((m) => m.clientId).sort());
+    const present = [];
+    for (let round = 0; round < 4; round++) {
+      const movers = [0, 1, 2].map((i) => realtime(round % 2 === 0 ? two : one, { clientId: `m${round}.${i}` }));
+      const entering = movers.map((m) => m.channels.get('churn').presence.enter('in'));
+      for (const m of present.splice(0, 2)) m.close();
+      await cluster.redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      await Promise.all(entering);
+      await movers[0].channels.get('churn').presence.leave();
+      present.push(...movers.slice(1));
+      const want = JSON.stringify(present.map((m) => m.auth.clientId).sort());
+      await eventually(async () => (await listed()) === want, { what: `round ${round}: the members over REST`, timeout: 10000 });
+      // A later attach on either node is told them (its node's view, kept through the kill), as are the watchers.
+      for (const node of [one, two]) {
+        const late = realtime(node).channels.get('churn');
+        await eventually(async () => JSON.stringify((await late.presence.get()).map((m) => m.clientId).sort()) === want, { what: `round ${round}: the members at a later attach`, timeout: 10000 });
+      }
+      for (const watcher of watchers) {
+        await eventually(async () => JSON.stringify((await watcher.channels.get('churn').presence.get()).map((m) => m.clientId).sort()) === want, { what: `round ${round}: a watcher's members`, timeout: 10000 });
+      }
+    }
+  });
+
   it('refuses a TokenRequest replayed on the other node for as long as its timestamp is taken, past the 5 minutes of a message id', async () => {
     const [one, two] = cluster.nodes;
     const signer = new Ably.Rest({ key: KEY, queryTime: false, endpoint: 'unused.invalid' });
