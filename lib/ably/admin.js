@@ -34,8 +34,8 @@ export function ablyAdmin({ apps, context, members }) {
     async presence(app, { channel }) {
       const name = checkName(channel);
       const clients = Object.create(null);
-      for (const { connectionId, clientId, data } of await members.read(membersChannel(internalName(app.appId, name)))) {
-        clients[`${connectionId}:${clientId}`] = { user: clientId, info: data ?? null };
+      for (const { connectionId, clientId, data, encoding } of await members.read(membersChannel(internalName(app.appId, name)))) {
+        clients[`${connectionId}:${clientId}`] = { user: clientId, info: shown(data, encoding) };
       }
       return { channel: name, clients };
     },
@@ -61,6 +61,16 @@ export function ablyAdmin({ apps, context, members }) {
       return publish({ channel: internal, data: JSON.stringify(message) }, context);
     }
   };
+}
+
+/** A member's data as the page shows it: an object ably-js sent as JSON (`encoding: "json"`) as that object. */
+function shown(data, encoding) {
+  if (encoding !== 'json' || typeof data !== 'string') return data ?? null;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
 }
 
 function badRequest(message) {

@@ -69,18 +69,27 @@ function showApps({ apps }) {
   if (apps === undefined || problem($('#apps .error'), apps)) return;
   const list = apps.result.apps;
   const protocols = Object.keys(list[0]?.protocols ?? {});
-  const head = ['app', 'key', 'connections', ...protocols.flatMap((protocol) => [`${labelOf(protocol)} channels`, `${labelOf(protocol)} subs`])];
-  const headers = head.map((text) => Object.assign(document.createElement('th'), { textContent: text }));
+  const head = ['app', 'key', 'connections', ...protocols.map(labelOf)];
+  // A protocol's column: its channels and their subscriptions, `2 / 5`.
+  const headers = head.map((text, i) => Object.assign(document.createElement('th'), { textContent: text, title: i < 3 ? '' : `${text} channels / subscriptions` }));
   if ($('#apps thead').textContent !== head.join('')) $('#apps thead tr').replaceChildren(...headers);
   fill($('#apps tbody'), list.map((app) => [
     pickButton(app.appId, `${protocols[0]}:${app.appId}`), app.key, app.connections,
-    ...protocols.flatMap((protocol) => [pickButton(app.protocols[protocol].channels, `${protocol}:${app.appId}`), app.protocols[protocol].subscribers])
+    ...protocols.map((protocol) => figures(app, protocol))
   ]));
   const values = list.flatMap((app) => protocols.map((protocol) => [`${protocol}:${app.appId}`, `${labelOf(protocol)} app ${app.appId}`]));
   const shown = [...picker.options].slice(1).map((option) => option.value);
   if (values.map(([value]) => value).join('\n') === shown.join('\n')) return;
   picker.replaceChildren(picker.options[0], ...values.map(([value, label]) => option(value, label)));
   picker.value = watching.app === '' ? '' : `${watching.protocol}:${watching.app}`;
+}
+
+/** A protocol's channels of an app (a button that lists them) and their subscriptions: `2 / 5`. */
+function figures(app, protocol) {
+  const cell = document.createElement('span');
+  const { channels, subscribers } = app.protocols[protocol];
+  cell.append(pickButton(channels, `${protocol}:${app.appId}`), ` / ${subscribers}`);
+  return cell;
 }
 
 function option(value, label) {

@@ -49,7 +49,7 @@ describe('admin page with apps (Pusher, Ably)', function () {
     await subscribed(buyer, 'orders');
     await subscribed(buyer, 'presence-checkout');
     await connected(track(pusherClient(gw, { app: BLOG })));
-    await eventually(async () => /shop\s+shop-key\s+1\s+2\s+2/.test(await text('#apps tbody')), { what: 'the shop app: 1 connection, 2 channels, 2 subscriptions', timeout: 20000 });
+    await eventually(async () => /shop\s+shop-key\s+1\s+2 \/ 2/.test(await text('#apps tbody')), { what: 'the shop app: 1 connection, 2 channels, 2 subscriptions', timeout: 20000 });
     await shows('#apps tbody', 'blog');
     // Native channels by default: none of the app's are there.
     expect(await text('#channels tbody')).not.to.include('orders');
@@ -74,14 +74,14 @@ describe('admin page with apps (Pusher, Ably)', function () {
     const got = [];
     await watched.subscribe((message) => got.push(message));
     // The shop row: Pusher's figures, then Ably's (1 channel, 2 attached connections).
-    await eventually(async () => /shop\s+shop-key\s+\d+\s+\d+\s+\d+\s+1\s+2/.test(await text('#apps tbody')), { what: 'the shop app: 1 Ably channel, 2 subscriptions', timeout: 20000 });
+    await eventually(async () => /shop\s+shop-key\s+\d+\s+\d+ \/ \d+\s+1 \/ 2/.test(await text('#apps tbody')), { what: 'the shop app: 1 Ably channel, 2 subscriptions', timeout: 20000 });
     await page.selectOption('#filter [name=app]', 'ably:shop');
     await shows('#channels tbody', 'support');
     expect(await text('#channels tbody')).not.to.include('orders'); // the app's Pusher channel is not among its Ably ones
     await page.fill('#watch [name=channel]', 'support');
     await page.click('#watch button');
     await shows('#presence tbody', 'agent-7');
-    await shows('#presence tbody', 'returns');
+    await shows('#presence tbody', '{"desk":"returns"}'); // the member's data, sent by ably-js as JSON, shown as it was given
     await shows('#history tbody', 'greeting');
     expect(await text('#history tbody')).not.to.include('"action"'); // presence events are not listed as messages
     await page.fill('#publish [name=channel]', 'support');
