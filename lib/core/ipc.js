@@ -61,8 +61,8 @@ export const Op = Object.freeze({
   PRESENCE_SUBSCRIBE: 'psub', // [token, channel, client, member, maxUsers] -> SubscribeReply and `clients` (the members, as presence's list): a join under a cap of members, or too_many
   PRESENCE: 'pres', // [token, channel, stats] -> a presence or presence_stats read
   PROTOCOL_WEBHOOK: 'xwh', // [channel, event]: an event a worker saw for another protocol's webhooks (lib/pusher/webhooks.js)
-  APP_ADD: 'aadd', // [token (0: no reply), appId] -> within the app's maxConnections (lib/primary/counts.js)
-  APP_DEL: 'adel', // [appId]
+  APP_ADD: 'aadd', // [token, appId] -> within the app's maxConnections (lib/primary/counts.js); [0, appId, n]: n more, counted, no reply
+  APP_DEL: 'adel', // [appId, n?]: one (or n) fewer
   APP_EVENTS: 'aev', // [token, appId, events] -> may a Pusher app's HTTP API call publish these many events? (lib/primary/app-rates.js)
   SUBSCRIPTIONS_CHANGED: 'subch', // [channel]: a Pusher channel's subscribers here changed (lib/pusher/subscription-count.js)
   // either way

@@ -5,8 +5,9 @@
 // Redis engine it also asks the other nodes' counts there
 // (lib/engines/redis/users.js). A worker that dies gives its counts back.
 //
-// From a worker:  [add, token, key] -> allowed: may the key have one more? token 0: counted, no answer wanted (no cap)
-//                 [del, key]         one of its connections closed
+// From a worker:  [add, token, key] -> allowed: may the key have one more?
+//                 [add, 0, key, n]   n more, counted whatever the cap (the worker has admitted them: no cap when it did)
+//                 [del, key, n?]     one (or n) of its connections closed
 
 /**
  * @param {import('./relay.js').PrimaryRelay} relay
@@ -26,23 +27,33 @@ export function attachCounts(relay, { ops, capOf, remote }) {
     else counts.delete(key);
     remote?.mirror(key, Math.max(left, 0));
   };
-  const remove = (link, key) => {
+  const remove = (link, key, n = 1) => {
     const here = held.get(link)?.get(key);
     if (here === undefined) return;
-    if (here > 1) held.get(link).set(key, here - 1);
+    const gone = Math.min(n, here);
+    if (here > gone) held.get(link).set(key, here - gone);
     else held.get(link).delete(key);
-    release(key, 1);
+    release(key, gone);
+  };
+  const hold = (link, key, n) => {
+    const count = (counts.get(key) ?? 0) + n;
+    counts.set(key, count);
+    if (!held.has(link)) held.set(link, new Map());
+    held.get(link).set(key, (held.get(link).get(key) ?? 0) + n);
+    return count;
   };
   remote?.attach(counts);
 
-  relay.handle(ops.add, (link, [, token, key]) => {
+  relay.handle(ops.add, (link, [, token, key, n]) => {
+    if (token === 0) {
+      const count = hold(link, key, n ?? 1);
+      return remote?.mirror(key, count);
+    }
     const answer = (allowed) => link.answer(token, allowed);
     const cap = capOf(key);
     const count = counts.get(key) ?? 0;
     if (count >= cap) return answer(false);
-    counts.set(key, count + 1); // held while the other nodes are asked
-    if (!held.has(link)) held.set(link, new Map());
-    held.get(link).set(key, (held.get(link).get(key) ?? 0) + 1);
+    hold(link, key, 1); // held while the other nodes are asked
     if (remote === undefined) return answer(true);
     if (cap === Infinity) {
       remote.mirror(key, count + 1);
@@ -53,7 +64,7 @@ export function attachCounts(relay, { ops, capOf, remote }) {
       answer(allowed);
     });
   });
-  relay.handle(ops.del, (link, [, key]) => remove(link, key));
+  relay.handle(ops.del, (link, [, key, n]) => remove(link, key, n ?? 1));
   relay.onDetach((link) => {
     link.gone = true;
     for (const [key, n] of held.get(link) ?? []) release(key, n);

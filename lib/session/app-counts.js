@@ -8,16 +8,27 @@
 // does to its connections is each protocol's (they close as it says). An
 // app's backend events (what its backend publishes through a protocol's HTTP
 // API) are taken here too, within its maxBackendEventsPerSecond.
+//
+// An app without a cap is told to the primary in tallies: its arrivals and
+// departures over TALLY_MS as one count each way (a burst of handshakes is a
+// few operations, not two per connection; under Redis, a few writes of the
+// node's count). An app with a cap asks for each connection; a tally still
+// waiting leaves first, so the primary never sees a departure before its
+// arrival.
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { Op } from '../core/ipc.js';
 import { kSession } from '../core/symbols.js';
 import { appFigures } from './metrics.js';
+
+const TALLY_MS = 20; // as long as an operation nobody waits for may wait for its batch (lib/core/ipc.js)
 
 export class AppCounts {
   /** @param {import('../worker/relay.js').WorkerRelay} relay */
   constructor(relay) {
     this.relay = relay;
     this.byApp = new Map(); // appId -> Set of its connections here
+    this.tallies = new Map(); // appId -> connections of an uncapped app arrived (+) or gone (-) since the last tally
+    this.tally = this.tally.bind(this);
   }
 
   /**
@@ -26,17 +37,33 @@ export class AppCounts {
    */
   admit(app) {
     if (app.maxConnections === null) {
-      this.relay.sendLater([Op.APP_ADD, 0, app.appId]); // counted, no reply wanted, no cap to keep
+      this.count(app.appId, 1); // counted, no reply wanted, no cap to keep
       return true;
     }
+    this.tally();
     return this.relay.ask(Op.APP_ADD, app.appId);
   }
 
   /** Gives back a count admit() took for a connection that never joined (it closed meanwhile). */
   release(app) {
-    const del = [Op.APP_DEL, app.appId];
-    if (app.maxConnections === null) this.relay.sendLater(del);
-    else this.relay.send(del); // a place under the cap is free at once
+    if (app.maxConnections === null) return this.count(app.appId, -1);
+    this.tally();
+    this.relay.send([Op.APP_DEL, app.appId]); // a place under the cap is free at once
+  }
+
+  /** One more (1) or one fewer (-1) connection of an uncapped app, for the next tally. */
+  count(appId, n) {
+    if (this.tallies.size === 0) setTimeout(this.tally, TALLY_MS).unref();
+    this.tallies.set(appId, (this.tallies.get(appId) ?? 0) + n);
+  }
+
+  /** The tallies since the last: each app's arrivals and departures as one operation each way, none where they cancel out. */
+  tally() {
+    for (const [appId, n] of this.tallies) {
+      if (n > 0) this.relay.sendLater([Op.APP_ADD, 0, appId, n]);
+      else if (n < 0) this.relay.sendLater([Op.APP_DEL, appId, -n]);
+    }
+    this.tallies.clear();
   }
 
   /** An admitted connection joins its app: its session's app from now on. */
