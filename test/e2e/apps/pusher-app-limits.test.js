@@ -53,6 +53,8 @@ describe('Pusher app limits', function () {
       raws.push({ close: () => ws.close() });
       return { ws, first: await first };
     };
+    // The connections of the test before, closed as it ended, are all gone from the app's count first.
+    await eventually(async () => ((await gw.metric('gateway_connections', `{transport="ws",protocol="pusher",app="${LIMITED.appId}"}`)) ?? 0) === 0, { what: 'the app with no connection' });
     const pushers = [await open(gw), await open(gw)];
     raws.push(...pushers.map(({ raw }) => raw));
     expect(pushers.map(({ result }) => result)).to.deep.equal(['established', 'established']);
