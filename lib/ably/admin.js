@@ -7,10 +7,9 @@
 import { channelCounts, publish } from '../core/server.js';
 import { ErrorCode, GatewayError } from '../core/errors.js';
 import { appPrefix, ablyName, checkName, internalName, MAX_NAME_LENGTH, membersChannel } from './channels.js';
-import { messageData } from './messages.js';
+import { freshMessageId, messageData } from './messages.js';
 import { isPresenceEvent } from './presence.js';
-
-const MAX_LIMIT = 1000; // a history read's, as the REST API's
+import { MAX_LIMIT } from './rest.js';
 
 /**
  * @param {object} options
@@ -56,8 +55,7 @@ export function ablyAdmin({ apps, context, members }) {
       if (data === undefined) throw badRequest('data is missing');
       context.commands.namespace(internal);
       const timestamp = Date.now();
-      const id = `admin-${timestamp.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
-      const message = messageData({ name: event, data }, { clientId: undefined, wildcard: true }, { id, connectionId: undefined, timestamp });
+      const message = messageData({ name: event, data }, { clientId: undefined, wildcard: true }, { id: freshMessageId('admin', timestamp), connectionId: undefined, timestamp });
       return publish({ channel: internal, data: JSON.stringify(message) }, context);
     }
   };

@@ -49,6 +49,11 @@ export function messageData(message, who, stamp) {
   };
 }
 
+/** A fresh id for messages the gateway publishes itself (`kind`: rest, admin): `<kind>-<ms, base 36>-<random>`. */
+export function freshMessageId(kind, timestamp) {
+  return `${kind}-${timestamp.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
 /** The engine's idempotency key of a message id: the id, or past 64 characters its SHA-256. */
 export function idempotencyKeyOf(id) {
   return id.length <= MAX_KEY_LENGTH ? id : createHash('sha256').update(id).digest('base64url');

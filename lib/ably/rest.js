@@ -24,7 +24,7 @@ import { allows } from './capability.js';
 import { checkName, internalName, membersChannel, noncesChannel } from './channels.js';
 import { AblyCode, AblyError, errorInfo } from './errors.js';
 import { checkKeyInClear, keyOfCredential } from './keys.js';
-import { idempotencyKeyOf, messageData } from './messages.js';
+import { freshMessageId, idempotencyKeyOf, messageData } from './messages.js';
 import { isPresenceEvent } from './presence.js';
 import { sinceOf } from './protocol.js';
 import { issueToken, verifyToken } from './tokens.js';
@@ -32,7 +32,7 @@ import { issueToken, verifyToken } from './tokens.js';
 const MSGPACK = 'application/x-msgpack';
 const MAX_MESSAGES = 100;
 const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
+export const MAX_LIMIT = 1000; // messages in one history read
 const TOKEN_REQUEST = /^\/keys\/([A-Za-z0-9._-]+)\/requestToken$/;
 const MESSAGES = /^\/channels\/([^/]+)\/messages$/;
 const PRESENCE = /^\/channels\/([^/]+)\/presence$/;
@@ -115,7 +115,7 @@ export class AblyRest {
     const messages = Array.isArray(body) ? body : [body];
     if (messages.length === 0 || messages.length > MAX_MESSAGES) throw new AblyError(AblyCode.BAD_REQUEST, `1 to ${MAX_MESSAGES} messages`);
     const timestamp = Date.now();
-    const base = `rest-${timestamp.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+    const base = freshMessageId('rest', timestamp);
     const who = { clientId: clientId === '*' ? undefined : clientId, wildcard: clientId === undefined || clientId === '*' };
     const data = messages.map((message, i) => messageData(message, who, { id: `${base}:${i}`, connectionId: undefined, timestamp }));
     const channel = internalName(app.appId, name);

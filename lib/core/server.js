@@ -124,11 +124,8 @@ export const METHODS = {
     keys: ['prefix'],
     async run({ prefix = '' }, { relay }) {
       if (typeof prefix !== 'string' || prefix.length > 128) throw badRequest('prefix must be a string of at most 128 characters');
-      const counts = await channelCounts(relay, prefix);
-      const channels = Object.create(null); // a channel may be called __proto__
       // Another protocol's channels are not the native API's to see.
-      for (const name of Object.keys(counts).sort()) if (!isProtocolChannel(name)) channels[name] = { subscribers: counts[name] };
-      return { channels };
+      return channelList(await channelCounts(relay, prefix), (name) => !isProtocolChannel(name));
     }
   },
   info: {
@@ -171,6 +168,17 @@ export async function channelCounts(relay, prefix) {
   const counts = await relay.call(Call.CHANNELS, { prefix });
   if (counts === null) throw new GatewayError(ErrorCode.TOO_MANY, `more than ${MAX_CHANNELS} channels: ask with a longer prefix`);
   return counts;
+}
+
+/**
+ * The `channels` method's answer: `{channels: {name: {subscribers}}}` by
+ * name, of the counts whose names `shown` lets through (every way in that
+ * lists channels so answers: the native method, the admin page's apps).
+ */
+export function channelList(counts, shown = () => true) {
+  const channels = Object.create(null); // a channel may be called __proto__
+  for (const name of Object.keys(counts).sort()) if (shown(name)) channels[name] = { subscribers: counts[name] };
+  return { channels };
 }
 
 /**

@@ -129,8 +129,8 @@ export class MemoryEngine {
    */
   publish(publication, reply) {
     const { channel, data, exclude, idempotencyKey, version } = publication;
-    if (idempotencyKey !== undefined) {
-      const keys = this.keysOf(channel);
+    const keys = idempotencyKey === undefined ? undefined : this.keysOf(channel);
+    if (keys !== undefined) {
       const first = keys.find(channel, idempotencyKey, Date.now());
       if (first !== -1) return reply?.answered(publishResult(keys.seqAt(first), epochText(keys.epochAt(first)), Skipped.DUPLICATE));
     }
@@ -138,7 +138,7 @@ export class MemoryEngine {
     if (state === undefined) {
       const ns = this.namespaces.of(channel);
       // Nobody listens and nothing is kept: the state would be forgotten at once.
-      if (ns.historySize === 0) return this.published(channel, 1, randomEpoch(), reply, idempotencyKey);
+      if (ns.historySize === 0) return this.published(channel, 1, randomEpoch(), reply, idempotencyKey, keys);
       state = this.create(channel, ns);
     }
     if (version !== undefined) {
@@ -148,7 +148,7 @@ export class MemoryEngine {
     const seq = ++state.seq;
     if (state.routes !== undefined) pushAll(state, messageOp(channel, seq, data, exclude));
     if (state.ns.historySize > 0) this.remember(channel, state, data);
-    if (reply !== undefined || idempotencyKey !== undefined) this.published(channel, seq, state.epoch, reply, idempotencyKey);
+    if (reply !== undefined || keys !== undefined) this.published(channel, seq, state.epoch, reply, idempotencyKey, keys);
   }
 
   /** Answers at once: every message published after it reaches the route. */
@@ -240,9 +240,9 @@ export class MemoryEngine {
     return keys;
   }
 
-  /** Answers a publish, and remembers its key. */
-  published(channel, seq, epoch, reply, idempotencyKey) {
-    if (idempotencyKey !== undefined) this.keysOf(channel).remember(channel, idempotencyKey, seq, epoch, Date.now());
+  /** Answers a publish, and remembers its key in `keys`, its channel's (keysOf). */
+  published(channel, seq, epoch, reply, idempotencyKey, keys) {
+    keys?.remember(channel, idempotencyKey, seq, epoch, Date.now());
     reply?.answered(publishResult(seq, epochText(epoch)));
   }
 

@@ -13,7 +13,7 @@
 //                   request the same way)
 import { Op } from '../core/ipc.js';
 import { ErrorCode, GatewayError } from '../core/errors.js';
-import { runMethod } from '../core/server.js';
+import { channelList, runMethod } from '../core/server.js';
 import { handling } from '../transport/last-input.js';
 import { quoted } from '../protocol/quoted.js';
 
@@ -84,10 +84,7 @@ async function onApp(method, { protocol = DEFAULT_PROTOCOL, app: appId, ...param
   if (method === 'channels') {
     const { prefix = '' } = params;
     if (typeof prefix !== 'string' || prefix.length > admin.maxNameLength) throw new GatewayError(ErrorCode.BAD_REQUEST, `prefix must be a string of at most ${admin.maxNameLength} characters`);
-    const counts = await admin.channelsOf(app, prefix);
-    const channels = Object.create(null);
-    for (const name of Object.keys(counts).sort()) channels[name] = { subscribers: counts[name] };
-    return { channels };
+    return channelList(await admin.channelsOf(app, prefix));
   }
   if (!APP_METHODS.has(method) || admin[method] === undefined) throw new GatewayError(ErrorCode.NOT_FOUND, `no ${quoted(method)} for a ${protocol} app's channels`);
   return admin[method](app, params);

@@ -29,6 +29,7 @@ export class AppCounts {
     this.byApp = new Map(); // appId -> Set of its connections here
     this.tallies = new Map(); // appId -> connections of an uncapped app arrived (+) or gone (-) since the last tally
     this.tally = this.tally.bind(this);
+    this.due = undefined; // the next tally's timer, while some wait
   }
 
   /**
@@ -53,12 +54,14 @@ export class AppCounts {
 
   /** One more (1) or one fewer (-1) connection of an uncapped app, for the next tally. */
   count(appId, n) {
-    if (this.tallies.size === 0) setTimeout(this.tally, TALLY_MS).unref();
+    this.due ??= setTimeout(this.tally, TALLY_MS).unref();
     this.tallies.set(appId, (this.tallies.get(appId) ?? 0) + n);
   }
 
   /** The tallies since the last: each app's arrivals and departures as one operation each way, none where they cancel out. */
   tally() {
+    clearTimeout(this.due);
+    this.due = undefined;
     for (const [appId, n] of this.tallies) {
       if (n > 0) this.relay.sendLater([Op.APP_ADD, 0, appId, n]);
       else if (n < 0) this.relay.sendLater([Op.APP_DEL, appId, -n]);
