@@ -1,10 +1,14 @@
 // pusher:signin: `user_data` signed as `socket_id::user::user_data`. A
 // signed-in connection holds its user's own channel, where the HTTP API
 // reaches it (sendToUser, terminate_connections) on every worker and node.
+// pusher:signin_success is sent once that channel is live here (under the
+// Redis engine, once this node is subscribed to it), so whatever the backend
+// does for the user after the client is told it is signed in reaches it;
+// a subscribe to `#server-to-user-<id>` meanwhile is answered with it.
 import { kSession } from '../core/symbols.js';
 import { MAX_USER_ID_BYTES, userChannel } from './channels.js';
 import { authMatches } from './signatures.js';
-import { errorFrame, PusherCode, signinSuccess } from './frames.js';
+import { errorFrame, PusherCode, signinSuccess, subscriptionSucceeded } from './frames.js';
 
 /** @param {import('./connection.js').PusherConnections} edge */
 export function signin(edge, ws, { auth, user_data: userData }) {
@@ -15,12 +19,45 @@ export function signin(edge, ws, { auth, user_data: userData }) {
   const user = userIdOf(userData);
   if (user === undefined) return refuse(`user_data must be a JSON object with an id of 1 to ${MAX_USER_ID_BYTES} bytes`);
   if (session.signedIn !== null && session.signedIn !== user) return refuse(`already signed in as another user`);
+  const channel = userChannel(app.appId, user);
   if (session.signedIn === null) {
     session.signedIn = user;
-    const channel = userChannel(app.appId, user);
-    edge.sessions.join({ owner: edge, conn: ws, channel, latest: edge.commands.namespace(channel).latest });
+    session.signingIn = { userData, names: [] };
+    edge.sessions.join({ owner: edge, conn: ws, channel, latest: edge.commands.namespace(channel).latest, signin: true });
+    return;
+  }
+  // Signed in as this user already: answered now, or with the sign-in under way.
+  if (session.signingIn === undefined) ws.send(signinSuccess(userData));
+}
+
+/**
+ * A subscribe to the connection's own `#server-to-user-<id>`: it holds that
+ * channel from its sign-in, so it is answered now, or once the sign-in is.
+ */
+export function ownUserChannel(ws, name) {
+  const { signingIn } = ws[kSession];
+  if (signingIn === undefined) ws.send(subscriptionSucceeded(name));
+  else signingIn.names.push(name);
+}
+
+/**
+ * Where the sign-in's join ended: signed in (signin_success, then the
+ * subscribes to its user channel that waited), or not (pusher:error; a
+ * later pusher:signin tries again).
+ * @param {import('../core/errors.js').GatewayError} [err] why the engine refused it
+ */
+export function signinEnded(edge, ws, live, err) {
+  const session = ws[kSession];
+  const { userData, names } = session.signingIn;
+  session.signingIn = undefined;
+  if (!edge.isOpen(ws)) return;
+  if (!live) {
+    session.signedIn = null;
+    if (err !== undefined) ws.send(errorFrame(null, err.message));
+    return;
   }
   ws.send(signinSuccess(userData));
+  for (const name of names) ws.send(subscriptionSucceeded(name));
 }
 
 /** The id of a sign-in's user_data, or undefined when it has none usable. */

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { startRedisNodes } from '../../helpers/redis-nodes.js';
 import { configFile } from '../../helpers/api.js';
-import { APP, connected, eventually, pusherClient, pusherWebhookEndpoint, RawPusher, serverSdk, subscribed } from '../../helpers/pusher.js';
+import { APP, channelAuth, connected, eventually, pusherClient, pusherWebhookEndpoint, RawPusher, serverSdk, subscribed } from '../../helpers/pusher.js';
 
 describe('Pusher on two Redis nodes', function () {
   this.timeout(60000);
@@ -94,5 +94,18 @@ describe('Pusher on two Redis nodes', function () {
     await eventually(() => codes.every((code) => code !== undefined), { what: "the error at both of the user's clients", timeout: 10000 });
     expect(codes).to.deep.equal([4009, 4009]);
     expect(other.connection.state).to.equal('connected');
+  });
+
+  it('answers a sign-in once the user is reachable: sendToUser right after signin_success arrives while the node resubscribes', async () => {
+    const [one, two] = cluster.nodes;
+    const raw = track(await RawPusher.open(one));
+    const userData = JSON.stringify({ id: 'quinn' });
+    const auth = channelAuth(`${await raw.socketId()}::user::${userData}`);
+    // Every node's subscriptions drop: a channel routed now is subscribed once the connection is back.
+    await cluster.redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    raw.send({ event: 'pusher:signin', data: { auth, user_data: userData } });
+    await raw.event('pusher:signin_success');
+    expect((await serverSdk(two).sendToUser('quinn', 'note', { n: 1 })).status).to.equal(200);
+    expect((await raw.event('note', '#server-to-user-quinn')).data).to.deep.equal({ n: 1 });
   });
 });
