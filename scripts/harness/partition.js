@@ -4,10 +4,15 @@
 // lab.heal(node). With `sentinel`, Redis is a master (member `redis`), a
 // replica (`replica`) and three Sentinels (`s1`…`s3`), each in a namespace
 // of its own too, so any of them can be cut alone (cutMember), and the
-// nodes find the master through the Sentinels. The gateways and Redis are
+// nodes find the master through the Sentinels. With `cluster`, Redis is a
+// Cluster of three masters (`r1`…`r3`, no replicas), each in a namespace of
+// its own, so one master can be cut alone; their node timeout is longer
+// than any cut a test makes, so the masters never fail each other: a cut is
+// only what the nodes see. The gateways and Redis are
 // reached from here on 127.0.0.1 (forwarded ports); so is a webhook
 // endpoint that listens on a Unix socket.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -18,6 +23,8 @@ const REDIS_PORT = 6379;
 const SENTINEL_PORT = 26379;
 const SENTINELS = ['s1', 's2', 's3'];
 const MASTER_NAME = 'mymaster';
+const CLUSTER = ['r1', 'r2', 'r3'];
+const CLUSTER_NODE_TIMEOUT_MS = 60000;
 // As in ./redis-topologies.js: short enough for a test, long enough that a
 // loaded machine's stall is not taken for a dead master.
 const SENTINEL_DOWN_AFTER_MS = 2500;
@@ -31,14 +38,16 @@ export class PartitionLab {
    * @param {string} [options.hooksSocket] a Unix socket with a webhook endpoint on it: the nodes get --webhook-url to it
    * @param {string} [options.gateway] another checkout's bin/gateway.js (startGateway)
    * @param {boolean} [options.sentinel] a master, a replica and three Sentinels (--redis-sentinels) instead of one Redis
+   * @param {boolean} [options.cluster] a Cluster of three masters (--redis-cluster) instead of one Redis
    * @returns {Promise<PartitionLab>} with Redis answering and every node ready
    */
-  static async start({ nodes = 2, args, hooksSocket, gateway, sentinel = false }) {
+  static async start({ nodes = 2, args, hooksSocket, gateway, sentinel = false, cluster = false }) {
     const names = Array.from({ length: nodes }, (_, i) => `n${i + 1}`);
-    const redisMembers = sentinel ? ['redis', 'replica', ...SENTINELS] : ['redis'];
+    const redisMembers = sentinel ? ['redis', 'replica', ...SENTINELS] : cluster ? CLUSTER : ['redis'];
     const lab = new PartitionLab(await PrivateNet.create([...redisMembers, ...names]));
     try {
-      lab.redis = await lab.startRedis('redis');
+      if (cluster) await lab.startCluster();
+      else lab.redis = await lab.startRedis('redis');
       if (sentinel) await lab.startSentinels();
       lab.nodes = await Promise.all(names.map((name) => lab.startNode(name, args, hooksSocket, gateway)));
     } catch (err) {
@@ -54,6 +63,7 @@ export class PartitionLab {
     this.redis = undefined; // an ioredis connection from here to the first master, to look at the keys
     this.servers = new Map(); // member -> an ioredis connection from here (redis-server or redis-sentinel)
     this.sentinels = undefined; // --redis-sentinels, with `sentinel`
+    this.cluster = undefined; // --redis-cluster, with `cluster`
     this.dir = mkdtempSync(path.join(os.tmpdir(), 'gateway-redis-'));
   }
 
@@ -103,6 +113,29 @@ export class PartitionLab {
     this.sentinels = SENTINELS.map((member) => `${this.net.address(member)}:${SENTINEL_PORT}`).join(',');
   }
 
+  /** Three masters that split the slots between them (redis-cli --cluster create, run in the first one's namespace). */
+  async startCluster() {
+    const extra = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(CLUSTER_NODE_TIMEOUT_MS), '--cluster-config-file', 'nodes.conf'];
+    const masters = await Promise.all(CLUSTER.map((member) => this.startRedis(member, extra)));
+    const seeds = CLUSTER.map((member) => `${this.net.address(member)}:${REDIS_PORT}`);
+    const create = this.net.spawn(CLUSTER[0], 'redis-cli', ['--cluster', 'create', ...seeds, '--cluster-yes'], { stdio: 'ignore' });
+    const [code] = await once(create, 'exit');
+    if (code !== 0) throw new Error(`redis-cli --cluster create exited with ${code}`);
+    await eventually(async () => (await Promise.all(masters.map((m) => m.call('CLUSTER', 'INFO')))).every((info) => /cluster_state:ok/.test(info)), {
+      timeout: 20000,
+      what: 'cluster_state:ok on every master'
+    });
+    this.redis = masters[0];
+    this.cluster = seeds.join(',');
+  }
+
+  /** The Cluster member whose master owns `key`'s slot. */
+  async masterOf(key) {
+    const slot = await this.redis.call('CLUSTER', 'KEYSLOT', key);
+    const [, , [host]] = (await this.redis.call('CLUSTER', 'SLOTS')).find(([from, to]) => slot >= from && slot <= to);
+    return CLUSTER.find((member) => this.net.address(member) === host);
+  }
+
   /** The member the Sentinels call master now (`redis` or `replica`). */
   async master() {
     const [address] = await this.servers.get(SENTINELS[0]).call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME);
@@ -142,7 +175,12 @@ export class PartitionLab {
   }
 
   async startNode(name, args, hooksSocket, bin) {
-    const redis = this.sentinels === undefined ? ['--redis-url', this.redisUrl] : ['--redis-sentinels', this.sentinels, '--redis-master-name', MASTER_NAME];
+    const redis =
+      this.cluster !== undefined
+        ? ['--redis-cluster', this.cluster]
+        : this.sentinels === undefined
+          ? ['--redis-url', this.redisUrl]
+          : ['--redis-sentinels', this.sentinels, '--redis-master-name', MASTER_NAME];
     const own = ['--engine', 'redis', ...redis, ...args];
     if (hooksSocket !== undefined) {
       await this.net.reach(name, HOOKS_PORT, hooksSocket);

@@ -55,6 +55,17 @@ export class SteadyPublisher {
   }
 }
 
+/** A SteadyPublisher on each gateway (`p0`, `p1`, … in the gateways' order), over `channels`, each on a connection of its own. */
+export function holdPublishers(gateways, channels, clients, options) {
+  return Promise.all(
+    gateways.map(async (gw, i) => {
+      const client = await TestClient.connect(gw.url);
+      clients.push(client);
+      return new SteadyPublisher(client, channels, `p${i}`, options);
+    })
+  );
+}
+
 /** Two subscribers of every channel on each gateway, from two source addresses (so on either worker). */
 export async function holdSubscribers(gateways, channels, clients) {
   const subscribers = [];

@@ -5,10 +5,9 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
-import { TestClient } from '../../helpers/client.js';
 import { RedisClusterGroup } from '../../../scripts/harness/redis-topologies.js';
 import { RedisServer } from '../../../scripts/harness/redis.js';
-import { SteadyPublisher, holdSubscribers, expectAllDelivered, expectRecovery } from '../../helpers/through-fault.js';
+import { holdPublishers, holdSubscribers, expectAllDelivered, expectRecovery } from '../../helpers/through-fault.js';
 
 describe('redis engine on Redis Cluster', function () {
   this.timeout(90000);
@@ -37,13 +36,7 @@ describe('redis engine on Redis Cluster', function () {
     const [a, b] = gateways;
     await eventually(async () => (await a.metric('gateway_engine_up')) === 1 && (await b.metric('gateway_engine_up')) === 1, { what: 'both engines up' });
     const subscribers = await holdSubscribers(gateways, channels, clients);
-    const publishers = await Promise.all(
-      gateways.map(async (gw, i) => {
-        const client = await TestClient.connect(gw.url);
-        clients.push(client);
-        return new SteadyPublisher(client, channels, `p${i}`);
-      })
-    );
+    const publishers = await holdPublishers(gateways, channels, clients);
     await eventually(() => publishers.every((p) => p.acked.length >= 30), { what: '30 acknowledged publishes each' });
 
     const [victim] = byMaster.keys();

@@ -9,7 +9,7 @@ import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
 import { TestClient } from '../../helpers/client.js';
 import { SentinelGroup } from '../../../scripts/harness/redis-topologies.js';
 import { RedisServer } from '../../../scripts/harness/redis.js';
-import { SteadyPublisher, holdSubscribers, expectAllDelivered, expectRecovery, watchHealth } from '../../helpers/through-fault.js';
+import { holdPublishers, holdSubscribers, expectAllDelivered, expectRecovery, watchHealth } from '../../helpers/through-fault.js';
 
 const CHANNELS = ['s1', 's2'];
 
@@ -38,13 +38,7 @@ describe('redis engine behind Sentinel', function () {
       const [a, b] = await Promise.all([0, 1].map(() => start(['--redis-wait-replicas', '1', '--redis-wait-timeout', '500'])));
       await eventually(async () => (await a.metric('gateway_engine_up')) === 1 && (await b.metric('gateway_engine_up')) === 1, { what: 'both engines up' });
       const subscribers = await holdSubscribers([a, b], CHANNELS, clients);
-      const publishers = await Promise.all(
-        [a, b].map(async (gw, i) => {
-          const client = await TestClient.connect(gw.url);
-          clients.push(client);
-          return new SteadyPublisher(client, CHANNELS, `p${i}`);
-        })
-      );
+      const publishers = await holdPublishers([a, b], CHANNELS, clients);
       await eventually(() => publishers.every((p) => p.acked.length >= 20), { what: '20 acknowledged publishes each' });
 
       const health = watchHealth(a);

@@ -5,10 +5,9 @@
 // during the move is counted and sent again by its client.
 import { expect } from 'chai';
 import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
-import { TestClient } from '../../helpers/client.js';
 import { RedisClusterGroup } from '../../../scripts/harness/redis-topologies.js';
 import { slotOf } from '../../../lib/engines/redis/connect.js';
-import { SteadyPublisher, holdSubscribers, expectAllDelivered, expectRecovery } from '../../helpers/through-fault.js';
+import { holdPublishers, holdSubscribers, expectAllDelivered, expectRecovery } from '../../helpers/through-fault.js';
 
 describe('redis engine on Redis Cluster, through a slot migration', function () {
   this.timeout(90000);
@@ -40,13 +39,7 @@ describe('redis engine on Redis Cluster, through a slot migration', function () 
     const [a, b] = gateways;
     await eventually(async () => (await a.metric('gateway_engine_up')) === 1 && (await b.metric('gateway_engine_up')) === 1, { what: 'both engines up' });
     const subscribers = await holdSubscribers(gateways, channels, clients);
-    const publishers = await Promise.all(
-      gateways.map(async (gw, i) => {
-        const client = await TestClient.connect(gw.url);
-        clients.push(client);
-        return new SteadyPublisher(client, channels, `p${i}`, { retry: true });
-      })
-    );
+    const publishers = await holdPublishers(gateways, channels, clients, { retry: true });
     await eventually(() => publishers.every((p) => p.acked.filter((x) => x.channel === moved).length >= 10), { what: `10 acknowledged publishes each on ${moved}` });
 
     // Each step of the move waits for both publishers to try two more publishes (one blocked on `moved` keeps retrying it).
