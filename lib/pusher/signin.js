@@ -48,16 +48,17 @@ export function ownUserChannel(ws, name) {
  */
 export function signinEnded(edge, ws, live, err) {
   const session = ws[kSession];
-  const { userData, names } = session.signingIn;
+  const pending = session.signingIn;
+  if (pending === undefined) return; // answered already
   session.signingIn = undefined;
   if (!edge.isOpen(ws)) return;
   if (!live) {
     session.signedIn = null;
-    if (err !== undefined) ws.send(errorFrame(null, err.message));
+    ws.send(errorFrame(null, err?.message ?? 'the sign-in did not complete: sign in again'));
     return;
   }
-  ws.send(signinSuccess(userData));
-  for (const name of names) ws.send(subscriptionSucceeded(name));
+  ws.send(signinSuccess(pending.userData));
+  for (const name of pending.names) ws.send(subscriptionSucceeded(name));
 }
 
 /** The id of a sign-in's user_data, or undefined when it has none usable. */
