@@ -42,5 +42,6 @@ function run(name, config) {
       if (inSummary) summary.push(line);
     });
   }
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ name, code: code ?? (signal ? 1 : 0), summary })));
+  // 'close', not 'exit': the streams have ended, so every line was read.
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ name, code: code ?? (signal ? 1 : 0), summary })));
 }
