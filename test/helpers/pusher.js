@@ -9,6 +9,7 @@ import WebSocket from 'ws';
 import PusherJs from 'pusher-js';
 import Pusher from 'pusher';
 import { eventually, startGateway } from '../../scripts/harness/gateway.js';
+import { clientElsewhere } from './even-balance.js';
 
 export const APP = { appId: 'app-1', key: 'key-1', secret: 'a-secret-of-24-characters' };
 export const OTHER_APP = { appId: 'app-2', key: 'key-2', secret: 'another-secret-24-chars!' };
@@ -62,18 +63,16 @@ export function workerOf(socketId) {
 }
 
 /**
- * A connected client on a worker other than `socketId`'s. Under --balance
- * even the least-loaded worker takes a new connection, by counts that lag
- * behind closes: a client that lands beside `socketId` is closed and made again.
+ * A connected client on a worker other than `socketId`'s, under --balance
+ * even (./even-balance.js).
  * @param {() => PusherJs} make
  */
-export async function clientAwayFrom(socketId, make) {
-  for (let tries = 0; tries < 20; tries++) {
+export function clientAwayFrom(socketId, make) {
+  const open = async () => {
     const client = make();
-    if (workerOf(await connected(client)) !== workerOf(socketId)) return client;
-    client.disconnect();
-  }
-  throw new Error(`no connection landed on a worker other than ${socketId}'s`);
+    return { client, worker: workerOf(await connected(client)) };
+  };
+  return clientElsewhere(workerOf(socketId), open, (client) => client.disconnect());
 }
 
 /** Subscribes and waits for subscription_succeeded (its data: the members on presence channels). */

@@ -13,6 +13,7 @@ import { startGateway, eventually } from '../../../scripts/harness/gateway.js';
 import { configFile } from '../../helpers/api.js';
 import { APP, pusherWebhookEndpoint } from '../../helpers/pusher.js';
 import { ablyClients } from '../../helpers/ably.js';
+import { clientElsewhere } from '../../helpers/even-balance.js';
 
 const KEY = `${APP.appId}.${APP.key}:${APP.secret}`;
 
@@ -23,25 +24,14 @@ describe('Ably protocol (ably-js)', function () {
   const connected = (client) => client.connection.once('connected');
   // Each worker numbers its own connections: the prefix of a connectionId names its worker.
   const workerOf = (client) => client.connection.id.split('-')[0];
-  /**
-   * A client on another worker than `other`. --balance even sends a
-   * connection to the worker holding fewest, and closes of an earlier test
-   * may not be counted yet: a client that lands beside `other` is held until
-   * one lands elsewhere, so each try tips the count further.
-   */
-  const onAnotherWorker = async (other, more) => {
-    const beside = [];
-    try {
-      for (let tries = 0; tries < 10; tries++) {
-        const client = realtime(more);
-        await connected(client);
-        if (workerOf(client) !== workerOf(other)) return client;
-        beside.push(client);
-      }
-    } finally {
-      for (const client of beside) client.close();
-    }
-    throw new Error('no client landed on another worker in 10 tries');
+  /** A client on another worker than `other` (../../helpers/even-balance.js). */
+  const onAnotherWorker = (other, more) => {
+    const open = async () => {
+      const client = realtime(more);
+      await connected(client);
+      return { client, worker: workerOf(client) };
+    };
+    return clientElsewhere(workerOf(other), open, (client) => client.close());
   };
 
   before(async () => {
