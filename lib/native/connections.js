@@ -178,13 +178,18 @@ export class Connections {
    * decided), the name and namespace checked as for any subscribe;
    * announced with a `subscribed` frame, recovered from `since` like a
    * client's own.
+   * @param {() => void} [ended] called once the join has ended (live or not), or at once for a channel held already
    * @returns {boolean} whether the connection holds the channel now
    * @throws {GatewayError} invalid_channel for a bad name or an unknown namespace
    */
-  serverSubscribe(ws, channel, since) {
+  serverSubscribe(ws, channel, since, ended) {
     const ns = this.commands.namespace(channel);
-    if (ws.readyState !== WebSocket.OPEN) return false;
-    if (!this.subscriptions.holds(ws, channel)) this.sessions.join({ owner: this, conn: ws, channel, latest: ns.latest, since, server: SERVER });
+    if (ws.readyState !== WebSocket.OPEN) {
+      ended?.();
+      return false;
+    }
+    if (!this.subscriptions.holds(ws, channel)) this.sessions.join({ owner: this, conn: ws, channel, latest: ns.latest, since, server: SERVER, ended });
+    else ended?.();
     return true;
   }
 
@@ -200,7 +205,8 @@ export class Connections {
    * messages or the latest one replayed; or not (left meanwhile), and a
    * client that asked is told where the channel stands.
    */
-  joined({ conn: ws, channel, id, since, server }, { live, seq, epoch, recovered, replay }) {
+  joined({ conn: ws, channel, id, since, server, ended }, { live, seq, epoch, recovered, replay }) {
+    ended?.();
     if (ws.readyState !== WebSocket.OPEN) return;
     if (!live) {
       if (server === CLIENT) ws.send(seq === undefined ? ackFrame(id) : subscribeAckFrame(id, seq, epoch));
@@ -218,8 +224,9 @@ export class Connections {
     }
   }
 
-  /** A subscribe hook said no. */
+  /** A subscribe hook (or the engine) said no. */
   joinRefused(request, err) {
+    request.ended?.();
     this.fail(request.conn, err);
   }
 

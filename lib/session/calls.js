@@ -5,10 +5,18 @@
 // transport whose channels are fixed (an SSE stream's are its URL's) is not
 // subscribed or unsubscribed by the server.
 //
+// The server API's subscribe is answered once the joins it started have
+// ended (with Redis, once this node is subscribed to the channel), so a
+// publish the backend makes after the answer reaches those connections;
+// a join still under way after SUBSCRIBE_WAIT_MS is counted and goes on.
+//
 // From the primary: [Op.RUN, token, name, args] -> this worker's part
 // To the primary:   [Op.CALL, token, name, args] -> the cluster's value
 import { Call, MAX_CHANNELS, Op } from '../core/ipc.js';
 import { kTransport } from '../core/symbols.js';
+
+// Within the time a node waits for another's answer (lib/engines/redis/calls.js: 2 s).
+const SUBSCRIBE_WAIT_MS = 1500;
 
 /**
  * @param {object} options
@@ -25,7 +33,7 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
       case Call.KICK:
         return users?.closeHere(args.user, args.code, args.reason) ?? 0;
       case Call.SUBSCRIBE:
-        return count(args.user, (conn) => connections.serverSubscribe(conn, args.channel));
+        return subscribe(args.user, args.channel);
       case Call.UNSUBSCRIBE:
         return count(args.user, (conn) => connections.serverUnsubscribe(conn, args.channel));
       case Call.CHANNELS:
@@ -35,6 +43,17 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
       default:
         throw new TypeError(`unknown cluster call ${JSON.stringify(name)}`);
     }
+  }
+
+  /** How many of the user's connections here the server subscribed, once their joins have ended (or SUBSCRIBE_WAIT_MS). */
+  async function subscribe(user, channel) {
+    const joins = [];
+    const subscribed = count(user, (conn) => connections.serverSubscribe(conn, channel, undefined, joinEnded(joins)));
+    if (joins.length === 0) return subscribed;
+    let timer;
+    await Promise.race([Promise.all(joins), new Promise((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)))]);
+    clearTimeout(timer);
+    return subscribed;
   }
 
   /** How many of the user's connections here `act` applied to. */
@@ -50,4 +69,11 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
     for (const conn of subscribers) conn[kTransport].close(conn, code, reason);
     return subscribers.length;
   }
+}
+
+/** A callback for a join's end, whose promise `joins` holds. */
+function joinEnded(joins) {
+  let ended;
+  joins.push(new Promise((resolve) => (ended = resolve)));
+  return ended;
 }

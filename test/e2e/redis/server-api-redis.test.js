@@ -74,4 +74,15 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
     expect(await result(b, 'unsubscribe', { user: 'r2', channel: 'inbox:r2' })).to.deep.equal({ unsubscribed: 2 });
     expect(await result(a, 'disconnect', { user: 'r2' })).to.deep.equal({ disconnected: 2 });
   });
+
+  it('answers a subscribe once the node holds it: a publish right after the answer reaches the user while the node resubscribes', async () => {
+    const user = await TestClient.connect(a.url);
+    clients.push(user);
+    await user.request({ type: 'auth', token: await joseHs256({ sub: 'r3' }) });
+    // Every node's subscriptions drop: a channel routed now is subscribed once the connection is back.
+    await redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    expect(await result(a, 'subscribe', { user: 'r3', channel: 'inbox:r3' })).to.deep.equal({ subscribed: 1 });
+    const { seq } = await result(b, 'publish', { channel: 'inbox:r3', data: 'right after' });
+    expect(await user.next((f) => f.type === 'message' && f.channel === 'inbox:r3')).to.include({ seq, data: 'right after' });
+  });
 });
