@@ -324,6 +324,7 @@ export class RedisEngine {
     this.users?.stop();
     this.appConnections.stop();
     this.occupancy?.stop();
+    this.calls.stop();
     for (const connection of this.connections) closeRedis(connection);
   }
 

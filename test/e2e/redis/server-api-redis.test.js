@@ -8,6 +8,7 @@ import { API_KEY } from '../../helpers/client-helpers.js';
 import { NAMESPACES, api, configFile, result } from '../../helpers/api.js';
 import { startRedisNodes } from '../../helpers/redis-nodes.js';
 import { SECRET, joseHs256 } from '../../helpers/tokens.js';
+import { eventually } from '../../helpers/wait.js';
 
 describe('namespaces and the server API (redis engine, two nodes)', function () {
   let redis;
@@ -84,5 +85,19 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
     expect(await result(a, 'subscribe', { user: 'r3', channel: 'inbox:r3' })).to.deep.equal({ subscribed: 1 });
     const { seq } = await result(b, 'publish', { channel: 'inbox:r3', data: 'right after' });
     expect(await user.next((f) => f.type === 'message' && f.channel === 'inbox:r3')).to.include({ seq, data: 'right after' });
+  });
+
+  it('reaches a node whose subscriber is reconnecting: a disconnect sent meanwhile closes the user on both nodes', async () => {
+    const users = [];
+    for (const gw of [a, b]) {
+      const client = await TestClient.connect(gw.url);
+      clients.push(client);
+      await client.request({ type: 'auth', token: await joseHs256({ sub: 'r4' }) });
+      users.push(client);
+    }
+    // The call goes out while both nodes' subscribers reconnect: node b misses it, and gets it again.
+    await redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    expect(await result(a, 'disconnect', { user: 'r4' })).to.deep.equal({ disconnected: 2 });
+    for (const client of users) await eventually(() => client.ws.readyState === client.ws.CLOSED, { what: 'the user closed on its node' });
   });
 });
