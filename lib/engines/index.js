@@ -203,6 +203,8 @@
  *   in time is left out)
  * @property {(here: (name: string, args: any[]) => Promise<any>) => void} serve
  *   how this node runs the other nodes' calls
+ * @property {() => Promise<void>} leave this node goes (a graceful stop): the
+ *   others stop waiting for its answers
  *
  * --max-conns-per-user summed over the nodes.
  * @typedef {object} UserCounts

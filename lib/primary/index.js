@@ -146,8 +146,9 @@ export async function startPrimary(config) {
     log.info({ signal, drainTimeout: config.drainTimeout }, 'draining');
     close(); // no new connections; the load balancer sees the port closed
     await supervisor.drain();
-    // The drained clients' last leaves reach the engine's store (Redis) before the process goes; a store that does not answer is not waited for long.
-    await Promise.race([engine.presence.settled(), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
+    // The drained clients' last leaves reach the engine's store (Redis) before the process goes, and the other nodes stop counting on
+    // this one for the cluster's calls; a store that does not answer is not waited for long.
+    await Promise.race([Promise.all([engine.presence.settled(), engine.calls?.leave()]), new Promise((resolve) => setTimeout(resolve, SETTLE_MS))]);
     await Promise.all([webhooks?.close(), protocols.close(), appSources.close()]);
     await delivery.close();
     metricsServer?.close();

@@ -64,6 +64,15 @@ export class RemoteCalls {
     clearInterval(this.renewer);
   }
 
+  /** This node goes: out of the registry, so no call waits for its answer. */
+  leave() {
+    clearInterval(this.renewer);
+    return this.redis.zrem(NODES_KEY, this.node).then(
+      () => {},
+      () => {} // Redis unreachable: the entry lapses
+    );
+  }
+
   /**
    * The waiter is recorded before the PUBLISH goes out: another node may
    * answer before this node hears how many received the call, and that

@@ -100,4 +100,14 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
     expect(await result(a, 'disconnect', { user: 'r4' })).to.deep.equal({ disconnected: 2 });
     for (const client of users) await eventually(() => client.ws.readyState === client.ws.CLOSED, { what: 'the user closed on its node' });
   });
+
+  // Last: it stops node b.
+  it('is not kept waiting by a node that stopped: a graceful stop leaves the registry of live nodes', async () => {
+    expect((await result(a, 'info')).nodes).to.have.length(2);
+    b.proc.kill('SIGTERM');
+    await b.exited;
+    const askedAt = Date.now();
+    expect((await result(a, 'info')).nodes).to.have.length(1);
+    expect(Date.now() - askedAt).to.be.below(1500); // not the 2 s a call waits for a live node's answer
+  });
 });
