@@ -44,16 +44,18 @@ export class RemoteCalls {
     this.asked = new Map(); // request -> {answers: Map(node -> value), need, resolve, timer, retry}
     this.ran = new Map(); // `<from> <request>` -> {at, value: Promise}: the calls run here lately, oldest first
     this.here = undefined; // until serve(): the other nodes' calls are not answered
+    this.renewer = undefined; // from serve(): the registry counts this node
     redis.defineCommand('gw_nodes', { numberOfKeys: 1, lua: readFileSync(new URL('./nodes.lua', import.meta.url), 'utf8') });
     redis.defineCommand('gw_call', { numberOfKeys: 1, lua: readFileSync(new URL('./call.lua', import.meta.url), 'utf8') });
+  }
+
+  /** @param {(name: string, args: object) => Promise<any>} here runs a call's part on this node; from now on the others wait for its answers */
+  serve(here) {
+    this.here = here;
+    clearInterval(this.renewer);
     this.renewer = setInterval(() => this.renew(), RENEW_MS);
     this.renewer.unref();
     this.renew();
-  }
-
-  /** @param {(name: string, args: object) => Promise<any>} here runs a call's part on this node */
-  serve(here) {
-    this.here = here;
   }
 
   renew() {
