@@ -23,13 +23,6 @@ export class PusherSession extends Session {
      */
     this.signedIn = null;
     /**
-     * A sign-in whose user channel is not live yet (./signin.js): its
-     * user_data, and the names of the subscribes to that channel waiting
-     * with it; undefined otherwise.
-     * @type {{userData: string, names: string[]}|undefined}
-     */
-    this.signingIn = undefined;
-    /**
      * The user its channel_data named on each presence channel it holds
      * (./subscribe.js): client events there carry it. Pusher's members are
      * per channel and never the gateway's users. Made at its first

@@ -22,43 +22,41 @@ export function signin(edge, ws, { auth, user_data: userData }) {
   const channel = userChannel(app.appId, user);
   if (session.signedIn === null) {
     session.signedIn = user;
-    session.signingIn = { userData, names: [] };
-    edge.sessions.join({ owner: edge, conn: ws, channel, latest: edge.commands.namespace(channel).latest, signin: true });
+    // The join carries the answer: its user_data, and the subscribes to the user's channel that wait with it.
+    edge.sessions.join({ owner: edge, conn: ws, channel, latest: edge.commands.namespace(channel).latest, signin: { userData, names: [] } });
     return;
   }
   // Signed in as this user already: answered now, or with the sign-in under way.
-  if (session.signingIn === undefined) ws.send(signinSuccess(userData));
+  if (edge.sessions.joiningOf(ws, channel) === undefined) ws.send(signinSuccess(userData));
 }
 
 /**
  * A subscribe to the connection's own `#server-to-user-<id>`: it holds that
  * channel from its sign-in, so it is answered now, or once the sign-in is.
  */
-export function ownUserChannel(ws, name) {
-  const { signingIn } = ws[kSession];
-  if (signingIn === undefined) ws.send(subscriptionSucceeded(name));
-  else signingIn.names.push(name);
+export function ownUserChannel(edge, ws, name) {
+  const { app, signedIn } = ws[kSession];
+  const waiting = edge.sessions.joiningOf(ws, userChannel(app.appId, signedIn))?.signin;
+  if (waiting === undefined) ws.send(subscriptionSucceeded(name));
+  else waiting.names.push(name);
 }
 
 /**
  * Where the sign-in's join ended: signed in (signin_success, then the
  * subscribes to its user channel that waited), or not (pusher:error; a
  * later pusher:signin tries again).
+ * @param {{userData: string, names: string[]}} signin the join's answer to give
  * @param {import('../core/errors.js').GatewayError} [err] why the engine refused it
  */
-export function signinEnded(edge, ws, live, err) {
-  const session = ws[kSession];
-  const pending = session.signingIn;
-  if (pending === undefined) return; // answered already
-  session.signingIn = undefined;
+export function signinEnded(edge, ws, { userData, names }, live, err) {
   if (!edge.isOpen(ws)) return;
   if (!live) {
-    session.signedIn = null;
+    ws[kSession].signedIn = null;
     ws.send(errorFrame(null, err?.message ?? 'the sign-in did not complete: sign in again'));
     return;
   }
-  ws.send(signinSuccess(pending.userData));
-  for (const name of pending.names) ws.send(subscriptionSucceeded(name));
+  ws.send(signinSuccess(userData));
+  for (const name of names) ws.send(subscriptionSucceeded(name));
 }
 
 /** The id of a sign-in's user_data, or undefined when it has none usable. */

@@ -33,7 +33,7 @@ function join(edge, ws, name, auth, channelData) {
   const user = userOfChannel(name);
   if (user !== undefined) {
     // A signed-in connection already holds its user's channel (signin() joined it).
-    if (user === ws[kSession].signedIn) return ownUserChannel(ws, name);
+    if (user === ws[kSession].signedIn) return ownUserChannel(edge, ws, name);
     throw new GatewayError(ErrorCode.FORBIDDEN, 'sign in as this user first (pusher:signin)');
   }
   checkName(name);
@@ -78,13 +78,13 @@ function join(edge, ws, name, auth, channelData) {
 
 /** Where a join ended (lib/session/sessions.js): a live channel the client named is answered, with its members when the join read them. */
 export function answerJoin(edge, { conn: ws, channel: internal, name, kind, signin }, { live, replay, clients }) {
-  if (signin) return signinEnded(edge, ws, live);
+  if (signin !== undefined) return signinEnded(edge, ws, signin, live);
   if (live && name !== undefined) succeeded(edge, ws, internal, name, kind, replay, clients);
 }
 
 /** The presence cap (or the engine) refused a join: the grant and the member events' channel go too. */
 export function refuseJoin(edge, { conn: ws, channel: internal, name, presence, signin }, err) {
-  if (signin) return signinEnded(edge, ws, false, err);
+  if (signin !== undefined) return signinEnded(edge, ws, signin, false, err);
   revokeChannel(ws, internal);
   ws[kSession].presenceUsers?.delete(internal);
   edge.sessions.leave(ws, membersChannel(internal), true);

@@ -48,7 +48,11 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
   /** How many of the user's connections here the server subscribed, once their joins have ended (or SUBSCRIBE_WAIT_MS). */
   async function subscribe(user, channel) {
     const joins = [];
-    const subscribed = count(user, (conn) => connections.serverSubscribe(conn, channel, undefined, joinEnded(joins)));
+    const subscribed = count(user, (conn) => {
+      const { promise, resolve } = Promise.withResolvers();
+      joins.push(promise);
+      return connections.serverSubscribe(conn, channel, undefined, resolve);
+    });
     if (joins.length === 0) return subscribed;
     let timer;
     await Promise.race([Promise.all(joins), new Promise((resolve) => (timer = setTimeout(resolve, SUBSCRIBE_WAIT_MS)))]);
@@ -69,11 +73,4 @@ export function attachCalls({ relay, users, connections, subscriptions }) {
     for (const conn of subscribers) conn[kTransport].close(conn, code, reason);
     return subscribers.length;
   }
-}
-
-/** A callback for a join's end, whose promise `joins` holds. */
-function joinEnded(joins) {
-  let ended;
-  joins.push(new Promise((resolve) => (ended = resolve)));
-  return ended;
 }

@@ -126,6 +126,11 @@ export class Sessions {
     return { live: local.has(conn), local };
   }
 
+  /** @returns {import('../core/seams.js').JoinRequest|undefined} the connection's join of `channel` not live yet, as its way in made it */
+  joiningOf(conn, channel) {
+    return conn[kSession].joining?.get(channel);
+  }
+
   /**
    * Joins `request.channel`: held at once, live once the wait (a hook, a
    * presence admission) said yes and the engine said where the channel

@@ -26,6 +26,16 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
     await Promise.all([a?.stop(), b?.stop()]);
     await redis?.remove();
   });
+  /** A connection signed in as `user` on each of `nodes`. */
+  const signedIn = (user, nodes) =>
+    Promise.all(
+      nodes.map(async (gw) => {
+        const client = await TestClient.connect(gw.url);
+        clients.push(client);
+        await client.request({ type: 'auth', token: await joseHs256({ sub: user }) });
+        return client;
+      })
+    );
 
   it('keeps each namespace its own history size, and the latest message follows a subscribe', async () => {
     for (let i = 1; i <= 5; i++) {
@@ -59,13 +69,7 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
   });
 
   it('subscribes a user\'s connections on both nodes, and its messages reach them', async () => {
-    const users = [];
-    for (const gw of [a, b]) {
-      const client = await TestClient.connect(gw.url);
-      clients.push(client);
-      await client.request({ type: 'auth', token: await joseHs256({ sub: 'r2' }) });
-      users.push(client);
-    }
+    const users = await signedIn('r2', [a, b]);
     expect(await result(a, 'subscribe', { user: 'r2', channel: 'inbox:r2' })).to.deep.equal({ subscribed: 2 });
     for (const client of users) await client.next((f) => f.type === 'subscribed');
     const { seq } = await result(b, 'publish', { channel: 'inbox:r2', data: 'hi' });
@@ -77,9 +81,7 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
   });
 
   it('answers a subscribe once the node holds it: a publish right after the answer reaches the user while the node resubscribes', async () => {
-    const user = await TestClient.connect(a.url);
-    clients.push(user);
-    await user.request({ type: 'auth', token: await joseHs256({ sub: 'r3' }) });
+    const [user] = await signedIn('r3', [a]);
     // Every node's subscriptions drop: a channel routed now is subscribed once the connection is back.
     await redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
     expect(await result(a, 'subscribe', { user: 'r3', channel: 'inbox:r3' })).to.deep.equal({ subscribed: 1 });
@@ -88,13 +90,7 @@ describe('namespaces and the server API (redis engine, two nodes)', function () 
   });
 
   it('reaches a node whose subscriber is reconnecting: a disconnect sent meanwhile closes the user on both nodes', async () => {
-    const users = [];
-    for (const gw of [a, b]) {
-      const client = await TestClient.connect(gw.url);
-      clients.push(client);
-      await client.request({ type: 'auth', token: await joseHs256({ sub: 'r4' }) });
-      users.push(client);
-    }
+    const users = await signedIn('r4', [a, b]);
     // The call goes out while both nodes' subscribers reconnect: node b misses it, and gets it again.
     await redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
     expect(await result(a, 'disconnect', { user: 'r4' })).to.deep.equal({ disconnected: 2 });
