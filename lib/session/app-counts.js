@@ -9,8 +9,8 @@
 // app's backend events (what its backend publishes through a protocol's HTTP
 // API) are taken here too, within its maxBackendEventsPerSecond.
 //
-// An app without a cap is told to the primary in tallies: its arrivals and
-// departures over TALLY_MS as one count each way (a burst of handshakes is a
+// An app without a cap is told to the primary in tallies: its arrivals less
+// its departures over TALLY_MS, as one operation (a burst of handshakes is a
 // few operations, not two per connection; under Redis, a few writes of the
 // node's count). An app with a cap asks for each connection; a tally still
 // waiting leaves first, so the primary never sees a departure before its
@@ -58,7 +58,7 @@ export class AppCounts {
     this.tallies.set(appId, (this.tallies.get(appId) ?? 0) + n);
   }
 
-  /** The tallies since the last: each app's arrivals and departures as one operation each way, none where they cancel out. */
+  /** The tallies since the last: each app's net change as one operation, none where it is 0. */
   tally() {
     clearTimeout(this.due);
     this.due = undefined;
